@@ -1,0 +1,268 @@
+//! Blocks: BlockInfo, the column headers, and typed views of column data.
+
+use crate::buffer::BufferPool;
+use crate::column::{ColumnData, Layout, SerInfo};
+use crate::error::{ProtoError, Result};
+use crate::revision;
+use crate::types::DataType;
+use crate::view::ColumnView;
+use crate::wire::{Reader, WriteExt};
+
+/// Limits on what a block may announce before its bytes arrive.
+#[derive(Debug, Clone, Copy)]
+pub struct BlockLimits {
+    /// Columns per block.
+    pub max_columns: u64,
+    /// Rows per block.
+    pub max_rows: u64,
+}
+
+impl Default for BlockLimits {
+    fn default() -> Self {
+        BlockLimits { max_columns: 1 << 20, max_rows: 1 << 32 }
+    }
+}
+
+/// Block metadata sent before the columns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockInfo {
+    /// Set for the overflow row of `GROUP BY … WITH TOTALS` under `max_rows_to_group_by`.
+    pub is_overflows: bool,
+    /// Two-level aggregation bucket, -1 for none.
+    pub bucket_num: i32,
+    /// Field 3 (revision ≥ 54480): out-of-order buckets of distributed aggregation.
+    pub out_of_order_buckets: Vec<i32>,
+}
+
+impl Default for BlockInfo {
+    fn default() -> Self {
+        BlockInfo { is_overflows: false, bucket_num: -1, out_of_order_buckets: Vec::new() }
+    }
+}
+
+impl BlockInfo {
+    /// Reads fields until the terminating field number 0.
+    pub fn read(&mut self, r: &mut Reader<'_>) -> Result<()> {
+        self.is_overflows = false;
+        self.bucket_num = -1;
+        self.out_of_order_buckets.clear();
+        loop {
+            match r.varuint()? {
+                0 => return Ok(()),
+                1 => self.is_overflows = r.bool()?,
+                2 => self.bucket_num = r.i32_le()?,
+                3 => {
+                    let n = r.varuint_bounded("out-of-order buckets", 256)?;
+                    for _ in 0..n {
+                        let b = r.i32_le()?;
+                        self.out_of_order_buckets.push(b);
+                    }
+                }
+                f => return Err(ProtoError::violation(format!("unknown BlockInfo field {f}"))),
+            }
+        }
+    }
+
+    /// Writes the fields the revision has.
+    pub fn write(&self, out: &mut Vec<u8>, revision: u64) {
+        out.put_varuint(1);
+        out.put_u8(self.is_overflows as u8);
+        out.put_varuint(2);
+        out.put_i32_le(self.bucket_num);
+        if revision >= revision::OUT_OF_ORDER_BUCKETS_IN_AGGREGATION {
+            out.put_varuint(3);
+            out.put_varuint(self.out_of_order_buckets.len() as u64);
+            for b in &self.out_of_order_buckets {
+                out.put_i32_le(*b);
+            }
+        }
+        out.put_varuint(0);
+    }
+}
+
+/// One column of a block: its name, its type, and its data.
+#[derive(Debug)]
+pub struct Column {
+    name: String,
+    type_name: String,
+    ty: DataType,
+    data: ColumnData,
+}
+
+impl Column {
+    /// A column from parts (for building insert blocks).
+    pub fn new(name: impl Into<String>, type_name: impl Into<String>, data: ColumnData) -> Result<Column> {
+        let type_name = type_name.into();
+        let ty = DataType::parse(&type_name)?;
+        Ok(Column { name: name.into(), type_name, ty, data })
+    }
+
+    /// Column name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Type name exactly as the server spelled it.
+    pub fn type_name(&self) -> &str {
+        &self.type_name
+    }
+
+    /// Parsed type.
+    pub fn data_type(&self) -> &DataType {
+        &self.ty
+    }
+
+    /// Raw storage.
+    pub fn data(&self) -> &ColumnData {
+        &self.data
+    }
+
+    /// Rows held.
+    pub fn rows(&self) -> usize {
+        self.data.rows()
+    }
+
+    /// A typed view; see [`ColumnView`].
+    pub fn view(&self) -> ColumnView<'_> {
+        ColumnView::new(&self.name, &self.ty, &self.type_name, &self.data)
+    }
+}
+
+/// A decoded block. Decoding into an existing block reuses its allocations.
+#[derive(Debug, Default)]
+pub struct Block {
+    /// Block metadata.
+    pub info: BlockInfo,
+    rows: usize,
+    columns: Vec<Column>,
+}
+
+impl Block {
+    /// An empty block.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A block from columns of equal length.
+    pub fn from_columns(columns: Vec<Column>) -> Result<Block> {
+        let rows = columns.first().map_or(0, Column::rows);
+        if let Some(c) = columns.iter().find(|c| c.rows() != rows) {
+            return Err(ProtoError::violation(format!("column `{}` has {} rows, expected {rows}", c.name, c.rows())));
+        }
+        Ok(Block { info: BlockInfo::default(), rows, columns })
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The columns in order.
+    pub fn columns(&self) -> &[Column] {
+        &self.columns
+    }
+
+    /// The column called `name`.
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|c| c.name == name)
+    }
+
+    /// Returns every buffer to `pool` and empties the block (names are kept for reuse).
+    pub fn recycle(&mut self, pool: &mut BufferPool) {
+        for c in self.columns.drain(..) {
+            c.data.recycle(pool);
+        }
+        self.rows = 0;
+    }
+
+    /// Decodes a block (after the packet's table name) into `self`, reusing
+    /// columns whose name and type match the previous block's.
+    pub fn read(&mut self, r: &mut Reader<'_>, revision: u64, limits: &BlockLimits, pool: &mut BufferPool) -> Result<()> {
+        self.info.read(r)?;
+        let ncols = r.varuint_bounded("column count", limits.max_columns)?;
+        let rows = r.varuint_bounded("row count", limits.max_rows)?;
+        // Each column needs at least its name and type length bytes.
+        r.need(ncols.saturating_mul(2))?;
+        let layout = Layout::for_revision(revision);
+        while self.columns.len() > ncols {
+            if let Some(c) = self.columns.pop() {
+                c.data.recycle(pool);
+            }
+        }
+        for i in 0..ncols {
+            let name = r.string(1 << 20)?;
+            let type_name = r.string(1 << 20)?;
+            if i == self.columns.len() {
+                let ty = DataType::parse(type_name)?;
+                let data = ColumnData::for_type(&ty, pool)?;
+                self.columns.push(Column { name: name.to_owned(), type_name: type_name.to_owned(), ty, data });
+            } else {
+                let c = &mut self.columns[i];
+                if c.name != name {
+                    c.name.clear();
+                    c.name.push_str(name);
+                }
+                if c.type_name != type_name {
+                    let ty = DataType::parse(type_name)?;
+                    let data = ColumnData::for_type(&ty, pool)?;
+                    std::mem::replace(&mut c.data, data).recycle(pool);
+                    c.ty = ty;
+                    c.type_name.clear();
+                    c.type_name.push_str(type_name);
+                }
+            }
+            let col = &mut self.columns[i];
+            let info =
+                if revision >= revision::CUSTOM_SERIALIZATION && r.bool()? { Some(SerInfo::read(r, &col.data)?) } else { None };
+            if rows > 0 {
+                col.data.read_prefix(r)?;
+                col.data.read_data(r, rows, info.as_ref(), layout, pool).map_err(|e| match e {
+                    ProtoError::Type { ty, reason } => ProtoError::Type { ty, reason: format!("column `{}`: {reason}", col.name) },
+                    e => e,
+                })?;
+            } else {
+                col.data.read_data(r, 0, None, layout, pool)?;
+            }
+        }
+        self.rows = rows;
+        Ok(())
+    }
+
+    /// Encodes the block (BlockInfo, headers and data) for the revision.
+    pub fn write(&self, out: &mut Vec<u8>, revision: u64) -> Result<()> {
+        write_block(out, revision, &self.info, self.rows, self.columns.iter().map(|c| (c.name(), c.type_name(), &c.data)))
+    }
+}
+
+/// Writes a block from (name, type, data) triples.
+pub fn write_block<'a>(
+    out: &mut Vec<u8>,
+    revision: u64,
+    info: &BlockInfo,
+    rows: usize,
+    columns: impl ExactSizeIterator<Item = (&'a str, &'a str, &'a ColumnData)>,
+) -> Result<()> {
+    info.write(out, revision);
+    out.put_varuint(columns.len() as u64);
+    out.put_varuint(rows as u64);
+    let layout = Layout::for_revision(revision);
+    for (name, ty, data) in columns {
+        out.put_string(name);
+        out.put_string(ty);
+        if revision >= revision::CUSTOM_SERIALIZATION {
+            out.put_u8(0);
+        }
+        if rows > 0 {
+            data.write_prefix(out);
+            data.write_data(out, layout)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes an empty block: the end-of-data marker.
+pub fn write_empty_block(out: &mut Vec<u8>, revision: u64) {
+    BlockInfo::default().write(out, revision);
+    out.put_varuint(0);
+    out.put_varuint(0);
+}

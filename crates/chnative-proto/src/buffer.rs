@@ -1,0 +1,195 @@
+//! Aligned, reusable byte buffers that columns live in.
+//!
+//! A column's fixed-width values are handed to users as `&[T]`, which needs the
+//! bytes to sit at an address aligned for `T` (16 bytes for `u128` on x86-64).
+//! Storage is a `Vec` of 64-byte lines, so every buffer starts on a cache line and
+//! can be viewed as any plain-old-data type with a checked `bytemuck` cast: no
+//! `unsafe` here. Buffers go back to a [`BufferPool`] when a block is recycled and
+//! keep their capacity, so steady-state streaming allocates nothing.
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::error::{ProtoError, Result};
+
+#[derive(Clone, Copy, Pod, Zeroable)]
+#[repr(C, align(64))]
+struct Line([u8; 64]);
+
+/// A growable byte buffer aligned to 64 bytes.
+#[derive(Default, Clone)]
+pub struct AlignedBuf {
+    lines: Vec<Line>,
+    len: usize,
+}
+
+impl std::fmt::Debug for AlignedBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AlignedBuf").field("len", &self.len).field("capacity", &self.capacity()).finish()
+    }
+}
+
+impl AlignedBuf {
+    /// An empty buffer (allocates nothing).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes that fit without growing.
+    pub fn capacity(&self) -> usize {
+        self.lines.len() * 64
+    }
+
+    /// Forgets the contents, keeps the memory.
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    fn grow_to(&mut self, bytes: usize) {
+        let need = bytes.div_ceil(64);
+        if self.lines.len() < need {
+            // Grow geometrically so byte-at-a-time appends stay amortised O(1).
+            let target = need.max(self.lines.len() * 2);
+            self.lines.resize(target, Line([0; 64]));
+        }
+    }
+
+    /// The contents.
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        &bytemuck::cast_slice::<Line, u8>(&self.lines)[..self.len]
+    }
+
+    /// The contents, mutable.
+    #[inline]
+    pub fn as_bytes_mut(&mut self) -> &mut [u8] {
+        let len = self.len;
+        &mut bytemuck::cast_slice_mut::<Line, u8>(&mut self.lines)[..len]
+    }
+
+    /// Replaces the contents with a copy of `src` (the one copy a column gets).
+    #[inline]
+    pub fn set_from(&mut self, src: &[u8]) {
+        self.grow_to(src.len());
+        bytemuck::cast_slice_mut::<Line, u8>(&mut self.lines)[..src.len()].copy_from_slice(src);
+        self.len = src.len();
+    }
+
+    /// Appends a copy of `src`.
+    #[inline]
+    pub fn extend_from(&mut self, src: &[u8]) {
+        let end = self.len + src.len();
+        self.grow_to(end);
+        bytemuck::cast_slice_mut::<Line, u8>(&mut self.lines)[self.len..end].copy_from_slice(src);
+        self.len = end;
+    }
+
+    /// Appends one plain-old-data value.
+    #[inline]
+    pub fn push<T: Pod>(&mut self, v: T) {
+        self.extend_from(bytemuck::bytes_of(&v));
+    }
+
+    /// Resizes to `len` bytes; new bytes are zero.
+    pub fn resize_zeroed(&mut self, len: usize) {
+        self.grow_to(len);
+        if len > self.len {
+            bytemuck::cast_slice_mut::<Line, u8>(&mut self.lines)[self.len..len].fill(0);
+        }
+        self.len = len;
+    }
+
+    /// Views the contents as `&[T]`. Fails only if the length is not a multiple of
+    /// `size_of::<T>()`, which column constructors rule out.
+    #[inline]
+    pub fn typed<T: Pod>(&self) -> Result<&[T]> {
+        bytemuck::try_cast_slice(self.as_bytes())
+            .map_err(|e| ProtoError::violation(format!("buffer of {} bytes viewed as {}: {e:?}", self.len, std::any::type_name::<T>())))
+    }
+
+    /// Views the contents as `&mut [T]`.
+    #[inline]
+    pub fn typed_mut<T: Pod>(&mut self) -> Result<&mut [T]> {
+        let len = self.len;
+        bytemuck::try_cast_slice_mut(self.as_bytes_mut())
+            .map_err(|e| ProtoError::violation(format!("buffer of {len} bytes viewed as {}: {e:?}", std::any::type_name::<T>())))
+    }
+}
+
+/// Free buffers waiting to be reused. Owned by one stream; no locking.
+#[derive(Debug, Default)]
+pub struct BufferPool {
+    free: Vec<AlignedBuf>,
+}
+
+/// Buffers kept at most; beyond this, returned buffers are freed.
+const POOL_LIMIT: usize = 256;
+
+impl BufferPool {
+    /// An empty pool.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A cleared buffer, reused when one is free.
+    pub fn take(&mut self) -> AlignedBuf {
+        let mut b = self.free.pop().unwrap_or_default();
+        b.clear();
+        b
+    }
+
+    /// Returns a buffer for reuse.
+    pub fn give(&mut self, buf: AlignedBuf) {
+        if buf.capacity() > 0 && self.free.len() < POOL_LIMIT {
+            self.free.push(buf);
+        }
+    }
+
+    /// Buffers currently free.
+    pub fn len(&self) -> usize {
+        self.free.len()
+    }
+
+    /// True when no buffer is free.
+    pub fn is_empty(&self) -> bool {
+        self.free.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_views_are_aligned() {
+        let mut b = AlignedBuf::new();
+        for i in 0u128..10 {
+            b.push(i);
+        }
+        let v: &[u128] = b.typed().unwrap();
+        assert_eq!(v[9], 9);
+        assert_eq!(v.as_ptr() as usize % 64, 0);
+        assert!(b.typed::<[u8; 3]>().is_err() || b.len() % 3 == 0);
+    }
+
+    #[test]
+    fn pool_reuses_capacity() {
+        let mut p = BufferPool::new();
+        let mut b = p.take();
+        b.set_from(&[1u8; 1000]);
+        let cap = b.capacity();
+        p.give(b);
+        let b = p.take();
+        assert!(b.is_empty());
+        assert_eq!(b.capacity(), cap);
+    }
+}

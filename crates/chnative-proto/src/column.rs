@@ -1,0 +1,777 @@
+//! Decoded columns: the shapes the Native format has, and their codecs.
+//!
+//! A [`ColumnData`] is built once from a column's type (its *skeleton*) and then
+//! filled block after block, reusing its buffers. Every variant decodes from and
+//! encodes to the exact Native bytes, so a column read from a SELECT can be sent
+//! back in an INSERT unchanged. Sparse and replicated serializations are
+//! materialised to the dense shapes on read.
+
+use crate::buffer::{AlignedBuf, BufferPool};
+use crate::error::{ProtoError, Result};
+use crate::types::DataType;
+use crate::wire::{Reader, WriteExt};
+
+/// `SharedDictionariesWithAdditionalKeys`, the only LowCardinality key version.
+const LC_KEY_VERSION: u64 = 1;
+const LC_NEED_GLOBAL_DICTIONARY: u64 = 1 << 8;
+const LC_HAS_ADDITIONAL_KEYS: u64 = 1 << 9;
+const LC_NEED_UPDATE_DICTIONARY: u64 = 1 << 10;
+/// Marks the last VarUInt of a sparse offsets list.
+const SPARSE_END_OF_GRANULE: u64 = 1 << 62;
+
+/// The storage of one column, shaped by its type.
+#[derive(Debug)]
+pub enum ColumnData {
+    /// Any fixed-width type: numbers, dates, UUID, IPs, decimals, enums, FixedString(N), Nothing.
+    Fixed {
+        /// Bytes per row.
+        width: usize,
+        /// `rows × width` bytes, little-endian as on the wire.
+        data: AlignedBuf,
+    },
+    /// String: cumulative end offsets (u64 per row) into one byte blob.
+    String {
+        /// u64 end offset of each row.
+        offsets: AlignedBuf,
+        /// All bytes back to back.
+        data: AlignedBuf,
+    },
+    /// Nullable(T): one byte per row (1 = NULL) and the inner column (placeholders at NULLs).
+    Nullable {
+        /// Null map.
+        nulls: AlignedBuf,
+        /// Values.
+        inner: Box<ColumnData>,
+    },
+    /// Array(T), Map(K, V) (as Array(Tuple(K, V))), Nested, geo rings and polygons.
+    Array {
+        /// u64 end offset of each row into `inner`.
+        offsets: AlignedBuf,
+        /// Flattened elements.
+        inner: Box<ColumnData>,
+    },
+    /// Tuple(T1, …) and Point: one column per element.
+    Tuple(Vec<ColumnData>),
+    /// LowCardinality(T): a dictionary and one key per row.
+    LowCardinality {
+        /// Distinct values; for LowCardinality(Nullable(T)), entry 0 stands for NULL.
+        dict: Box<ColumnData>,
+        /// Bytes per key: 1, 2, 4 or 8.
+        key_width: u8,
+        /// Keys, `rows × key_width` bytes.
+        keys: AlignedBuf,
+        /// True for LowCardinality(Nullable(T)).
+        nullable: bool,
+    },
+}
+
+/// One layer of a column's serialization kind stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Plain.
+    Default,
+    /// Offsets of non-default rows, then the non-default values.
+    Sparse,
+    /// A compressed blob (secondary queries only; not supported).
+    Detached,
+    /// Indexes into a column of distinct rows.
+    Replicated,
+}
+
+/// A column's serialization info as the block header carries it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SerInfo {
+    /// Kinds from innermost to outermost (the first is always `Default`).
+    pub stack: Vec<Kind>,
+    /// For tuples: one per element.
+    pub elems: Vec<SerInfo>,
+}
+
+impl SerInfo {
+    /// Reads the info for a column of shape `data` (a Tuple's info is recursive).
+    pub fn read(r: &mut Reader<'_>, data: &ColumnData) -> Result<SerInfo> {
+        let stack = match r.u8()? {
+            0 => vec![Kind::Default],
+            1 => vec![Kind::Default, Kind::Sparse],
+            2 => vec![Kind::Default, Kind::Detached],
+            3 => vec![Kind::Default, Kind::Sparse, Kind::Detached],
+            4 => vec![Kind::Default, Kind::Replicated],
+            5 => {
+                let n = r.varuint_bounded("kind stack length", 16)?;
+                let mut s = Vec::with_capacity(n);
+                for _ in 0..n {
+                    s.push(match r.u8()? {
+                        0 => Kind::Default,
+                        1 => Kind::Sparse,
+                        2 => Kind::Detached,
+                        3 => Kind::Replicated,
+                        k => return Err(ProtoError::violation(format!("unknown serialization kind {k}"))),
+                    });
+                }
+                s
+            }
+            k => return Err(ProtoError::violation(format!("unknown serialization kind stack {k}"))),
+        };
+        let mut elems = Vec::new();
+        if let ColumnData::Tuple(cols) = data {
+            for c in cols {
+                elems.push(SerInfo::read(r, c)?);
+            }
+        }
+        Ok(SerInfo { stack, elems })
+    }
+}
+
+/// How strings are laid out at the negotiated revision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Revision ≥ 54492: String columns are u64 end offsets followed by the bytes.
+    pub sized_strings: bool,
+    /// The same layout inside LowCardinality dictionaries (which use the single-stream writer).
+    pub sized_dict_strings: bool,
+}
+
+impl Layout {
+    /// The layout used at `revision`.
+    pub fn for_revision(revision: u64) -> Layout {
+        let sized = revision >= crate::revision::STRING_WITH_SIZE_STREAM;
+        Layout { sized_strings: sized, sized_dict_strings: sized }
+    }
+}
+
+fn checked_len(rows: usize, width: usize) -> Result<usize> {
+    rows.checked_mul(width).ok_or_else(|| ProtoError::violation("column size overflows"))
+}
+
+/// Validates u64 end offsets: non-decreasing, and returns the last (0 when empty).
+fn check_offsets(offsets: &[u64]) -> Result<usize> {
+    let mut prev = 0u64;
+    let mut ok = true;
+    for &o in offsets {
+        ok &= o >= prev;
+        prev = o;
+    }
+    if !ok {
+        return Err(ProtoError::violation("offsets are not monotonic"));
+    }
+    usize::try_from(prev).map_err(|_| ProtoError::violation("offset does not fit in memory"))
+}
+
+impl ColumnData {
+    /// The empty storage for a column of type `ty`.
+    pub fn for_type(ty: &DataType, pool: &mut BufferPool) -> Result<ColumnData> {
+        let shape = ty.wire_shape();
+        let ty = shape.as_ref();
+        if let DataType::Unsupported(name) = ty {
+            return Err(ProtoError::ty(name.clone(), "no Native codec for this type yet"));
+        }
+        if let Some(width) = ty.fixed_width() {
+            return Ok(ColumnData::Fixed { width, data: pool.take() });
+        }
+        Ok(match ty {
+            DataType::String => ColumnData::String { offsets: pool.take(), data: pool.take() },
+            DataType::Nullable(t) => {
+                ColumnData::Nullable { nulls: pool.take(), inner: Box::new(ColumnData::for_type(t, pool)?) }
+            }
+            DataType::Array(t) => ColumnData::Array { offsets: pool.take(), inner: Box::new(ColumnData::for_type(t, pool)?) },
+            DataType::Map(k, v) => ColumnData::Array {
+                offsets: pool.take(),
+                inner: Box::new(ColumnData::Tuple(vec![ColumnData::for_type(k, pool)?, ColumnData::for_type(v, pool)?])),
+            },
+            DataType::Tuple(elems) if elems.is_empty() => ColumnData::Fixed { width: 1, data: pool.take() },
+            DataType::Tuple(elems) => {
+                ColumnData::Tuple(elems.iter().map(|(_, t)| ColumnData::for_type(t, pool)).collect::<Result<_>>()?)
+            }
+            DataType::LowCardinality(t) => {
+                let (inner, nullable) = match t.as_ref() {
+                    DataType::Nullable(t) => (t.as_ref(), true),
+                    t => (t, false),
+                };
+                ColumnData::LowCardinality {
+                    dict: Box::new(ColumnData::for_type(inner, pool)?),
+                    key_width: 1,
+                    keys: pool.take(),
+                    nullable,
+                }
+            }
+            other => return Err(ProtoError::ty(format!("{other:?}"), "no Native codec for this type yet")),
+        })
+    }
+
+    /// Empty storage of the same shape, with buffers from `pool`.
+    pub fn empty_like(&self, pool: &mut BufferPool) -> ColumnData {
+        match self {
+            ColumnData::Fixed { width, .. } => ColumnData::Fixed { width: *width, data: pool.take() },
+            ColumnData::String { .. } => ColumnData::String { offsets: pool.take(), data: pool.take() },
+            ColumnData::Nullable { inner, .. } => {
+                ColumnData::Nullable { nulls: pool.take(), inner: Box::new(inner.empty_like(pool)) }
+            }
+            ColumnData::Array { inner, .. } => ColumnData::Array { offsets: pool.take(), inner: Box::new(inner.empty_like(pool)) },
+            ColumnData::Tuple(cols) => ColumnData::Tuple(cols.iter().map(|c| c.empty_like(pool)).collect()),
+            ColumnData::LowCardinality { dict, nullable, .. } => ColumnData::LowCardinality {
+                dict: Box::new(dict.empty_like(pool)),
+                key_width: 1,
+                keys: pool.take(),
+                nullable: *nullable,
+            },
+        }
+    }
+
+    /// Gives every buffer back to `pool`.
+    pub fn recycle(self, pool: &mut BufferPool) {
+        match self {
+            ColumnData::Fixed { data, .. } => pool.give(data),
+            ColumnData::String { offsets, data } => {
+                pool.give(offsets);
+                pool.give(data);
+            }
+            ColumnData::Nullable { nulls, inner } => {
+                pool.give(nulls);
+                inner.recycle(pool);
+            }
+            ColumnData::Array { offsets, inner } => {
+                pool.give(offsets);
+                inner.recycle(pool);
+            }
+            ColumnData::Tuple(cols) => cols.into_iter().for_each(|c| c.recycle(pool)),
+            ColumnData::LowCardinality { dict, keys, .. } => {
+                pool.give(keys);
+                dict.recycle(pool);
+            }
+        }
+    }
+
+    /// Number of rows held.
+    pub fn rows(&self) -> usize {
+        match self {
+            ColumnData::Fixed { width, data } => data.len() / (*width).max(1),
+            ColumnData::String { offsets, .. } | ColumnData::Array { offsets, .. } => offsets.len() / 8,
+            ColumnData::Nullable { nulls, .. } => nulls.len(),
+            ColumnData::Tuple(cols) => cols.first().map_or(0, ColumnData::rows),
+            ColumnData::LowCardinality { key_width, keys, .. } => keys.len() / usize::from(*key_width).max(1),
+        }
+    }
+
+    fn clear(&mut self) {
+        match self {
+            ColumnData::Fixed { data, .. } => data.clear(),
+            ColumnData::String { offsets, data } => {
+                offsets.clear();
+                data.clear();
+            }
+            ColumnData::Nullable { nulls, inner } => {
+                nulls.clear();
+                inner.clear();
+            }
+            ColumnData::Array { offsets, inner } => {
+                offsets.clear();
+                inner.clear();
+            }
+            ColumnData::Tuple(cols) => cols.iter_mut().for_each(ColumnData::clear),
+            ColumnData::LowCardinality { dict, keys, .. } => {
+                keys.clear();
+                dict.clear();
+            }
+        }
+    }
+
+    // ----- decoding -------------------------------------------------------
+
+    /// Reads the state prefixes of the whole type tree (written before any data).
+    pub fn read_prefix(&self, r: &mut Reader<'_>) -> Result<()> {
+        match self {
+            ColumnData::Fixed { .. } | ColumnData::String { .. } => Ok(()),
+            ColumnData::Nullable { inner, .. } | ColumnData::Array { inner, .. } => inner.read_prefix(r),
+            ColumnData::Tuple(cols) => cols.iter().try_for_each(|c| c.read_prefix(r)),
+            ColumnData::LowCardinality { .. } => {
+                let v = r.u64_le()?;
+                if v != LC_KEY_VERSION {
+                    return Err(ProtoError::violation(format!("LowCardinality key version {v}, expected 1")));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Reads `rows` rows of data (after the prefix), honouring the serialization info.
+    pub fn read_data(
+        &mut self,
+        r: &mut Reader<'_>,
+        rows: usize,
+        info: Option<&SerInfo>,
+        layout: Layout,
+        pool: &mut BufferPool,
+    ) -> Result<()> {
+        match info {
+            None => self.read_plain(r, rows, None, layout, pool),
+            Some(info) => self.read_kinds(r, rows, &info.stack, &info.elems, layout, pool),
+        }
+    }
+
+    fn read_kinds(
+        &mut self,
+        r: &mut Reader<'_>,
+        rows: usize,
+        stack: &[Kind],
+        elems: &[SerInfo],
+        layout: Layout,
+        pool: &mut BufferPool,
+    ) -> Result<()> {
+        let elems_opt = if elems.is_empty() { None } else { Some(elems) };
+        match stack.split_last() {
+            None | Some((Kind::Default, _)) => self.read_plain(r, rows, elems_opt, layout, pool),
+            Some((Kind::Detached, _)) => {
+                Err(ProtoError::violation("DETACHED column serialization is only used between servers"))
+            }
+            Some((Kind::Sparse, rest)) => {
+                // Offsets: defaults skipped before each non-default row, then trailing | END flag.
+                let mut idx = pool.take();
+                let mut row = 0usize;
+                let mut values = 0u64;
+                loop {
+                    let v = r.varuint()?;
+                    let end = v & SPARSE_END_OF_GRANULE != 0;
+                    let gap = usize::try_from(v & !SPARSE_END_OF_GRANULE)
+                        .map_err(|_| ProtoError::violation("sparse gap overflows"))?;
+                    if gap > rows - row.min(rows) {
+                        pool.give(idx);
+                        return Err(ProtoError::violation("sparse offsets exceed the row count"));
+                    }
+                    for _ in 0..gap {
+                        idx.push(u64::MAX);
+                    }
+                    row += gap;
+                    if end {
+                        break;
+                    }
+                    if row >= rows {
+                        pool.give(idx);
+                        return Err(ProtoError::violation("sparse offsets exceed the row count"));
+                    }
+                    idx.push(values);
+                    values += 1;
+                    row += 1;
+                }
+                if row != rows {
+                    pool.give(idx);
+                    return Err(ProtoError::violation("sparse offsets do not cover the rows"));
+                }
+                let mut tmp = self.empty_like(pool);
+                let res = tmp
+                    .read_kinds(r, values as usize, rest, elems, layout, pool)
+                    .and_then(|_| self.take_from(&tmp, idx.typed::<u64>()?, pool));
+                tmp.recycle(pool);
+                pool.give(idx);
+                res
+            }
+            Some((Kind::Replicated, rest)) => {
+                let n = r.varuint()?;
+                if n != rows as u64 {
+                    return Err(ProtoError::violation("replicated column row count differs from the block"));
+                }
+                let width = r.u8()?;
+                let raw = r.bytes(checked_len(rows, usize::from(width))?)?;
+                let elements = r.varuint_bounded("replicated elements", u32::MAX as u64)?;
+                let mut idx = pool.take();
+                macro_rules! widen {
+                    ($t:ty) => {
+                        for c in raw.chunks_exact(std::mem::size_of::<$t>()) {
+                            let v = <$t>::from_le_bytes(c.try_into().unwrap_or_default()) as u64;
+                            if v >= elements as u64 {
+                                pool.give(idx);
+                                return Err(ProtoError::violation("replicated index out of range"));
+                            }
+                            idx.push(v);
+                        }
+                    };
+                }
+                match width {
+                    1 => widen!(u8),
+                    2 => widen!(u16),
+                    4 => widen!(u32),
+                    8 => widen!(u64),
+                    w => {
+                        pool.give(idx);
+                        return Err(ProtoError::violation(format!("replicated index width {w}")));
+                    }
+                }
+                let mut tmp = self.empty_like(pool);
+                let res = tmp
+                    .read_kinds(r, elements, rest, elems, layout, pool)
+                    .and_then(|_| self.take_from(&tmp, idx.typed::<u64>()?, pool));
+                tmp.recycle(pool);
+                pool.give(idx);
+                res
+            }
+        }
+    }
+
+    fn read_plain(
+        &mut self,
+        r: &mut Reader<'_>,
+        rows: usize,
+        elems: Option<&[SerInfo]>,
+        layout: Layout,
+        pool: &mut BufferPool,
+    ) -> Result<()> {
+        match self {
+            ColumnData::Fixed { width, data } => {
+                data.set_from(r.bytes(checked_len(rows, *width)?)?);
+            }
+            ColumnData::String { offsets, data } => read_strings(r, rows, offsets, data, layout.sized_strings)?,
+            ColumnData::Nullable { nulls, inner } => {
+                nulls.set_from(r.bytes(rows)?);
+                inner.read_data(r, rows, None, layout, pool)?;
+            }
+            ColumnData::Array { offsets, inner } => {
+                offsets.set_from(r.bytes(checked_len(rows, 8)?)?);
+                let n = check_offsets(offsets.typed::<u64>()?)?;
+                inner.read_data(r, n, None, layout, pool)?;
+            }
+            ColumnData::Tuple(cols) => {
+                for (i, c) in cols.iter_mut().enumerate() {
+                    let info = elems.and_then(|e| e.get(i));
+                    c.read_data(r, rows, info, layout, pool)?;
+                }
+            }
+            ColumnData::LowCardinality { dict, key_width, keys, .. } => {
+                if rows == 0 {
+                    dict.clear();
+                    keys.clear();
+                    return Ok(());
+                }
+                let index_type = r.u64_le()?;
+                if index_type & LC_NEED_GLOBAL_DICTIONARY != 0 || index_type & LC_HAS_ADDITIONAL_KEYS == 0 {
+                    return Err(ProtoError::violation("LowCardinality with a global dictionary is not used in Native"));
+                }
+                let kw: u8 = match index_type & 0xff {
+                    0 => 1,
+                    1 => 2,
+                    2 => 4,
+                    3 => 8,
+                    w => return Err(ProtoError::violation(format!("LowCardinality key width code {w}"))),
+                };
+                let nkeys = r.u64_le()?;
+                let nkeys = usize::try_from(nkeys).map_err(|_| ProtoError::violation("dictionary too large"))?;
+                r.need(nkeys.min(usize::MAX / 2))?;
+                let dict_layout = Layout { sized_strings: layout.sized_dict_strings, ..layout };
+                dict.read_plain(r, nkeys, None, dict_layout, pool)?;
+                let n = r.u64_le()?;
+                if n != rows as u64 {
+                    return Err(ProtoError::violation("LowCardinality row count differs from the block"));
+                }
+                *key_width = kw;
+                keys.set_from(r.bytes(checked_len(rows, usize::from(kw))?)?);
+                let max = max_key(keys, kw)?;
+                if rows > 0 && max >= nkeys as u64 {
+                    return Err(ProtoError::violation("LowCardinality key beyond its dictionary"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ----- gathering (sparse / replicated materialisation) ---------------
+
+    /// Replaces `self` with rows of `src` picked by `idx`; `u64::MAX` picks the
+    /// type's default (zero, empty, NULL).
+    pub fn take_from(&mut self, src: &ColumnData, idx: &[u64], pool: &mut BufferPool) -> Result<()> {
+        self.clear();
+        self.append_from(src, idx, pool)
+    }
+
+    fn append_from(&mut self, src: &ColumnData, idx: &[u64], pool: &mut BufferPool) -> Result<()> {
+        let oob = || ProtoError::violation("row index out of range");
+        match (self, src) {
+            (ColumnData::Fixed { width, data }, ColumnData::Fixed { data: s, .. }) => {
+                let w = *width;
+                let sb = s.as_bytes();
+                for &i in idx {
+                    if i == u64::MAX {
+                        data.resize_zeroed(data.len() + w);
+                    } else {
+                        let at = (i as usize).checked_mul(w).ok_or_else(oob)?;
+                        data.extend_from(sb.get(at..at + w).ok_or_else(oob)?);
+                    }
+                }
+            }
+            (ColumnData::String { offsets, data }, ColumnData::String { offsets: so, data: sd }) => {
+                let so = so.typed::<u64>()?;
+                let sd = sd.as_bytes();
+                for &i in idx {
+                    if i != u64::MAX {
+                        let i = i as usize;
+                        let end = *so.get(i).ok_or_else(oob)? as usize;
+                        let start = if i == 0 { 0 } else { so[i - 1] as usize };
+                        data.extend_from(sd.get(start..end).ok_or_else(oob)?);
+                    }
+                    offsets.push(data.len() as u64);
+                }
+            }
+            (ColumnData::Nullable { nulls, inner }, ColumnData::Nullable { nulls: sn, inner: si }) => {
+                let sn = sn.as_bytes();
+                for &i in idx {
+                    nulls.push(if i == u64::MAX { 1u8 } else { *sn.get(i as usize).ok_or_else(oob)? });
+                }
+                inner.append_from(si, idx, pool)?;
+            }
+            (ColumnData::Array { offsets, inner }, ColumnData::Array { offsets: so, inner: si }) => {
+                let so = so.typed::<u64>()?;
+                let mut inner_idx = pool.take();
+                let mut total = offsets.typed::<u64>()?.last().copied().unwrap_or(0);
+                for &i in idx {
+                    if i != u64::MAX {
+                        let i = i as usize;
+                        let end = *so.get(i).ok_or_else(oob)?;
+                        let start = if i == 0 { 0 } else { so[i - 1] };
+                        for k in start..end {
+                            inner_idx.push(k);
+                        }
+                        total += end - start;
+                    }
+                    offsets.push(total);
+                }
+                let res = inner.append_from(si, inner_idx.typed::<u64>()?, pool);
+                pool.give(inner_idx);
+                res?;
+            }
+            (ColumnData::Tuple(cols), ColumnData::Tuple(scols)) if cols.len() == scols.len() => {
+                for (c, s) in cols.iter_mut().zip(scols) {
+                    c.append_from(s, idx, pool)?;
+                }
+            }
+            (
+                ColumnData::LowCardinality { dict, key_width, keys, .. },
+                ColumnData::LowCardinality { dict: sdict, key_width: skw, keys: skeys, .. },
+            ) => {
+                // Copy the dictionary whole and re-key with u64 keys: simple, and rare.
+                let all: Vec<u64> = (0..sdict.rows() as u64).collect();
+                dict.take_from(sdict, &all, pool)?;
+                *key_width = 8;
+                let n = skeys.len() / usize::from(*skw).max(1);
+                for &i in idx {
+                    let k = if i == u64::MAX {
+                        0
+                    } else {
+                        let i = i as usize;
+                        if i >= n {
+                            return Err(oob());
+                        }
+                        key_at(skeys, *skw, i)
+                    };
+                    keys.push(k);
+                }
+            }
+            _ => return Err(ProtoError::violation("column shapes differ")),
+        }
+        Ok(())
+    }
+
+    // ----- encoding -------------------------------------------------------
+
+    /// Writes the state prefixes of the type tree.
+    pub fn write_prefix(&self, out: &mut Vec<u8>) {
+        match self {
+            ColumnData::Fixed { .. } | ColumnData::String { .. } => {}
+            ColumnData::Nullable { inner, .. } | ColumnData::Array { inner, .. } => inner.write_prefix(out),
+            ColumnData::Tuple(cols) => cols.iter().for_each(|c| c.write_prefix(out)),
+            ColumnData::LowCardinality { .. } => out.put_u64_le(LC_KEY_VERSION),
+        }
+    }
+
+    /// Writes the data of every row (after the prefix).
+    pub fn write_data(&self, out: &mut Vec<u8>, layout: Layout) -> Result<()> {
+        match self {
+            ColumnData::Fixed { data, .. } => out.extend_from_slice(data.as_bytes()),
+            ColumnData::String { offsets, data } => {
+                write_strings(out, offsets.typed::<u64>()?, data.as_bytes(), layout.sized_strings)?
+            }
+            ColumnData::Nullable { nulls, inner } => {
+                out.extend_from_slice(nulls.as_bytes());
+                inner.write_data(out, layout)?;
+            }
+            ColumnData::Array { offsets, inner } => {
+                out.extend_from_slice(offsets.as_bytes());
+                inner.write_data(out, layout)?;
+            }
+            ColumnData::Tuple(cols) => {
+                for c in cols {
+                    c.write_data(out, layout)?;
+                }
+            }
+            ColumnData::LowCardinality { dict, key_width, keys, .. } => {
+                let rows = keys.len() / usize::from(*key_width).max(1);
+                if rows == 0 {
+                    return Ok(());
+                }
+                let code: u64 = match key_width {
+                    1 => 0,
+                    2 => 1,
+                    4 => 2,
+                    _ => 3,
+                };
+                out.put_u64_le(code | LC_HAS_ADDITIONAL_KEYS | LC_NEED_UPDATE_DICTIONARY);
+                out.put_u64_le(dict.rows() as u64);
+                dict.write_data(out, Layout { sized_strings: layout.sized_dict_strings, ..layout })?;
+                out.put_u64_le(rows as u64);
+                out.extend_from_slice(keys.as_bytes());
+            }
+        }
+        Ok(())
+    }
+}
+
+fn key_at(keys: &AlignedBuf, kw: u8, i: usize) -> u64 {
+    let b = keys.as_bytes();
+    let w = usize::from(kw);
+    let mut a = [0u8; 8];
+    if let Some(s) = b.get(i * w..i * w + w) {
+        a[..w].copy_from_slice(s);
+    }
+    u64::from_le_bytes(a)
+}
+
+fn max_key(keys: &AlignedBuf, kw: u8) -> Result<u64> {
+    Ok(match kw {
+        1 => keys.as_bytes().iter().copied().max().unwrap_or(0) as u64,
+        2 => keys.typed::<u16>()?.iter().copied().max().unwrap_or(0) as u64,
+        4 => keys.typed::<u32>()?.iter().copied().max().unwrap_or(0) as u64,
+        _ => keys.typed::<u64>()?.iter().copied().max().unwrap_or(0),
+    })
+}
+
+fn read_strings(r: &mut Reader<'_>, rows: usize, offsets: &mut AlignedBuf, data: &mut AlignedBuf, sized: bool) -> Result<()> {
+    if sized {
+        offsets.set_from(r.bytes(checked_len(rows, 8)?)?);
+        let total = check_offsets(offsets.typed::<u64>()?)?;
+        data.set_from(r.bytes(total)?);
+    } else {
+        // Each row needs at least its length byte: check before reserving anything.
+        r.need(rows)?;
+        offsets.clear();
+        data.clear();
+        offsets.resize_zeroed(checked_len(rows, 8)?);
+        for i in 0..rows {
+            let n = r.varuint()?;
+            let n = usize::try_from(n).map_err(|_| ProtoError::violation("string length overflows"))?;
+            data.extend_from(r.bytes(n)?);
+            let end = data.len() as u64;
+            offsets.typed_mut::<u64>()?[i] = end;
+        }
+    }
+    Ok(())
+}
+
+/// Writes strings given as end offsets + blob in the layout of the revision.
+pub fn write_strings(out: &mut Vec<u8>, offsets: &[u64], data: &[u8], sized: bool) -> Result<()> {
+    if sized {
+        out.extend_from_slice(bytemuck::cast_slice(offsets));
+        out.extend_from_slice(data);
+    } else {
+        let mut start = 0usize;
+        for &end in offsets {
+            let end = end as usize;
+            let s = data.get(start..end).ok_or_else(|| ProtoError::violation("string offsets out of range"))?;
+            out.put_string(s);
+            start = end;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(ty: &str, rows: usize, bytes: &[u8], layout: Layout) {
+        let mut pool = BufferPool::new();
+        let t = DataType::parse(ty).unwrap();
+        let mut c = ColumnData::for_type(&t, &mut pool).unwrap();
+        let mut r = Reader::new(bytes);
+        c.read_prefix(&mut r).unwrap();
+        c.read_data(&mut r, rows, None, layout, &mut pool).unwrap();
+        assert_eq!(r.remaining(), 0, "{ty}");
+        assert_eq!(c.rows(), rows);
+        let mut out = Vec::new();
+        c.write_prefix(&mut out);
+        c.write_data(&mut out, layout).unwrap();
+        assert_eq!(out, bytes, "{ty}");
+        // Every strict prefix is incomplete, never a panic or a wrong value.
+        for cut in 0..bytes.len() {
+            let mut c = ColumnData::for_type(&t, &mut pool).unwrap();
+            let mut r = Reader::new(&bytes[..cut]);
+            let res = c.read_prefix(&mut r).and_then(|_| c.read_data(&mut r, rows, None, layout, &mut pool));
+            assert!(matches!(res, Err(ProtoError::Incomplete { .. })), "{ty} cut at {cut}: {res:?}");
+        }
+    }
+
+    const OLD: Layout = Layout { sized_strings: false, sized_dict_strings: false };
+    const NEW: Layout = Layout { sized_strings: true, sized_dict_strings: true };
+
+    #[test]
+    fn low_cardinality_from_notes() {
+        let mut b = Vec::new();
+        b.put_u64_le(1);
+        b.put_u64_le(0x600);
+        b.put_u64_le(3);
+        b.extend_from_slice(&[0, 1, b'a', 1, b'b']);
+        b.put_u64_le(3);
+        b.extend_from_slice(&[1, 2, 1]);
+        round_trip("LowCardinality(String)", 3, &b, OLD);
+    }
+
+    #[test]
+    fn strings_both_layouts() {
+        round_trip("String", 3, &[2, b'a', b'b', 1, b'c', 0], OLD);
+        let mut b = Vec::new();
+        for o in [2u64, 3, 3] {
+            b.put_u64_le(o);
+        }
+        b.extend_from_slice(b"abc");
+        round_trip("String", 3, &b, NEW);
+    }
+
+    #[test]
+    fn nested_arrays_and_nullable() {
+        let mut b = Vec::new();
+        // Array(Array(Nullable(UInt8))) rows: [[1,NULL]], [[],[3]]
+        for o in [1u64, 3] {
+            b.put_u64_le(o);
+        }
+        for o in [2u64, 2, 3] {
+            b.put_u64_le(o);
+        }
+        b.extend_from_slice(&[0, 1, 0]);
+        b.extend_from_slice(&[1, 0, 3]);
+        round_trip("Array(Array(Nullable(UInt8)))", 2, &b, OLD);
+    }
+
+    #[test]
+    fn sparse_expands_to_dense() {
+        let mut pool = BufferPool::new();
+        let mut c = ColumnData::for_type(&DataType::UInt32, &mut pool).unwrap();
+        // rows: 0, 7, 0, 0, 9, 0  -> gaps 1 (then value), 2 (then value), trailing 1
+        let mut b = Vec::new();
+        b.put_varuint(1);
+        b.put_varuint(2);
+        b.put_varuint(1 | SPARSE_END_OF_GRANULE);
+        b.put_u32_le(7);
+        b.put_u32_le(9);
+        let info = SerInfo { stack: vec![Kind::Default, Kind::Sparse], elems: vec![] };
+        c.read_data(&mut Reader::new(&b), 6, Some(&info), OLD, &mut pool).unwrap();
+        match &c {
+            ColumnData::Fixed { data, .. } => assert_eq!(data.typed::<u32>().unwrap(), &[0, 7, 0, 0, 9, 0]),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn bad_offsets_are_errors() {
+        let mut b = Vec::new();
+        b.put_u64_le(5);
+        b.put_u64_le(2);
+        let mut pool = BufferPool::new();
+        let mut c = ColumnData::for_type(&DataType::parse("Array(UInt8)").unwrap(), &mut pool).unwrap();
+        assert!(matches!(c.read_data(&mut Reader::new(&b), 2, None, OLD, &mut pool), Err(ProtoError::Violation(_))));
+    }
+}

@@ -1,0 +1,26 @@
+//! Sans-IO ClickHouse native protocol.
+//!
+//! Wire primitives, packets, compression framing, the type-name parser and the
+//! Native column codecs. Nothing here touches a socket: decoders take the bytes
+//! they are given and report [`ProtoError::Incomplete`] with a lower bound on
+//! how many bytes they need, so the I/O layer can read more and try again.
+#![warn(missing_docs)]
+
+pub mod block;
+pub mod buffer;
+pub mod cityhash;
+pub mod column;
+pub mod compression;
+pub mod error;
+pub mod packet;
+pub mod revision;
+pub mod types;
+pub mod view;
+pub mod wire;
+
+pub use block::{Block, BlockInfo, BlockLimits, Column};
+pub use buffer::{AlignedBuf, BufferPool};
+pub use column::ColumnData;
+pub use error::{ProtoError, Result};
+pub use types::DataType;
+pub use view::{ColumnView, FixedValue, StrView, WireUuid};
