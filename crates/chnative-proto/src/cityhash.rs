@@ -122,20 +122,8 @@ fn murmur(s: &[u8], seed_lo: u64, seed_hi: u64) -> (u64, u64) {
 
 /// One 64-byte round of the long-input loop; `s` is exactly 64 bytes.
 #[inline(always)]
-fn round64(
-    s: &[u8],
-    x: &mut u64,
-    y: &mut u64,
-    z: &mut u64,
-    v: &mut (u64, u64),
-    w: &mut (u64, u64),
-) {
-    *x = x
-        .wrapping_add(*y)
-        .wrapping_add(v.0)
-        .wrapping_add(load64(s, 16))
-        .rotate_right(37)
-        .wrapping_mul(K1);
+fn round64(s: &[u8], x: &mut u64, y: &mut u64, z: &mut u64, v: &mut (u64, u64), w: &mut (u64, u64)) {
+    *x = x.wrapping_add(*y).wrapping_add(v.0).wrapping_add(load64(s, 16)).rotate_right(37).wrapping_mul(K1);
     *y = y.wrapping_add(v.1).wrapping_add(load64(s, 48)).rotate_right(42).wrapping_mul(K1);
     *x ^= w.1;
     *y ^= v.0;
@@ -188,10 +176,7 @@ fn hash128_seeded(s: &[u8], seed_lo: u64, seed_hi: u64) -> (u64, u64) {
 
     let x = mix128to64(x, v.0);
     let y = mix128to64(y, w.0);
-    (
-        mix128to64(x.wrapping_add(v.1), w.1).wrapping_add(y),
-        mix128to64(x.wrapping_add(w.1), y.wrapping_add(v.1)),
-    )
+    (mix128to64(x.wrapping_add(v.1), w.1).wrapping_add(y), mix128to64(x.wrapping_add(w.1), y.wrapping_add(v.1)))
 }
 
 /// CityHash128 v1.0.2 as ClickHouse uses it; returns (low64, high64) packed as `low | (high << 64)`.
@@ -204,11 +189,7 @@ pub fn city_hash128(data: &[u8]) -> u128 {
     let (lo, hi) = if n >= 16 {
         hash128_seeded(&data[16..], load64(data, 0) ^ K3, load64(data, 8))
     } else if n >= 8 {
-        hash128_seeded(
-            &[],
-            load64(data, 0) ^ (n as u64).wrapping_mul(K0),
-            load64(data, n - 8) ^ K1,
-        )
+        hash128_seeded(&[], load64(data, 0) ^ (n as u64).wrapping_mul(K0), load64(data, n - 8) ^ K1)
     } else {
         hash128_seeded(data, K0, K1)
     };
@@ -332,18 +313,10 @@ mod tests {
     fn naive_cityhash_vectors() {
         assert_eq!(city_hash128(b""), pair(4463240938071824939, 4374473821787594281));
         assert_eq!(city_hash128(b"abc"), pair(0x900ff195577748fe, 0x13a9176355b20d7e));
+        assert_eq!(city_hash128(b"1234567890AbcDEF"), pair(15073733098592741404, 5913034415582713572));
+        assert_eq!(city_hash128(b"this is somewhat long string"), pair(2957911805285034456, 6923665615086076251));
         assert_eq!(
-            city_hash128(b"1234567890AbcDEF"),
-            pair(15073733098592741404, 5913034415582713572)
-        );
-        assert_eq!(
-            city_hash128(b"this is somewhat long string"),
-            pair(2957911805285034456, 6923665615086076251)
-        );
-        assert_eq!(
-            city_hash128(
-                b"DMqhuXQxgAmJ9EOkT1n2lpzu7YD6zKc6ESSDWfJfohaQDwu0ba61bfGMiuS5GXpr0bIVcCtLwRtIVGmK"
-            ),
+            city_hash128(b"DMqhuXQxgAmJ9EOkT1n2lpzu7YD6zKc6ESSDWfJfohaQDwu0ba61bfGMiuS5GXpr0bIVcCtLwRtIVGmK"),
             pair(9681404383092874918, 15631953994107571989)
         );
     }

@@ -576,3 +576,129 @@ mod tests {
         }
     }
 }
+
+fn quote_into(f: &mut std::fmt::Formatter<'_>, s: &str, q: char) -> std::fmt::Result {
+    use std::fmt::Write;
+    f.write_char(q)?;
+    for c in s.chars() {
+        if c == q || c == '\\' {
+            f.write_char('\\')?;
+        }
+        f.write_char(c)?;
+    }
+    f.write_char(q)
+}
+
+impl std::fmt::Display for IntervalKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self:?}")
+    }
+}
+
+/// Renders the type name the way the server spells it.
+impl std::fmt::Display for DataType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use DataType as T;
+        match self {
+            T::FixedString(n) => write!(f, "FixedString({n})"),
+            T::DateTime(None) => f.write_str("DateTime"),
+            T::DateTime(Some(tz)) => {
+                f.write_str("DateTime(")?;
+                quote_into(f, tz, '\'')?;
+                f.write_str(")")
+            }
+            T::DateTime64(p, None) => write!(f, "DateTime64({p})"),
+            T::DateTime64(p, Some(tz)) => {
+                write!(f, "DateTime64({p}, ")?;
+                quote_into(f, tz, '\'')?;
+                f.write_str(")")
+            }
+            T::Time64(p) => write!(f, "Time64({p})"),
+            T::Uuid => f.write_str("UUID"),
+            T::Ipv4 => f.write_str("IPv4"),
+            T::Ipv6 => f.write_str("IPv6"),
+            T::Decimal { precision, scale } => write!(f, "Decimal({precision}, {scale})"),
+            T::Enum8(pairs) => {
+                f.write_str("Enum8(")?;
+                for (i, (l, v)) in pairs.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    quote_into(f, l, '\'')?;
+                    write!(f, " = {v}")?;
+                }
+                f.write_str(")")
+            }
+            T::Enum16(pairs) => {
+                f.write_str("Enum16(")?;
+                for (i, (l, v)) in pairs.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    quote_into(f, l, '\'')?;
+                    write!(f, " = {v}")?;
+                }
+                f.write_str(")")
+            }
+            T::Nullable(t) => write!(f, "Nullable({t})"),
+            T::Array(t) => write!(f, "Array({t})"),
+            T::LowCardinality(t) => write!(f, "LowCardinality({t})"),
+            T::Map(k, v) => write!(f, "Map({k}, {v})"),
+            T::Tuple(elems) => {
+                f.write_str("Tuple(")?;
+                for (i, (n, t)) in elems.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    if let Some(n) = n {
+                        quote_into(f, n, '`')?;
+                        f.write_str(" ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                f.write_str(")")
+            }
+            T::Nested(elems) => {
+                f.write_str("Nested(")?;
+                for (i, (n, t)) in elems.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    quote_into(f, n, '`')?;
+                    write!(f, " {t}")?;
+                }
+                f.write_str(")")
+            }
+            T::Interval(k) => write!(f, "Interval{k}"),
+            T::SimpleAggregateFunction(func, t) => write!(f, "SimpleAggregateFunction({func}, {t})"),
+            T::Unsupported(s) => f.write_str(s),
+            other => write!(f, "{other:?}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod display_tests {
+    use super::DataType;
+
+    #[test]
+    fn display_round_trips() {
+        for s in [
+            "UInt64",
+            "Nullable(String)",
+            "Array(LowCardinality(Nullable(String)))",
+            "DateTime64(3, 'Europe/Moscow')",
+            "Decimal(18, 4)",
+            "Enum8('a' = 1, 'it\\'s' = 2)",
+            "Map(String, Array(UInt8))",
+            "Tuple(`a` UInt8, `b c` String)",
+            "IntervalSecond",
+            "UUID",
+            "IPv6",
+            "FixedString(3)",
+        ] {
+            let t = DataType::parse(s).unwrap();
+            assert_eq!(DataType::parse(&t.to_string()).unwrap(), t, "{s}");
+        }
+    }
+}

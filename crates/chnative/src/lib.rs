@@ -1,1 +1,174 @@
-//! x
+//! chnative: a ClickHouse client over the native TCP protocol.
+//!
+//! Three tiers over one protocol core; this release has the **column tier**:
+//! a SELECT streams borrowed blocks whose fixed-width columns are `&[T]` views of
+//! reusable aligned buffers, and an INSERT sends columns from your slices with
+//! one copy each.
+//!
+//! ```no_run
+//! # async fn demo() -> chnative::Result<()> {
+//! use chnative::{params, Client};
+//! let mut client = Client::connect("clickhouse://default@127.0.0.1:9000/default").await?;
+//! let mut stream = client.stream(("SELECT number AS id, toString(number) AS name FROM numbers(10) WHERE id > {min:UInt64}", params! {"min" => 3u64})).await?;
+//! while let Some(block) = stream.next().await? {
+//!     let ids: &[u64] = block.column("id").unwrap().view().values::<u64>()?;
+//!     let names = block.column("name").unwrap().view().as_strings()?;
+//!     for i in 0..ids.len() {
+//!         println!("{} {:?}", ids[i], names.str(i));
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! **The borrowing rule:** a block borrows the stream, so it must be dropped before
+//! the next call to `next()`; that is how its buffers are reused without copies.
+//! To keep data longer, copy out what you need.
+#![warn(missing_docs)]
+
+mod config;
+mod conn;
+mod error;
+mod insert;
+mod params;
+mod query;
+mod stream;
+
+pub use chnative_proto as proto;
+pub use chnative_proto::packet::{ProfileInfo, Progress, ServerHello};
+pub use chnative_proto::view::{ArrayView, ColumnView, FixedValue, Keys, LowCardinalityView, NullableView, StrView, WireUuid};
+pub use chnative_proto::{Block, Column, DataType};
+pub use config::{Compression, Config};
+pub use error::{Error, Result, ServerError};
+pub use insert::{fixed, Insert, InsertData, InsertSummary, IntoInsertData};
+pub use params::{Params, ToParam};
+pub use query::Query;
+pub use stream::{CancelHandle, QueryStream};
+
+use conn::{new_query_id, Conn, QueryWire};
+
+/// One connection to a ClickHouse server.
+pub struct Client {
+    conn: Conn,
+}
+
+/// Facts the server told us at the handshake.
+#[derive(Debug, Clone)]
+pub struct ServerInfo {
+    /// Server name ("ClickHouse").
+    pub name: String,
+    /// `major.minor.patch`.
+    pub version: (u64, u64, u64),
+    /// The server's protocol revision.
+    pub revision: u64,
+    /// The revision in use: min(ours, server's).
+    pub negotiated_revision: u64,
+    /// Server time zone.
+    pub timezone: String,
+    /// The server's display name.
+    pub display_name: String,
+}
+
+impl Client {
+    /// Connects with a connection string (see [`Config::from_url`]).
+    pub async fn connect(url: &str) -> Result<Client> {
+        Self::connect_with(Config::from_url(url)?).await
+    }
+
+    /// Connects with a [`Config`].
+    pub async fn connect_with(config: Config) -> Result<Client> {
+        Ok(Client { conn: Conn::connect(config).await? })
+    }
+
+    /// What the server said about itself.
+    pub fn server_info(&self) -> ServerInfo {
+        let h = &self.conn.server;
+        ServerInfo {
+            name: h.name.clone(),
+            version: (h.version_major, h.version_minor, h.version_patch),
+            revision: h.revision,
+            negotiated_revision: self.conn.revision,
+            timezone: h.timezone.clone(),
+            display_name: h.display_name.clone(),
+        }
+    }
+
+    /// False once the connection was closed after an error; make a new client then.
+    pub fn is_usable(&self) -> bool {
+        !self.conn.is_broken()
+    }
+
+    fn wire(q: Query) -> QueryWire {
+        QueryWire {
+            id: q.id.unwrap_or_else(new_query_id),
+            sql: q.sql,
+            settings: q
+                .settings
+                .into_iter()
+                .map(|(k, v)| (k, v, chnative_proto::packet::SETTING_IMPORTANT))
+                .collect(),
+            params: q.params.into_iter().map(|(k, v)| (k, chnative_proto::packet::encode_parameter(&v))).collect(),
+        }
+    }
+
+    /// Starts a query and streams its result block by block.
+    pub async fn stream(&mut self, query: impl Into<Query>) -> Result<QueryStream<'_>> {
+        let q = Self::wire(query.into());
+        self.conn.send_query(&q).await?;
+        Ok(QueryStream::new(&mut self.conn, q.id))
+    }
+
+    /// Runs a statement (DDL, INSERT … SELECT, SYSTEM …) and discards any result.
+    pub async fn execute(&mut self, query: impl Into<Query>) -> Result<Progress> {
+        self.stream(query).await?.finish_all().await
+    }
+
+    /// Runs a query returning one value: the first column of the first row.
+    pub async fn query_scalar<T: Scalar>(&mut self, query: impl Into<Query>) -> Result<T> {
+        let mut s = self.stream(query).await?;
+        let mut out: Option<T> = None;
+        while let Some(block) = s.next().await? {
+            if out.is_none() {
+                let col = block.columns().first().ok_or_else(|| Error::Usage("the query returned no columns".into()))?;
+                out = Some(T::from_column(&col.view())?);
+            }
+        }
+        out.ok_or_else(|| Error::Usage("the query returned no rows".into()))
+    }
+
+    /// Starts an INSERT into `table` (a name, optionally `db.table`, used verbatim).
+    pub fn insert<'a>(&mut self, table: &str) -> Insert<'_, 'a> {
+        Insert::new(&mut self.conn, table)
+    }
+
+    /// Checks the server answers.
+    pub async fn ping(&mut self) -> Result<()> {
+        self.conn.ping().await
+    }
+}
+
+/// A value [`Client::query_scalar`] can return.
+pub trait Scalar: Sized {
+    /// Reads row 0 of `col`.
+    fn from_column(col: &ColumnView<'_>) -> Result<Self>;
+}
+
+macro_rules! fixed_scalar {
+    ($($t:ty),*) => {$(
+        impl Scalar for $t {
+            fn from_column(col: &ColumnView<'_>) -> Result<Self> {
+                col.values::<$t>()?.first().copied().ok_or_else(|| Error::Usage("empty column".into()))
+            }
+        }
+    )*};
+}
+fixed_scalar!(u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, f32, f64, WireUuid, [u8; 16], [u8; 32]);
+
+impl Scalar for String {
+    fn from_column(col: &ColumnView<'_>) -> Result<Self> {
+        let s = col.as_strings()?;
+        if s.is_empty() {
+            return Err(Error::Usage("empty column".into()));
+        }
+        Ok(String::from_utf8_lossy(s.bytes(0)).into_owned())
+    }
+}

@@ -1,0 +1,68 @@
+//! A query: SQL text plus parameters, settings and an id.
+
+use crate::params::{Params, ToParam};
+
+/// SQL with its parameters, settings and id.
+///
+/// ```
+/// use chnative::Query;
+/// let q = Query::new("SELECT * FROM t WHERE id > {min:UInt64}")
+///     .bind("min", 10u64)
+///     .setting("max_threads", "2");
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    pub(crate) sql: String,
+    pub(crate) params: Vec<(String, String)>,
+    pub(crate) settings: Vec<(String, String)>,
+    pub(crate) id: Option<String>,
+}
+
+impl Query {
+    /// A query with no parameters.
+    pub fn new(sql: impl Into<String>) -> Self {
+        Query { sql: sql.into(), ..Default::default() }
+    }
+
+    /// Fills the `{name:Type}` placeholder `name`.
+    pub fn bind(mut self, name: impl Into<String>, value: impl ToParam) -> Self {
+        self.params.push((name.into(), value.to_param()));
+        self
+    }
+
+    /// Adds several parameters.
+    pub fn params(mut self, params: Params) -> Self {
+        self.params.extend(params.0);
+        self
+    }
+
+    /// A server setting for this query only.
+    pub fn setting(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.settings.push((name.into(), value.into()));
+        self
+    }
+
+    /// Uses this query id instead of a generated one.
+    pub fn id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+}
+
+impl From<&str> for Query {
+    fn from(sql: &str) -> Self {
+        Query::new(sql)
+    }
+}
+
+impl From<String> for Query {
+    fn from(sql: String) -> Self {
+        Query::new(sql)
+    }
+}
+
+impl From<(&str, Params)> for Query {
+    fn from((sql, params): (&str, Params)) -> Self {
+        Query::new(sql).params(params)
+    }
+}
