@@ -225,11 +225,12 @@ mod tests {
     /// 1 MiB buffer; the values are its columns 3 and 4
     /// (`Uint128Low64/Uint128High64(CityHash128(..))`).
     ///
-    /// The lengths reach every branch: 0, 1..=3, 4..=8 and 9..=15 (short
-    /// inputs; 8..=15 also take the special seeding), 16 (empty murmur),
-    /// 17..=143 (murmur with one or more 16-byte steps), 144 (exactly one
-    /// 128-byte block, no tail), 145..=271 with one to four 32-byte tail
-    /// chunks, 272+ (several blocks) and 1 MiB (8191 blocks + 4 tail chunks).
+    /// The lengths reach every branch: 0, 1..=3 and 4..=7 (the short hashes
+    /// on the input itself), 8..=15 (seeded from the input, empty murmur),
+    /// 16..=32 (murmur's short path on the 0..=16 bytes after the seed),
+    /// 33..=143 (murmur with 16-byte steps), 144 (exactly one 128-byte block,
+    /// no tail), 145..=271 (one to four 32-byte tail chunks), 272+ (several
+    /// blocks) and 1 MiB (8191 blocks + 4 tail chunks).
     const V102_ROWS: &[(usize, u64, u64)] = &[
         (0, 0x3df09dfc64c09a2b, 0x3cb540c392e51e29),
         (1, 0x1290f0e8a5caa74d, 0xca4c6bf7583f5cda),

@@ -1,0 +1,86 @@
+//! Handshake, revisions, authentication, ping, server info.
+
+mod common;
+use common::*;
+
+#[tokio::test]
+async fn connects_at_every_revision_and_compression() {
+    for rev in REVISIONS {
+        for comp in ["none", "lz4", "zstd"] {
+            let mut c = client_at(rev, comp).await;
+            let info = c.server_info();
+            assert_eq!(info.name, "ClickHouse");
+            assert_eq!(info.version.0, 26);
+            assert_eq!(info.revision, 54492);
+            assert_eq!(info.negotiated_revision, rev);
+            assert!(!info.timezone.is_empty());
+            c.ping().await.unwrap();
+            let one: u8 = c.query_scalar("SELECT 1").await.unwrap();
+            assert_eq!(one, 1);
+            let v: String = c.query_scalar("SELECT version()").await.unwrap();
+            assert!(v.starts_with("26.9"), "{v}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn password_user_and_wrong_password() {
+    let s = server();
+    let mut ok = chnative::Client::connect(&format!("clickhouse://chn_pw:secret@{}:{}/default", s.host, s.tcp_port))
+        .await
+        .expect("user with password");
+    let me: String = ok.query_scalar("SELECT currentUser()").await.unwrap();
+    assert_eq!(me, "chn_pw");
+
+    let err = chnative::Client::connect(&format!("clickhouse://chn_pw:wrong@{}:{}/default", s.host, s.tcp_port))
+        .await
+        .err()
+        .expect("wrong password must fail");
+    match &err {
+        chnative::Error::Server(e) => {
+            assert_eq!(e.code, 516, "{e}");
+            assert!(e.message.contains("password") || e.message.contains("Authentication"), "{e}");
+        }
+        other => panic!("expected a server error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn unknown_database_is_a_server_error() {
+    let s = server();
+    let err = chnative::Client::connect(&format!("clickhouse://default@{}:{}/no_such_db_xyz", s.host, s.tcp_port))
+        .await
+        .err()
+        .expect("must fail");
+    assert_eq!(err.server_code(), Some(81), "{err}");
+}
+
+#[tokio::test]
+async fn ping_between_queries_and_settings_from_url() {
+    let mut c = chnative::Client::connect(&url("set_max_threads=3&client_name=chn-test")).await.unwrap();
+    c.ping().await.unwrap();
+    let v: String = c.query_scalar("SELECT getSetting('max_threads')::String").await.unwrap();
+    assert_eq!(v, "3");
+    c.ping().await.unwrap();
+}
+
+#[tokio::test]
+async fn server_exception_leaves_connection_usable() {
+    // Note: ClickHouse 26.9 ignores unknown settings in the Query packet even with
+    // the IMPORTANT flag; asking for one by name is what fails.
+    let mut c = chnative::Client::connect(&url("set_no_such_setting_xyz=1")).await.unwrap();
+    let err = c.execute("SELECT getSetting('no_such_setting_xyz')").await.unwrap_err();
+    assert_eq!(err.server_code(), Some(115), "{err}");
+    match &err {
+        chnative::Error::Server(e) => {
+            assert_eq!(e.name, "DB::Exception");
+            assert!(e.message.contains("Unknown setting"), "{e}");
+            assert!(!e.stack_trace.is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(c.is_usable());
+    c.ping().await.unwrap();
+    let one: u8 = c.query_scalar("SELECT 1").await.unwrap();
+    assert_eq!(one, 1);
+}
