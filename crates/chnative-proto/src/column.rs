@@ -134,8 +134,11 @@ pub struct Layout {
 impl Layout {
     /// The layout used at `revision`.
     pub fn for_revision(revision: u64) -> Layout {
+        // LowCardinality dictionaries go through the single-stream bulk writer, which
+        // keeps the VarUInt-prefixed String layout even at 54492 (seen on 26.9:
+        // `00 01 30 01 31 01 32`).
         let sized = revision >= crate::revision::STRING_WITH_SIZE_STREAM;
-        Layout { sized_strings: sized, sized_dict_strings: sized }
+        Layout { sized_strings: sized, sized_dict_strings: false }
     }
 }
 
