@@ -177,7 +177,13 @@ impl Block {
 
     /// Decodes a block (after the packet's table name) into `self`, reusing
     /// columns whose name and type match the previous block's.
-    pub fn read(&mut self, r: &mut Reader<'_>, revision: u64, limits: &BlockLimits, pool: &mut BufferPool) -> Result<()> {
+    pub fn read(
+        &mut self,
+        r: &mut Reader<'_>,
+        revision: u64,
+        limits: &BlockLimits,
+        pool: &mut BufferPool,
+    ) -> Result<()> {
         self.info.read(r)?;
         let ncols = r.varuint_bounded("column count", limits.max_columns)?;
         let rows = r.varuint_bounded("row count", limits.max_rows)?;
@@ -212,12 +218,17 @@ impl Block {
                 }
             }
             let col = &mut self.columns[i];
-            let info =
-                if revision >= revision::CUSTOM_SERIALIZATION && r.bool()? { Some(SerInfo::read(r, &col.data)?) } else { None };
+            let info = if revision >= revision::CUSTOM_SERIALIZATION && r.bool()? {
+                Some(SerInfo::read(r, &col.data)?)
+            } else {
+                None
+            };
             if rows > 0 {
                 col.data.read_prefix(r)?;
                 col.data.read_data(r, rows, info.as_ref(), layout, pool).map_err(|e| match e {
-                    ProtoError::Type { ty, reason } => ProtoError::Type { ty, reason: format!("column `{}`: {reason}", col.name) },
+                    ProtoError::Type { ty, reason } => {
+                        ProtoError::Type { ty, reason: format!("column `{}`: {reason}", col.name) }
+                    }
                     e => e,
                 })?;
             } else {
@@ -230,7 +241,13 @@ impl Block {
 
     /// Encodes the block (BlockInfo, headers and data) for the revision.
     pub fn write(&self, out: &mut Vec<u8>, revision: u64) -> Result<()> {
-        write_block(out, revision, &self.info, self.rows, self.columns.iter().map(|c| (c.name(), c.type_name(), &c.data)))
+        write_block(
+            out,
+            revision,
+            &self.info,
+            self.rows,
+            self.columns.iter().map(|c| (c.name(), c.type_name(), &c.data)),
+        )
     }
 }
 

@@ -112,16 +112,22 @@ impl AlignedBuf {
     /// `size_of::<T>()`, which column constructors rule out.
     #[inline]
     pub fn typed<T: Pod>(&self) -> Result<&[T]> {
-        bytemuck::try_cast_slice(self.as_bytes())
-            .map_err(|e| ProtoError::violation(format!("buffer of {} bytes viewed as {}: {e:?}", self.len, std::any::type_name::<T>())))
+        bytemuck::try_cast_slice(self.as_bytes()).map_err(|e| {
+            ProtoError::violation(format!(
+                "buffer of {} bytes viewed as {}: {e:?}",
+                self.len,
+                std::any::type_name::<T>()
+            ))
+        })
     }
 
     /// Views the contents as `&mut [T]`.
     #[inline]
     pub fn typed_mut<T: Pod>(&mut self) -> Result<&mut [T]> {
         let len = self.len;
-        bytemuck::try_cast_slice_mut(self.as_bytes_mut())
-            .map_err(|e| ProtoError::violation(format!("buffer of {len} bytes viewed as {}: {e:?}", std::any::type_name::<T>())))
+        bytemuck::try_cast_slice_mut(self.as_bytes_mut()).map_err(|e| {
+            ProtoError::violation(format!("buffer of {len} bytes viewed as {}: {e:?}", std::any::type_name::<T>()))
+        })
     }
 }
 

@@ -176,10 +176,15 @@ impl ColumnData {
             DataType::Nullable(t) => {
                 ColumnData::Nullable { nulls: pool.take(), inner: Box::new(ColumnData::for_type(t, pool)?) }
             }
-            DataType::Array(t) => ColumnData::Array { offsets: pool.take(), inner: Box::new(ColumnData::for_type(t, pool)?) },
+            DataType::Array(t) => {
+                ColumnData::Array { offsets: pool.take(), inner: Box::new(ColumnData::for_type(t, pool)?) }
+            }
             DataType::Map(k, v) => ColumnData::Array {
                 offsets: pool.take(),
-                inner: Box::new(ColumnData::Tuple(vec![ColumnData::for_type(k, pool)?, ColumnData::for_type(v, pool)?])),
+                inner: Box::new(ColumnData::Tuple(vec![
+                    ColumnData::for_type(k, pool)?,
+                    ColumnData::for_type(v, pool)?,
+                ])),
             },
             DataType::Tuple(elems) if elems.is_empty() => ColumnData::Fixed { width: 1, data: pool.take() },
             DataType::Tuple(elems) => {
@@ -209,7 +214,9 @@ impl ColumnData {
             ColumnData::Nullable { inner, .. } => {
                 ColumnData::Nullable { nulls: pool.take(), inner: Box::new(inner.empty_like(pool)) }
             }
-            ColumnData::Array { inner, .. } => ColumnData::Array { offsets: pool.take(), inner: Box::new(inner.empty_like(pool)) },
+            ColumnData::Array { inner, .. } => {
+                ColumnData::Array { offsets: pool.take(), inner: Box::new(inner.empty_like(pool)) }
+            }
             ColumnData::Tuple(cols) => ColumnData::Tuple(cols.iter().map(|c| c.empty_like(pool)).collect()),
             ColumnData::LowCardinality { dict, nullable, .. } => ColumnData::LowCardinality {
                 dict: Box::new(dict.empty_like(pool)),
@@ -643,7 +650,13 @@ fn max_key(keys: &AlignedBuf, kw: u8) -> Result<u64> {
     })
 }
 
-fn read_strings(r: &mut Reader<'_>, rows: usize, offsets: &mut AlignedBuf, data: &mut AlignedBuf, sized: bool) -> Result<()> {
+fn read_strings(
+    r: &mut Reader<'_>,
+    rows: usize,
+    offsets: &mut AlignedBuf,
+    data: &mut AlignedBuf,
+    sized: bool,
+) -> Result<()> {
     if sized {
         offsets.set_from(r.bytes(checked_len(rows, 8)?)?);
         let total = check_offsets(offsets.typed::<u64>()?)?;

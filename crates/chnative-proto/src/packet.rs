@@ -347,25 +347,32 @@ impl Query<'_> {
     }
 }
 
-/// Encodes a query parameter's text for the wire: TSV-escaped, then single-quoted.
+/// Escapes text the way ClickHouse's TSV reader unescapes it.
 ///
-/// The server unquotes the value as a Field dump and then parses the text with
-/// the TSV escaping rules of the placeholder's type, so both layers are needed.
-pub fn encode_parameter(text: &str) -> String {
-    let mut tsv = String::with_capacity(text.len() + 2);
+/// A `String` placeholder's value is parsed with the TSV escaping rules, so raw
+/// tabs, newlines and backslashes in a string parameter must be escaped first.
+/// Compound values (arrays, tuples) are parsed as literals and must not be.
+pub fn escape_tsv(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
     for c in text.chars() {
         match c {
-            '\\' => tsv.push_str("\\\\"),
-            '\t' => tsv.push_str("\\t"),
-            '\n' => tsv.push_str("\\n"),
-            '\r' => tsv.push_str("\\r"),
-            '\0' => tsv.push_str("\\0"),
-            c => tsv.push(c),
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\0' => out.push_str("\\0"),
+            c => out.push(c),
         }
     }
-    let mut q = String::with_capacity(tsv.len() + 2);
+    out
+}
+
+/// Encodes a query parameter's text for the wire: single-quoted with backslash
+/// escapes, because the server reads parameter values as quoted Field dumps.
+pub fn encode_parameter(text: &str) -> String {
+    let mut q = String::with_capacity(text.len() + 2);
     q.push('\'');
-    for c in tsv.chars() {
+    for c in text.chars() {
         match c {
             '\\' => q.push_str("\\\\"),
             '\'' => q.push_str("\\'"),
@@ -453,7 +460,12 @@ pub struct Progress {
 impl Progress {
     /// Reads a Progress body at negotiated revision `v`.
     pub fn read(r: &mut Reader<'_>, v: u64) -> Result<Progress> {
-        let mut p = Progress { read_rows: r.varuint()?, read_bytes: r.varuint()?, total_rows_to_read: r.varuint()?, ..Default::default() };
+        let mut p = Progress {
+            read_rows: r.varuint()?,
+            read_bytes: r.varuint()?,
+            total_rows_to_read: r.varuint()?,
+            ..Default::default()
+        };
         if v >= rev::TOTAL_BYTES_IN_PROGRESS {
             p.total_bytes_to_read = r.varuint()?;
         }
@@ -581,7 +593,9 @@ pub fn read_server_packet(r: &mut Reader<'_>, our_revision: u64, v: u64) -> Resu
         server_code::HELLO => ServerPacket::Hello(ServerHello::read(r, our_revision)?),
         server_code::DATA => ServerPacket::Block { kind: BlockKind::Data, table: r.string_owned(MAX_META_STRING)? },
         server_code::TOTALS => ServerPacket::Block { kind: BlockKind::Totals, table: r.string_owned(MAX_META_STRING)? },
-        server_code::EXTREMES => ServerPacket::Block { kind: BlockKind::Extremes, table: r.string_owned(MAX_META_STRING)? },
+        server_code::EXTREMES => {
+            ServerPacket::Block { kind: BlockKind::Extremes, table: r.string_owned(MAX_META_STRING)? }
+        }
         server_code::LOG => ServerPacket::Block { kind: BlockKind::Log, table: r.string_owned(MAX_META_STRING)? },
         server_code::PROFILE_EVENTS => {
             ServerPacket::Block { kind: BlockKind::ProfileEvents, table: r.string_owned(MAX_META_STRING)? }
@@ -612,9 +626,9 @@ mod tests {
     #[test]
     fn parameter_encoding() {
         assert_eq!(encode_parameter("42"), "'42'");
-        assert_eq!(encode_parameter("a\tb"), r"'a\\tb'");
+        assert_eq!(encode_parameter(&escape_tsv("a\tb")), r"'a\\tb'");
         assert_eq!(encode_parameter("it's"), r"'it\'s'");
-        assert_eq!(encode_parameter(r"c:\x"), r"'c:\\\\x'");
+        assert_eq!(encode_parameter(&escape_tsv(r"c:\x")), r"'c:\\\\x'");
     }
 
     #[test]

@@ -57,7 +57,10 @@ pub enum DataType {
     Ipv4,
     Ipv6,
     /// Precision and scale. `Decimal32(S)` etc. are normalised to their precision.
-    Decimal { precision: u8, scale: u8 },
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
     /// Label → value pairs in declaration order.
     Enum8(Vec<(String, i8)>),
     Enum16(Vec<(String, i16)>),
@@ -128,9 +131,9 @@ impl DataType {
             DataType::Ring | DataType::LineString => Cow::Owned(arr(point())),
             DataType::Polygon | DataType::MultiLineString => Cow::Owned(arr(arr(point()))),
             DataType::MultiPolygon => Cow::Owned(arr(arr(arr(point())))),
-            DataType::Nested(fields) => Cow::Owned(arr(DataType::Tuple(
-                fields.iter().map(|(n, t)| (Some(n.clone()), t.clone())).collect(),
-            ))),
+            DataType::Nested(fields) => {
+                Cow::Owned(arr(DataType::Tuple(fields.iter().map(|(n, t)| (Some(n.clone()), t.clone())).collect())))
+            }
             DataType::SimpleAggregateFunction(_, t) => Cow::Owned((**t).clone()),
             _ => Cow::Borrowed(self),
         }
@@ -533,7 +536,10 @@ mod tests {
             DataType::parse("Array(LowCardinality(Nullable(String)))").unwrap(),
             T::Array(Box::new(T::LowCardinality(Box::new(T::Nullable(Box::new(T::String))))))
         );
-        assert_eq!(DataType::parse("DateTime64(3, 'Europe/Moscow')").unwrap(), T::DateTime64(3, Some("Europe/Moscow".into())));
+        assert_eq!(
+            DataType::parse("DateTime64(3, 'Europe/Moscow')").unwrap(),
+            T::DateTime64(3, Some("Europe/Moscow".into()))
+        );
         assert_eq!(DataType::parse("DateTime('UTC')").unwrap(), T::DateTime(Some("UTC".into())));
         assert_eq!(DataType::parse("Decimal(38, 10)").unwrap(), T::Decimal { precision: 38, scale: 10 });
         assert_eq!(DataType::parse("FixedString(16)").unwrap(), T::FixedString(16));
@@ -571,7 +577,8 @@ mod tests {
 
     #[test]
     fn malformed_names_fail() {
-        for s in ["", "Array(", "Array(UInt8", "UInt8)", "Nullable()", "Decimal(100, 2)", "FixedString(x)", "Enum8(1)"] {
+        for s in ["", "Array(", "Array(UInt8", "UInt8)", "Nullable()", "Decimal(100, 2)", "FixedString(x)", "Enum8(1)"]
+        {
             assert!(DataType::parse(s).is_err(), "{s}");
         }
     }

@@ -122,7 +122,11 @@ impl<'a> ColumnView<'a> {
     }
 
     fn mismatch(&self, requested: &str) -> ProtoError {
-        ProtoError::TypeMismatch { column: self.name.to_string(), requested: requested.to_string(), actual: self.type_name.to_string() }
+        ProtoError::TypeMismatch {
+            column: self.name.to_string(),
+            requested: requested.to_string(),
+            actual: self.type_name.to_string(),
+        }
     }
 
     /// The column's type.
@@ -149,7 +153,9 @@ impl<'a> ColumnView<'a> {
     pub fn values<T: FixedValue>(&self) -> Result<&'a [T]> {
         let ty = strip_simple_agg(&self.ty);
         match self.data {
-            ColumnData::Fixed { data, width } if T::accepts(ty) && *width == std::mem::size_of::<T>() => data.typed::<T>(),
+            ColumnData::Fixed { data, width } if T::accepts(ty) && *width == std::mem::size_of::<T>() => {
+                data.typed::<T>()
+            }
             _ => Err(self.mismatch(T::RUST_NAME)),
         }
     }

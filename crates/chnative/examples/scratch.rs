@@ -5,7 +5,9 @@ async fn main() -> chnative::Result<()> {
     let mut c = chnative::Client::connect(&url).await?;
     let mut s = c.stream(sql.as_str()).await?;
     while let Some(b) = s.next().await? {
-        for col in b.columns() { println!("{} {} rows={} {:?}", col.name(), col.type_name(), col.rows(), col.data()); }
+        for col in b.columns() {
+            println!("{} {} rows={} {:?}", col.name(), col.type_name(), col.rows(), col.data());
+        }
     }
     Ok(())
 }

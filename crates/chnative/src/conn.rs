@@ -192,7 +192,10 @@ impl Conn {
             self.io.flush().await
         };
         let res = match self.cfg.read_timeout {
-            Some(d) => tokio::time::timeout(d, fut).await.map_err(|_| Error::Timeout("writing")).and_then(|r| r.map_err(Error::Io)),
+            Some(d) => tokio::time::timeout(d, fut)
+                .await
+                .map_err(|_| Error::Timeout("writing"))
+                .and_then(|r| r.map_err(Error::Io)),
             None => fut.await.map_err(Error::Io),
         };
         self.wbuf.clear();
@@ -387,7 +390,8 @@ impl Conn {
         self.prepare().await?;
         let method = self.cfg.compression.method();
         self.compressing = method.is_some();
-        let mut settings: Vec<(String, String, u64)> = Vec::with_capacity(self.cfg.settings.len() + q.settings.len() + 2);
+        let mut settings: Vec<(String, String, u64)> =
+            Vec::with_capacity(self.cfg.settings.len() + q.settings.len() + 2);
         match self.cfg.compression {
             crate::Compression::Lz4 => settings.push(("network_compression_method".into(), "LZ4".into(), 0)),
             crate::Compression::Zstd(level) => {

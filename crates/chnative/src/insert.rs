@@ -138,7 +138,8 @@ impl<'a> InsertData<'a> {
                 }
             }
             InsertData::Blob { offsets, data } => {
-                if !offsets.windows(2).all(|w| w[0] <= w[1]) || offsets.last().is_some_and(|&l| l as usize > data.len()) {
+                if !offsets.windows(2).all(|w| w[0] <= w[1]) || offsets.last().is_some_and(|&l| l as usize > data.len())
+                {
                     return Err(bad("string offsets are not monotonic or exceed the data"));
                 }
             }
@@ -149,7 +150,9 @@ impl<'a> InsertData<'a> {
                 inner.validate(column)?;
             }
             InsertData::Array { offsets, inner } => {
-                if !offsets.windows(2).all(|w| w[0] <= w[1]) || offsets.last().map_or(0, |&l| l as usize) != inner.rows() {
+                if !offsets.windows(2).all(|w| w[0] <= w[1])
+                    || offsets.last().map_or(0, |&l| l as usize) != inner.rows()
+                {
                     return Err(bad("array offsets are not monotonic or do not end at the element count"));
                 }
                 inner.validate(column)?;
@@ -361,7 +364,14 @@ fn columns_with_defaults(description: &str) -> Vec<(String, bool)> {
 
 impl<'c, 'a> Insert<'c, 'a> {
     pub(crate) fn new(conn: &'c mut Conn, table: &str) -> Self {
-        Insert { conn, table: table.to_string(), columns: Vec::new(), settings: Vec::new(), allow_missing: false, error: None }
+        Insert {
+            conn,
+            table: table.to_string(),
+            columns: Vec::new(),
+            settings: Vec::new(),
+            allow_missing: false,
+            error: None,
+        }
     }
 
     /// Adds a column by name.
@@ -412,7 +422,11 @@ impl<'c, 'a> Insert<'c, 'a> {
         let rows = columns[0].1.rows();
         for (name, data) in &columns {
             if data.rows() != rows {
-                return Err(Error::Usage(format!("column `{name}` has {} rows, `{}` has {rows}", data.rows(), columns[0].0)));
+                return Err(Error::Usage(format!(
+                    "column `{name}` has {} rows, `{}` has {rows}",
+                    data.rows(),
+                    columns[0].0
+                )));
             }
             data.validate(name)?;
         }

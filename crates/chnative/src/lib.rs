@@ -35,7 +35,9 @@ mod stream;
 
 pub use chnative_proto as proto;
 pub use chnative_proto::packet::{ProfileInfo, Progress, ServerHello};
-pub use chnative_proto::view::{ArrayView, ColumnView, FixedValue, Keys, LowCardinalityView, NullableView, StrView, WireUuid};
+pub use chnative_proto::view::{
+    ArrayView, ColumnView, FixedValue, Keys, LowCardinalityView, NullableView, StrView, WireUuid,
+};
 pub use chnative_proto::{Block, Column, DataType};
 pub use config::{Compression, Config};
 pub use error::{Error, Result, ServerError};
@@ -101,11 +103,7 @@ impl Client {
         QueryWire {
             id: q.id.unwrap_or_else(new_query_id),
             sql: q.sql,
-            settings: q
-                .settings
-                .into_iter()
-                .map(|(k, v)| (k, v, chnative_proto::packet::SETTING_IMPORTANT))
-                .collect(),
+            settings: q.settings.into_iter().map(|(k, v)| (k, v, chnative_proto::packet::SETTING_IMPORTANT)).collect(),
             params: q.params.into_iter().map(|(k, v)| (k, chnative_proto::packet::encode_parameter(&v))).collect(),
         }
     }
@@ -128,7 +126,8 @@ impl Client {
         let mut out: Option<T> = None;
         while let Some(block) = s.next().await? {
             if out.is_none() {
-                let col = block.columns().first().ok_or_else(|| Error::Usage("the query returned no columns".into()))?;
+                let col =
+                    block.columns().first().ok_or_else(|| Error::Usage("the query returned no columns".into()))?;
                 out = Some(T::from_column(&col.view())?);
             }
         }

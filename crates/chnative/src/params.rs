@@ -41,7 +41,7 @@ fn quote_nested(s: &str) -> String {
 
 impl ToParam for str {
     fn to_param(&self) -> String {
-        self.to_string()
+        chnative_proto::packet::escape_tsv(self)
     }
     fn to_param_nested(&self) -> String {
         quote_nested(self)
@@ -50,7 +50,7 @@ impl ToParam for str {
 
 impl ToParam for String {
     fn to_param(&self) -> String {
-        self.clone()
+        chnative_proto::packet::escape_tsv(self)
     }
     fn to_param_nested(&self) -> String {
         quote_nested(self)

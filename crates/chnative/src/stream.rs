@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use chnative_proto::packet::{BlockKind, Progress, ProfileInfo, ServerPacket};
+use chnative_proto::packet::{BlockKind, ProfileInfo, Progress, ServerPacket};
 use chnative_proto::Block;
 use tokio::sync::Notify;
 
@@ -274,11 +274,8 @@ impl Drop for QueryStream<'_> {
         if !self.finished {
             // The query still runs on the server: stop it now if the socket takes
             // the byte without waiting, and drain its end before the next query.
-            self.conn.pending = if self.cancel_sent || self.conn.try_cancel_now() {
-                Pending::Drain
-            } else {
-                Pending::CancelAndDrain
-            };
+            self.conn.pending =
+                if self.cancel_sent || self.conn.try_cancel_now() { Pending::Drain } else { Pending::CancelAndDrain };
         }
     }
 }

@@ -68,12 +68,7 @@ pub fn http(sql: &str) -> String {
     use std::io::{Read, Write};
     let s = server();
     let mut sock = std::net::TcpStream::connect((s.host.as_str(), s.http_port)).expect("http connect");
-    let req = format!(
-        "POST / HTTP/1.0\r\nHost: {}\r\nContent-Length: {}\r\n\r\n{}",
-        s.host,
-        sql.len(),
-        sql
-    );
+    let req = format!("POST / HTTP/1.0\r\nHost: {}\r\nContent-Length: {}\r\n\r\n{}", s.host, sql.len(), sql);
     sock.write_all(req.as_bytes()).expect("http write");
     let mut resp = String::new();
     sock.read_to_string(&mut resp).expect("http read");

@@ -1,0 +1,164 @@
+//! Memory proof: streaming a SELECT through the column tier allocates a bounded
+//! amount, independent of the number of rows.
+//!
+//! A counting global allocator wraps `System` and counts bytes and calls for
+//! `alloc`, `alloc_zeroed` and `realloc` (a realloc counts as one allocation of
+//! its growth). The measured window is the streaming only: it starts right after
+//! `client.stream(..)` returned (the query is sent) and ends after the last
+//! `next()` returned `None` and the stream was dropped. Each measurement uses a
+//! fresh connection, so both runs pay for growing the reusable buffers once.
+//!
+//! This file holds a single test so that no other test allocates concurrently.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+struct Counting;
+
+static BYTES: AtomicU64 = AtomicU64::new(0);
+static CALLS: AtomicU64 = AtomicU64::new(0);
+static LIVE: AtomicU64 = AtomicU64::new(0);
+static PEAK: AtomicU64 = AtomicU64::new(0);
+
+fn grew(by: u64) {
+    BYTES.fetch_add(by, Relaxed);
+    CALLS.fetch_add(1, Relaxed);
+    let live = LIVE.fetch_add(by, Relaxed) + by;
+    PEAK.fetch_max(live, Relaxed);
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        grew(layout.size() as u64);
+        System.alloc(layout)
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        grew(layout.size() as u64);
+        System.alloc_zeroed(layout)
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as u64, Relaxed);
+        System.dealloc(ptr, layout)
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let old = layout.size() as u64;
+        let new = new_size as u64;
+        if new > old {
+            grew(new - old);
+        } else {
+            CALLS.fetch_add(1, Relaxed);
+            LIVE.fetch_sub(old - new, Relaxed);
+        }
+        System.realloc(ptr, layout, new_size)
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[derive(Debug, Clone, Copy)]
+struct Measure {
+    rows: u64,
+    blocks: u64,
+    bytes: u64,
+    allocs: u64,
+    /// Highest live heap during the window, above the live heap at its start.
+    peak_above_start: u64,
+}
+
+async fn stream_numbers(compression: &str, n: u64) -> Measure {
+    let mut c = chnative::Client::connect(&common::url(&format!("compression={compression}"))).await.unwrap();
+    let sql = format!("SELECT number, toString(number) FROM numbers({n})");
+    let mut s = c.stream(sql.as_str()).await.unwrap();
+
+    let live0 = LIVE.load(Relaxed);
+    PEAK.store(live0, Relaxed);
+    let (b0, a0) = (BYTES.load(Relaxed), CALLS.load(Relaxed));
+
+    let (mut rows, mut blocks, mut sum, mut str_bytes) = (0u64, 0u64, 0u64, 0u64);
+    while let Some(block) = s.next().await.unwrap() {
+        let cols = block.columns();
+        let nums = cols[0].view();
+        let nums = nums.values::<u64>().unwrap();
+        let strs = cols[1].view().as_strings().unwrap();
+        assert_eq!(nums.len(), strs.len());
+        sum = sum.wrapping_add(nums.iter().copied().fold(0u64, u64::wrapping_add));
+        for i in 0..strs.len() {
+            str_bytes += strs.bytes(i).len() as u64;
+        }
+        rows += block.rows() as u64;
+        blocks += 1;
+    }
+    drop(s);
+
+    let m = Measure {
+        rows,
+        blocks,
+        bytes: BYTES.load(Relaxed) - b0,
+        allocs: CALLS.load(Relaxed) - a0,
+        peak_above_start: PEAK.load(Relaxed).saturating_sub(live0),
+    };
+
+    // The data was really read: check it against closed forms.
+    assert_eq!(rows, n);
+    assert_eq!(sum, n * (n - 1) / 2);
+    let expected_str_bytes: u64 = (0..20u32)
+        .map(|d| {
+            let lo = if d == 0 { 0 } else { 10u64.pow(d) };
+            let hi = 10u64.pow(d + 1).min(n);
+            if hi > lo {
+                (hi - lo) * (d as u64 + 1)
+            } else {
+                0
+            }
+        })
+        .sum();
+    assert_eq!(str_bytes, expected_str_bytes);
+    m
+}
+
+#[test]
+fn streaming_allocation_is_bounded_by_block_not_row_count() {
+    common::server();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        for compression in ["lz4", "none"] {
+            // Warm-up: first connection pays for lazy statics (none are expected, but be fair).
+            stream_numbers(compression, 10_000).await;
+            let small = stream_numbers(compression, 1_000_000).await;
+            let large = stream_numbers(compression, 10_000_000).await;
+            for m in [small, large] {
+                println!(
+                    "alloc[{compression}] rows={} blocks={} bytes_allocated={} allocations={} peak_live_above_start={} \
+                     (bytes/row={:.4}, allocations/block={:.2})",
+                    m.rows,
+                    m.blocks,
+                    m.bytes,
+                    m.allocs,
+                    m.peak_above_start,
+                    m.bytes as f64 / m.rows as f64,
+                    m.allocs as f64 / m.blocks as f64,
+                );
+            }
+            let limit = small.bytes + small.bytes / 10 + (256 << 10);
+            assert!(
+                large.bytes <= limit,
+                "[{compression}] 10M rows allocated {} bytes, over the 1M run's {} bytes x1.1 + 256 KiB = {limit}",
+                large.bytes,
+                small.bytes
+            );
+            let peak_limit = small.peak_above_start + small.peak_above_start / 10 + (256 << 10);
+            assert!(
+                large.peak_above_start <= peak_limit,
+                "[{compression}] peak live heap grew with rows: 10M {} vs 1M {}",
+                large.peak_above_start,
+                small.peak_above_start
+            );
+        }
+    });
+}
