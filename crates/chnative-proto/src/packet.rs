@@ -479,7 +479,8 @@ impl Progress {
         Ok(p)
     }
 
-    /// Adds an increment (elapsed time is a running value, so it is replaced).
+    /// Adds an increment (the server resets every counter, elapsed time included,
+    /// after each packet).
     pub fn accumulate(&mut self, d: &Progress) {
         self.read_rows += d.read_rows;
         self.read_bytes += d.read_bytes;
@@ -487,7 +488,7 @@ impl Progress {
         self.total_bytes_to_read += d.total_bytes_to_read;
         self.written_rows += d.written_rows;
         self.written_bytes += d.written_bytes;
-        self.elapsed_ns = self.elapsed_ns.max(d.elapsed_ns);
+        self.elapsed_ns += d.elapsed_ns;
     }
 }
 
@@ -579,15 +580,30 @@ pub enum ServerPacket {
         /// `ColumnsDescription` text.
         description: String,
     },
+    /// TableColumns whose body (table name, description) follows in compressed
+    /// frames (revision ≥ 54481 with compression on): decompress, then
+    /// [`read_table_columns_body`].
+    TableColumnsCompressed,
     /// Session time zone for `input()`.
     TimezoneUpdate(String),
     /// Part UUIDs (obsolete; skipped).
     PartUuids,
 }
 
+/// Reads a TableColumns body: table name and column description.
+pub fn read_table_columns_body(r: &mut Reader<'_>) -> Result<ServerPacket> {
+    Ok(ServerPacket::TableColumns {
+        table: r.string_owned(MAX_META_STRING)?,
+        description: r.string_owned(MAX_META_STRING)?,
+    })
+}
+
 /// Reads a server packet's code and body. A code a normal client never receives
 /// is a protocol violation: the caller must drop the connection.
-pub fn read_server_packet(r: &mut Reader<'_>, our_revision: u64, v: u64) -> Result<ServerPacket> {
+///
+/// `compressed` says whether the running query asked for compression; at
+/// revision ≥ 54481 it also covers TableColumns bodies (seen on 26.9).
+pub fn read_server_packet(r: &mut Reader<'_>, our_revision: u64, v: u64, compressed: bool) -> Result<ServerPacket> {
     let code = r.varuint()?;
     Ok(match code {
         server_code::HELLO => ServerPacket::Hello(ServerHello::read(r, our_revision)?),
@@ -605,10 +621,10 @@ pub fn read_server_packet(r: &mut Reader<'_>, our_revision: u64, v: u64) -> Resu
         server_code::PONG => ServerPacket::Pong,
         server_code::END_OF_STREAM => ServerPacket::EndOfStream,
         server_code::PROFILE_INFO => ServerPacket::ProfileInfo(ProfileInfo::read(r, v)?),
-        server_code::TABLE_COLUMNS => ServerPacket::TableColumns {
-            table: r.string_owned(MAX_META_STRING)?,
-            description: r.string_owned(MAX_META_STRING)?,
-        },
+        server_code::TABLE_COLUMNS if compressed && v >= rev::COMPRESSED_LOGS_PROFILE_EVENTS_COLUMNS => {
+            ServerPacket::TableColumnsCompressed
+        }
+        server_code::TABLE_COLUMNS => read_table_columns_body(r)?,
         server_code::TIMEZONE_UPDATE => ServerPacket::TimezoneUpdate(r.string_owned(4096)?),
         server_code::PART_UUIDS => {
             let n = r.varuint_bounded("part uuids", 1 << 24)?;

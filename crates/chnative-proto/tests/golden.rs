@@ -17,7 +17,7 @@ fn decode_all(bytes: &[u8], revision: u64, compressed: bool) -> (Vec<Block>, Ser
     let mut pool = BufferPool::new();
     let mut blocks = Vec::new();
     loop {
-        let p = read_server_packet(&mut r, revision, revision).unwrap();
+        let p = read_server_packet(&mut r, revision, revision, compressed).unwrap();
         match p {
             ServerPacket::Block { kind, .. } => {
                 let mut b = Block::new();
@@ -162,7 +162,7 @@ fn truncated_captures_never_panic() {
             let mut r = Reader::new(&b[..cut]);
             let mut pool = BufferPool::new();
             loop {
-                match read_server_packet(&mut r, rev, rev) {
+                match read_server_packet(&mut r, rev, rev, false) {
                     Ok(ServerPacket::Block { .. }) => {
                         let mut blk = Block::new();
                         if blk.read(&mut r, rev, &BlockLimits::default(), &mut pool).is_err() {

@@ -253,7 +253,11 @@ impl Conn {
         self.check_usable()?;
         loop {
             let mut r = Reader::new(&self.rbuf[self.rpos..]);
-            match packet::read_server_packet(&mut r, self.cfg.revision, self.revision) {
+            match packet::read_server_packet(&mut r, self.cfg.revision, self.revision, self.compressing) {
+                Ok(ServerPacket::TableColumnsCompressed) => {
+                    self.rpos += r.position();
+                    return self.read_compressed(packet::read_table_columns_body).await;
+                }
                 Ok(p) => {
                     self.rpos += r.position();
                     return Ok(p);
@@ -306,16 +310,30 @@ impl Conn {
     }
 
     async fn read_compressed_block(&mut self, block: &mut Block) -> Result<()> {
+        let (revision, limits) = (self.revision, self.limits);
+        let mut pool = std::mem::take(&mut self.pool);
+        let res = self.read_compressed(|r| block.read(r, revision, &limits, &mut pool)).await;
+        self.pool = pool;
+        res
+    }
+
+    /// Decompresses frames until `parse` succeeds on their bytes. A compressed
+    /// body always ends on a frame boundary, and the decoder's `Incomplete`
+    /// bound says how many more frames to read before trying again.
+    async fn read_compressed<T>(
+        &mut self,
+        mut parse: impl FnMut(&mut Reader<'_>) -> chnative_proto::Result<T>,
+    ) -> Result<T> {
         self.dbuf.clear();
         self.read_frame().await?;
         loop {
             let mut r = Reader::new(&self.dbuf);
-            match block.read(&mut r, self.revision, &self.limits, &mut self.pool) {
-                Ok(()) => {
+            match parse(&mut r) {
+                Ok(v) => {
                     if r.position() != self.dbuf.len() {
-                        return Err(self.violation("compressed block does not end at a frame boundary".into()));
+                        return Err(self.violation("compressed body does not end at a frame boundary".into()));
                     }
-                    return Ok(());
+                    return Ok(v);
                 }
                 Err(ProtoError::Incomplete { needed }) => {
                     while self.dbuf.len() < needed {

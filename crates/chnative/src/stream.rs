@@ -209,7 +209,10 @@ impl<'c> QueryStream<'c> {
                 }
                 ServerPacket::Progress(p) => self.progress.accumulate(&p),
                 ServerPacket::ProfileInfo(p) => self.profile_info = Some(p),
-                ServerPacket::TableColumns { .. } | ServerPacket::TimezoneUpdate(_) | ServerPacket::PartUuids => {}
+                ServerPacket::TableColumns { .. }
+                | ServerPacket::TableColumnsCompressed
+                | ServerPacket::TimezoneUpdate(_)
+                | ServerPacket::PartUuids => {}
                 ServerPacket::EndOfStream => {
                     self.finish();
                     return if self.cancel_sent { Err(Error::Cancelled) } else { Ok(None) };
