@@ -171,3 +171,8 @@ impl Scalar for String {
         Ok(String::from_utf8_lossy(s.bytes(0)).into_owned())
     }
 }
+
+/// Compiles the README's examples as doctests.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
