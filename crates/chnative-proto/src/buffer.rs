@@ -184,7 +184,7 @@ mod tests {
         let v: &[u128] = b.typed().unwrap();
         assert_eq!(v[9], 9);
         assert_eq!(v.as_ptr() as usize % 64, 0);
-        assert!(b.typed::<[u8; 3]>().is_err() || b.len() % 3 == 0);
+        assert!(b.typed::<[u8; 3]>().is_err() || b.len().is_multiple_of(3));
     }
 
     #[test]

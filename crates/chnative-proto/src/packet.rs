@@ -648,6 +648,14 @@ mod tests {
     }
 
     #[test]
+    fn unexpected_codes_are_violations() {
+        for code in [13u8, 15, 16, 18, 19, 99] {
+            let b = [code, 0, 0, 0];
+            assert!(matches!(read_server_packet(&mut Reader::new(&b), 54492, 54492, false), Err(ProtoError::Violation(_))));
+        }
+    }
+
+    #[test]
     fn empty_data_packet_bytes_from_notes() {
         let mut b = Vec::new();
         write_data_head(&mut b, "");

@@ -253,16 +253,14 @@ impl Parser<'_> {
     fn node(&mut self) -> Result<Node> {
         let name = self.ident().ok_or_else(|| self.err("expected a type name"))?;
         let mut args = Vec::new();
-        if self.eat(b'(') {
-            if !self.eat(b')') {
-                loop {
-                    args.push(self.arg()?);
-                    if self.eat(b')') {
-                        break;
-                    }
-                    if !self.eat(b',') {
-                        return Err(self.err("expected `,` or `)`"));
-                    }
+        if self.eat(b'(') && !self.eat(b')') {
+            loop {
+                args.push(self.arg()?);
+                if self.eat(b')') {
+                    break;
+                }
+                if !self.eat(b',') {
+                    return Err(self.err("expected `,` or `)`"));
                 }
             }
         }

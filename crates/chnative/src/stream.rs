@@ -42,6 +42,17 @@ impl CancelHandle {
 /// its buffers are reused for the next one.
 ///
 /// Dropping the stream before the end cancels the query on the server.
+///
+/// Keeping a block across `next()` does not compile:
+///
+/// ```compile_fail
+/// # async fn f(client: &mut chnative::Client) -> chnative::Result<()> {
+/// let mut stream = client.stream("SELECT 1").await?;
+/// let first = stream.next().await?;
+/// let second = stream.next().await?; // error: `stream` is still borrowed by `first`
+/// println!("{:?}", first.map(|b| b.rows()));
+/// # Ok(()) }
+/// ```
 pub struct QueryStream<'c> {
     conn: &'c mut Conn,
     query_id: String,
