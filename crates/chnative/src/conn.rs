@@ -79,6 +79,9 @@ pub(crate) struct Conn {
     /// Whether the running query compresses blocks.
     pub(crate) compressing: bool,
     pub(crate) pending: Pending,
+    /// Set while a packet's body is only partly consumed; if a future is dropped
+    /// there, the byte stream is mid-packet and the connection cannot be reused.
+    mid_packet: bool,
     broken: Option<String>,
     pub(crate) pool: BufferPool,
     pub(crate) limits: BlockLimits,
@@ -110,6 +113,7 @@ impl Conn {
             server: ServerHello::default(),
             compressing: false,
             pending: Pending::Nothing,
+            mid_packet: false,
             broken: None,
             pool: BufferPool::new(),
             limits: BlockLimits::default(),
@@ -174,7 +178,12 @@ impl Conn {
         self.poison(Error::Protocol(ProtoError::Violation(msg)))
     }
 
-    fn check_usable(&self) -> Result<()> {
+    fn check_usable(&mut self) -> Result<()> {
+        if self.mid_packet {
+            self.mid_packet = false;
+            let e = Error::Closed("an operation was abandoned in the middle of a packet".into());
+            return Err(self.poison(e));
+        }
         match &self.broken {
             Some(why) => Err(Error::Closed(why.clone())),
             None => Ok(()),
@@ -256,7 +265,10 @@ impl Conn {
             match packet::read_server_packet(&mut r, self.cfg.revision, self.revision, self.compressing) {
                 Ok(ServerPacket::TableColumnsCompressed) => {
                     self.rpos += r.position();
-                    return self.read_compressed(packet::read_table_columns_body).await;
+                    self.mid_packet = true;
+                    let p = self.read_compressed(packet::read_table_columns_body).await?;
+                    self.mid_packet = false;
+                    return Ok(p);
                 }
                 Ok(p) => {
                     self.rpos += r.position();
@@ -270,6 +282,15 @@ impl Conn {
 
     /// Decodes the block that follows a block packet head into `block`.
     pub(crate) async fn read_block(&mut self, kind: BlockKind, block: &mut Block) -> Result<()> {
+        self.mid_packet = true;
+        let res = self.read_block_body(kind, block).await;
+        if res.is_ok() {
+            self.mid_packet = false;
+        }
+        res
+    }
+
+    async fn read_block_body(&mut self, kind: BlockKind, block: &mut Block) -> Result<()> {
         if self.compressing && kind.compressed(self.revision) {
             self.read_compressed_block(block).await
         } else {

@@ -40,6 +40,11 @@ async fn exception_in_the_middle_of_a_stream() {
 /// A proxy in front of the real server that damages the server→client bytes:
 /// flips the byte at `flip_at`, or closes the connection after `cut_at` bytes.
 async fn damaging_proxy(flip_at: Option<usize>, cut_at: Option<usize>) -> u16 {
+    proxy(flip_at, cut_at, None).await
+}
+
+/// Like [`damaging_proxy`], and `stall_at` stops forwarding (without closing) after that many bytes.
+async fn proxy(flip_at: Option<usize>, cut_at: Option<usize>, stall_at: Option<usize>) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let upstream = format!("127.0.0.1:{}", server().tcp_port);
@@ -62,6 +67,13 @@ async fn damaging_proxy(flip_at: Option<usize>, cut_at: Option<usize>) -> u16 {
             if let Some(at) = flip_at {
                 if at >= seen && at < seen + n {
                     chunk[at - seen] ^= 0x5a;
+                }
+            }
+            if let Some(stall) = stall_at {
+                if seen + n >= stall {
+                    let _ = cw.write_all(&chunk[..stall - seen]).await;
+                    tokio::time::sleep(Duration::from_secs(30)).await;
+                    break;
                 }
             }
             if let Some(cut) = cut_at {
@@ -183,4 +195,26 @@ async fn query_parameters_are_sent_not_spliced() {
     let p = chnative::params! {"min" => 5u64};
     let n: u64 = c.query_scalar(("SELECT count() FROM numbers(10) WHERE number > {min:UInt64}", p)).await.unwrap();
     assert_eq!(n, 4);
+}
+
+#[tokio::test]
+async fn abandoning_a_read_mid_packet_closes_the_connection() {
+    let port = proxy(None, None, Some(150_000)).await;
+    let mut c = chnative::Client::connect(&format!(
+        "clickhouse://default@127.0.0.1:{port}/default?compression=none&read_timeout=2s"
+    ))
+    .await
+    .unwrap();
+    let mut s = c
+        .stream("SELECT number, toString(number) FROM numbers(100000) SETTINGS max_block_size = 100000")
+        .await
+        .unwrap();
+    // The server's block stalls half-way; give up on it.
+    let r = tokio::time::timeout(Duration::from_millis(300), s.next()).await;
+    assert!(r.is_err(), "the read should still be waiting");
+    drop(s);
+    // Whatever comes next must not read the rest of that block as a new answer.
+    let next = tokio::time::timeout(Duration::from_secs(10), c.query_scalar::<u8>("SELECT 1")).await.expect("no hang");
+    assert!(matches!(next, Err(chnative::Error::Closed(_)) | Err(chnative::Error::Timeout(_))), "{next:?}");
+    assert!(!c.is_usable());
 }
