@@ -135,6 +135,18 @@ pub struct Block {
     pub info: BlockInfo,
     rows: usize,
     columns: Vec<Column>,
+    partial: Option<Partial>,
+}
+
+/// Where a decode that ran out of input stopped.
+#[derive(Debug, Clone, Copy)]
+struct Partial {
+    /// The column that was cut short.
+    column: usize,
+    /// Input offset of that column's header.
+    offset: usize,
+    columns: usize,
+    rows: usize,
 }
 
 impl Block {
@@ -149,7 +161,7 @@ impl Block {
         if let Some(c) = columns.iter().find(|c| c.rows() != rows) {
             return Err(ProtoError::violation(format!("column `{}` has {} rows, expected {rows}", c.name, c.rows())));
         }
-        Ok(Block { info: BlockInfo::default(), rows, columns })
+        Ok(Block { info: BlockInfo::default(), rows, columns, partial: None })
     }
 
     /// Number of rows.
@@ -173,10 +185,17 @@ impl Block {
             c.data.recycle(pool);
         }
         self.rows = 0;
+        self.partial = None;
     }
 
     /// Decodes a block (after the packet's table name) into `self`, reusing
     /// columns whose name and type match the previous block's.
+    ///
+    /// When this fails with [`ProtoError::Incomplete`], the block remembers the
+    /// column that was cut short: call again with the same input, extended, and
+    /// decoding resumes at that column instead of starting over (so a wide block
+    /// arriving in pieces is decoded once, not once per piece). Call
+    /// [`Block::forget_partial`] before decoding a different input.
     pub fn read(
         &mut self,
         r: &mut Reader<'_>,
@@ -184,59 +203,93 @@ impl Block {
         limits: &BlockLimits,
         pool: &mut BufferPool,
     ) -> Result<()> {
-        self.info.read(r)?;
-        let ncols = r.varuint_bounded("column count", limits.max_columns)?;
-        let rows = r.varuint_bounded("row count", limits.max_rows)?;
-        // Each column needs at least its name and type length bytes.
-        r.need(ncols.saturating_mul(2))?;
-        let layout = Layout::for_revision(revision);
-        while self.columns.len() > ncols {
-            if let Some(c) = self.columns.pop() {
-                c.data.recycle(pool);
+        let (first, ncols, rows) = match self.partial.take() {
+            Some(p) => {
+                r.bytes(p.offset)?;
+                (p.column, p.columns, p.rows)
             }
-        }
-        for i in 0..ncols {
-            let name = r.string(1 << 20)?;
-            let type_name = r.string(1 << 20)?;
-            if i == self.columns.len() {
-                let ty = DataType::parse(type_name)?;
-                let data = ColumnData::for_type(&ty, pool)?;
-                self.columns.push(Column { name: name.to_owned(), type_name: type_name.to_owned(), ty, data });
-            } else {
-                let c = &mut self.columns[i];
-                if c.name != name {
-                    c.name.clear();
-                    c.name.push_str(name);
-                }
-                if c.type_name != type_name {
-                    let ty = DataType::parse(type_name)?;
-                    let data = ColumnData::for_type(&ty, pool)?;
-                    std::mem::replace(&mut c.data, data).recycle(pool);
-                    c.ty = ty;
-                    c.type_name.clear();
-                    c.type_name.push_str(type_name);
-                }
-            }
-            let col = &mut self.columns[i];
-            let info = if revision >= revision::CUSTOM_SERIALIZATION && r.bool()? {
-                Some(SerInfo::read(r, &col.data)?)
-            } else {
-                None
-            };
-            if rows > 0 {
-                col.data.read_prefix(r)?;
-                col.data.read_data(r, rows, info.as_ref(), layout, pool).map_err(|e| match e {
-                    ProtoError::Type { ty, reason } => {
-                        ProtoError::Type { ty, reason: format!("column `{}`: {reason}", col.name) }
+            None => {
+                self.info.read(r)?;
+                let ncols = r.varuint_bounded("column count", limits.max_columns)?;
+                let rows = r.varuint_bounded("row count", limits.max_rows)?;
+                // Each column needs at least its name and type length bytes.
+                r.need(ncols.saturating_mul(2))?;
+                while self.columns.len() > ncols {
+                    if let Some(c) = self.columns.pop() {
+                        c.data.recycle(pool);
                     }
-                    e => e,
-                })?;
-            } else {
-                col.data.read_data(r, 0, None, layout, pool)?;
+                }
+                (0, ncols, rows)
+            }
+        };
+        let layout = Layout::for_revision(revision);
+        for i in first..ncols {
+            let offset = r.position();
+            match self.read_column(i, r, rows, revision, layout, pool) {
+                Ok(()) => {}
+                Err(ProtoError::Incomplete { needed }) => {
+                    self.partial = Some(Partial { column: i, offset, columns: ncols, rows });
+                    return Err(ProtoError::Incomplete { needed });
+                }
+                Err(e) => return Err(e),
             }
         }
         self.rows = rows;
         Ok(())
+    }
+
+    /// Drops the state of a decode that ended in `Incomplete`.
+    pub fn forget_partial(&mut self) {
+        self.partial = None;
+    }
+
+    fn read_column(
+        &mut self,
+        i: usize,
+        r: &mut Reader<'_>,
+        rows: usize,
+        revision: u64,
+        layout: Layout,
+        pool: &mut BufferPool,
+    ) -> Result<()> {
+        let name = r.string(1 << 20)?;
+        let type_name = r.string(1 << 20)?;
+        if i >= self.columns.len() {
+            let ty = DataType::parse(type_name)?;
+            let data = ColumnData::for_type(&ty, pool)?;
+            self.columns.push(Column { name: name.to_owned(), type_name: type_name.to_owned(), ty, data });
+        } else {
+            let c = &mut self.columns[i];
+            if c.name != name {
+                c.name.clear();
+                c.name.push_str(name);
+            }
+            if c.type_name != type_name {
+                let ty = DataType::parse(type_name)?;
+                let data = ColumnData::for_type(&ty, pool)?;
+                std::mem::replace(&mut c.data, data).recycle(pool);
+                c.ty = ty;
+                c.type_name.clear();
+                c.type_name.push_str(type_name);
+            }
+        }
+        let col = &mut self.columns[i];
+        let info = if revision >= revision::CUSTOM_SERIALIZATION && r.bool()? {
+            Some(SerInfo::read(r, &col.data)?)
+        } else {
+            None
+        };
+        if rows > 0 {
+            col.data.read_prefix(r)?;
+            col.data.read_data(r, rows, info.as_ref(), layout, pool).map_err(|e| match e {
+                ProtoError::Type { ty, reason } => {
+                    ProtoError::Type { ty, reason: format!("column `{}`: {reason}", col.name) }
+                }
+                e => e,
+            })
+        } else {
+            col.data.read_data(r, 0, None, layout, pool)
+        }
     }
 
     /// Encodes the block (BlockInfo, headers and data) for the revision.
@@ -282,4 +335,66 @@ pub fn write_empty_block(out: &mut Vec<u8>, revision: u64) {
     BlockInfo::default().write(out, revision);
     out.put_varuint(0);
     out.put_varuint(0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(revision: u64) -> Vec<u8> {
+        let mut pool = BufferPool::new();
+        let mut ids = ColumnData::for_type(&DataType::UInt64, &mut pool).unwrap();
+        let mut names = ColumnData::for_type(&DataType::String, &mut pool).unwrap();
+        let mut b = Vec::new();
+        for i in 0..1000u64 {
+            b.put_u64_le(i);
+        }
+        ids.read_data(&mut Reader::new(&b), 1000, None, Layout::for_revision(0), &mut pool).unwrap();
+        let mut s = Vec::new();
+        for i in 0..1000u64 {
+            s.put_string(i.to_string());
+        }
+        names.read_data(&mut Reader::new(&s), 1000, None, Layout::for_revision(0), &mut pool).unwrap();
+        let block = Block::from_columns(vec![
+            Column::new("id", "UInt64", ids).unwrap(),
+            Column::new("name", "String", names).unwrap(),
+        ])
+        .unwrap();
+        let mut out = Vec::new();
+        block.write(&mut out, revision).unwrap();
+        out
+    }
+
+    #[test]
+    fn resumes_where_the_input_ran_out() {
+        for revision in [54460, 54492] {
+            let bytes = sample(revision);
+            let mut pool = BufferPool::new();
+            let mut block = Block::new();
+            let mut have = 1;
+            let mut attempts = 0;
+            loop {
+                attempts += 1;
+                match block.read(&mut Reader::new(&bytes[..have]), revision, &BlockLimits::default(), &mut pool) {
+                    Ok(()) => break,
+                    Err(ProtoError::Incomplete { needed }) => {
+                        assert!(needed > have && needed <= bytes.len(), "{needed} {have}");
+                        have = needed;
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            if revision >= 54492 {
+                // Exact size hints: a few retries per column header and body, none
+                // of which re-decodes a finished column.
+                assert!(attempts <= 32, "{attempts}");
+            }
+            assert_eq!(block.rows(), 1000);
+            assert_eq!(block.column("id").unwrap().view().values::<u64>().unwrap()[999], 999);
+            assert_eq!(block.column("name").unwrap().view().as_strings().unwrap().str(999).unwrap(), "999");
+            let mut again = Vec::new();
+            block.write(&mut again, revision).unwrap();
+            assert_eq!(again, bytes);
+        }
+    }
 }

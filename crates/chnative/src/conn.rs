@@ -291,6 +291,7 @@ impl Conn {
     }
 
     async fn read_block_body(&mut self, kind: BlockKind, block: &mut Block) -> Result<()> {
+        block.forget_partial();
         if self.compressing && kind.compressed(self.revision) {
             self.read_compressed_block(block).await
         } else {
@@ -489,5 +490,71 @@ impl Conn {
                 other => return Err(self.violation(format!("expected Pong, got {other:?}"))),
             }
         }
+    }
+}
+
+/// Where a client keeps its connection. While a stream runs, the stream owns the
+/// connection; an abandoned stream hands it to a background task that finishes
+/// the query, and the next call waits for that task to give it back.
+#[derive(Default)]
+pub(crate) struct ConnSlot {
+    conn: Option<Box<Conn>>,
+    draining: Option<tokio::sync::oneshot::Receiver<Box<Conn>>>,
+}
+
+impl ConnSlot {
+    pub(crate) fn new(conn: Conn) -> Self {
+        ConnSlot { conn: Some(Box::new(conn)), draining: None }
+    }
+
+    /// Gives the connection back to the slot.
+    pub(crate) fn put(&mut self, conn: Box<Conn>) {
+        self.conn = Some(conn);
+    }
+
+    /// Finishes an abandoned query off the caller's path, when a runtime is at hand.
+    pub(crate) fn drain_in_background(&mut self, mut conn: Box<Conn>) {
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                handle.spawn(async move {
+                    // Errors poison the connection; the next call reports them.
+                    let _ = conn.prepare().await;
+                    let _ = tx.send(conn);
+                });
+                self.draining = Some(rx);
+            }
+            // No runtime (dropped outside one): the next call drains first.
+            Err(_) => self.conn = Some(conn),
+        }
+    }
+
+    async fn settle(&mut self) -> Result<()> {
+        if let Some(rx) = self.draining.take() {
+            match rx.await {
+                Ok(conn) => self.conn = Some(conn),
+                Err(_) => {
+                    return Err(Error::Closed("the connection was lost while finishing a cancelled query".into()))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The connection, once any background drain has finished.
+    pub(crate) async fn get(&mut self) -> Result<&mut Conn> {
+        self.settle().await?;
+        self.conn.as_deref_mut().ok_or_else(|| Error::Closed("the connection is gone".into()))
+    }
+
+    /// Takes the connection out (for a stream to own).
+    pub(crate) async fn take(&mut self) -> Result<Box<Conn>> {
+        self.settle().await?;
+        self.conn.take().ok_or_else(|| Error::Closed("the connection is gone".into()))
+    }
+
+    /// The connection if it is here right now.
+    pub(crate) fn peek(&self) -> Option<&Conn> {
+        self.conn.as_deref()
     }
 }

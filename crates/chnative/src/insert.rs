@@ -10,7 +10,7 @@ use chnative_proto::view::{FixedValue, StrView, WireUuid};
 use chnative_proto::wire::WriteExt;
 use chnative_proto::{revision, Block, Column, DataType};
 
-use crate::conn::{new_query_id, Conn, Pending, QueryWire};
+use crate::conn::{new_query_id, Conn, ConnSlot, Pending, QueryWire};
 use crate::error::{Error, Result};
 
 /// Column data borrowed for an INSERT.
@@ -315,7 +315,7 @@ pub struct InsertSummary {
 
 /// An INSERT being assembled: `client.insert("t").column("a", &a[..]).send().await`.
 pub struct Insert<'c, 'a> {
-    conn: &'c mut Conn,
+    conn: &'c mut ConnSlot,
     table: String,
     columns: Vec<(String, InsertData<'a>)>,
     settings: Vec<(String, String, u64)>,
@@ -363,7 +363,7 @@ fn columns_with_defaults(description: &str) -> Vec<(String, bool)> {
 }
 
 impl<'c, 'a> Insert<'c, 'a> {
-    pub(crate) fn new(conn: &'c mut Conn, table: &str) -> Self {
+    pub(crate) fn new(conn: &'c mut ConnSlot, table: &str) -> Self {
         Insert {
             conn,
             table: table.to_string(),
@@ -412,7 +412,7 @@ impl<'c, 'a> Insert<'c, 'a> {
 
     /// Sends the data and waits for the server to confirm.
     pub async fn send(self) -> Result<InsertSummary> {
-        let Insert { conn, table, columns, mut settings, allow_missing, error } = self;
+        let Insert { conn: slot, table, columns, mut settings, allow_missing, error } = self;
         if let Some(e) = error {
             return Err(e);
         }
@@ -438,6 +438,7 @@ impl<'c, 'a> Insert<'c, 'a> {
             settings.push(("async_insert".into(), "0".into(), 0));
         }
         let q = QueryWire { id: new_query_id(), sql, settings, params: Vec::new() };
+        let conn: &mut Conn = slot.get().await?;
         conn.send_query(&q).await?;
 
         // Wait for the header; the server describes the table first.

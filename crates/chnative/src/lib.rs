@@ -46,11 +46,12 @@ pub use params::{Params, ToParam};
 pub use query::Query;
 pub use stream::{CancelHandle, QueryStream};
 
-use conn::{new_query_id, Conn, QueryWire};
+use conn::{new_query_id, Conn, ConnSlot, QueryWire};
 
 /// One connection to a ClickHouse server.
 pub struct Client {
-    conn: Conn,
+    slot: ConnSlot,
+    info: ServerInfo,
 }
 
 /// Facts the server told us at the handshake.
@@ -78,25 +79,29 @@ impl Client {
 
     /// Connects with a [`Config`].
     pub async fn connect_with(config: Config) -> Result<Client> {
-        Ok(Client { conn: Conn::connect(config).await? })
+        let conn = Conn::connect(config).await?;
+        let h = &conn.server;
+        let info = ServerInfo {
+            name: h.name.clone(),
+            version: (h.version_major, h.version_minor, h.version_patch),
+            revision: h.revision,
+            negotiated_revision: conn.revision,
+            timezone: h.timezone.clone(),
+            display_name: h.display_name.clone(),
+        };
+        Ok(Client { slot: ConnSlot::new(conn), info })
     }
 
     /// What the server said about itself.
     pub fn server_info(&self) -> ServerInfo {
-        let h = &self.conn.server;
-        ServerInfo {
-            name: h.name.clone(),
-            version: (h.version_major, h.version_minor, h.version_patch),
-            revision: h.revision,
-            negotiated_revision: self.conn.revision,
-            timezone: h.timezone.clone(),
-            display_name: h.display_name.clone(),
-        }
+        self.info.clone()
     }
 
     /// False once the connection was closed after an error; make a new client then.
+    /// (While a cancelled query is being finished in the background this says true;
+    /// the next call waits for it.)
     pub fn is_usable(&self) -> bool {
-        !self.conn.is_broken()
+        self.slot.peek().is_none_or(|c| !c.is_broken())
     }
 
     fn wire(q: Query) -> QueryWire {
@@ -111,8 +116,13 @@ impl Client {
     /// Starts a query and streams its result block by block.
     pub async fn stream(&mut self, query: impl Into<Query>) -> Result<QueryStream<'_>> {
         let q = Self::wire(query.into());
-        self.conn.send_query(&q).await?;
-        Ok(QueryStream::new(&mut self.conn, q.id))
+        let mut conn = self.slot.take().await?;
+        let res = conn.send_query(&q).await;
+        if let Err(e) = res {
+            self.slot.put(conn);
+            return Err(e);
+        }
+        Ok(QueryStream::new(conn, &mut self.slot, q.id))
     }
 
     /// Runs a statement (DDL, INSERT … SELECT, SYSTEM …) and discards any result.
@@ -136,12 +146,12 @@ impl Client {
 
     /// Starts an INSERT into `table` (a name, optionally `db.table`, used verbatim).
     pub fn insert<'a>(&mut self, table: &str) -> Insert<'_, 'a> {
-        Insert::new(&mut self.conn, table)
+        Insert::new(&mut self.slot, table)
     }
 
     /// Checks the server answers.
     pub async fn ping(&mut self) -> Result<()> {
-        self.conn.ping().await
+        self.slot.get().await?.ping().await
     }
 }
 

@@ -7,7 +7,7 @@ use chnative_proto::packet::{BlockKind, ProfileInfo, Progress, ServerPacket};
 use chnative_proto::Block;
 use tokio::sync::Notify;
 
-use crate::conn::{Conn, Pending};
+use crate::conn::{Conn, ConnSlot, Pending};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Default)]
@@ -54,7 +54,10 @@ impl CancelHandle {
 /// # Ok(()) }
 /// ```
 pub struct QueryStream<'c> {
-    conn: &'c mut Conn,
+    /// The connection, owned while the query runs; `None` only inside `drop`.
+    conn: Option<Box<Conn>>,
+    /// Where the connection goes back when the stream ends.
+    home: &'c mut ConnSlot,
     query_id: String,
     block: Block,
     header: Option<Block>,
@@ -71,9 +74,10 @@ pub struct QueryStream<'c> {
 }
 
 impl<'c> QueryStream<'c> {
-    pub(crate) fn new(conn: &'c mut Conn, query_id: String) -> Self {
+    pub(crate) fn new(conn: Box<Conn>, home: &'c mut ConnSlot, query_id: String) -> Self {
         QueryStream {
-            conn,
+            conn: Some(conn),
+            home,
             query_id,
             block: Block::new(),
             header: None,
@@ -140,11 +144,18 @@ impl<'c> QueryStream<'c> {
         self.finished
     }
 
+    fn c(&mut self) -> &mut Conn {
+        match self.conn.as_deref_mut() {
+            Some(c) => c,
+            None => unreachable!("the connection leaves the stream only in drop"),
+        }
+    }
+
     async fn send_cancel(&mut self) -> Result<()> {
         if !self.cancel_sent {
             self.cancel_sent = true;
-            chnative_proto::packet::write_cancel(&mut self.conn.wbuf);
-            self.conn.flush().await?;
+            chnative_proto::packet::write_cancel(&mut self.c().wbuf);
+            self.c().flush().await?;
         }
         Ok(())
     }
@@ -154,15 +165,15 @@ impl<'c> QueryStream<'c> {
             self.send_cancel().await?;
         }
         if self.cancel_sent {
-            return self.conn.read_packet().await;
+            return self.c().read_packet().await;
         }
         let state = self.cancel.0.clone();
         tokio::select! {
             biased;
-            p = self.conn.read_packet() => p,
+            p = self.c().read_packet() => p,
             _ = state.notify.notified() => {
                 self.send_cancel().await?;
-                self.conn.read_packet().await
+                self.c().read_packet().await
             }
         }
     }
@@ -183,7 +194,7 @@ impl<'c> QueryStream<'c> {
             match packet {
                 ServerPacket::Block { kind: BlockKind::Data, .. } => {
                     let mut block = std::mem::take(&mut self.block);
-                    let res = self.conn.read_block(BlockKind::Data, &mut block).await;
+                    let res = self.c().read_block(BlockKind::Data, &mut block).await;
                     self.block = block;
                     self.fail_on(res)?;
                     if self.block.rows() == 0 {
@@ -206,7 +217,7 @@ impl<'c> QueryStream<'c> {
                         BlockKind::ProfileEvents => std::mem::take(&mut self.profile_events),
                         _ => std::mem::take(&mut self.logs),
                     };
-                    let res = self.conn.read_block(kind, &mut block).await;
+                    let res = self.c().read_block(kind, &mut block).await;
                     match kind {
                         BlockKind::Totals => self.totals = Some(block),
                         BlockKind::Extremes => self.extremes = Some(block),
@@ -237,7 +248,7 @@ impl<'c> QueryStream<'c> {
                     let e = Error::Protocol(chnative_proto::ProtoError::violation(format!(
                         "unexpected packet during a query: {other:?}"
                     )));
-                    return Err(self.conn.poison(e));
+                    return Err(self.c().poison(e));
                 }
             }
         }
@@ -253,7 +264,7 @@ impl<'c> QueryStream<'c> {
 
     fn finish(&mut self) {
         self.finished = true;
-        self.conn.pending = Pending::Nothing;
+        self.c().pending = Pending::Nothing;
     }
 
     /// Stops the query: sends Cancel and reads the server's answer to its end,
@@ -281,15 +292,19 @@ impl<'c> QueryStream<'c> {
 
 impl Drop for QueryStream<'_> {
     fn drop(&mut self) {
-        let pool = &mut self.conn.pool;
+        let Some(mut conn) = self.conn.take() else { return };
+        let pool = &mut conn.pool;
         self.block.recycle(pool);
         self.profile_events.recycle(pool);
         self.logs.recycle(pool);
-        if !self.finished {
-            // The query still runs on the server: stop it now if the socket takes
-            // the byte without waiting, and drain its end before the next query.
-            self.conn.pending =
-                if self.cancel_sent || self.conn.try_cancel_now() { Pending::Drain } else { Pending::CancelAndDrain };
+        if self.finished || conn.is_broken() {
+            self.home.put(conn);
+            return;
         }
+        // The query still runs on the server. Send Cancel now if the socket takes
+        // the byte without waiting, then read the rest of the answer in the
+        // background: a server blocked writing to us cannot see the Cancel.
+        conn.pending = if self.cancel_sent || conn.try_cancel_now() { Pending::Drain } else { Pending::CancelAndDrain };
+        self.home.drain_in_background(conn);
     }
 }

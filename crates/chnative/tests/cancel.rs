@@ -26,7 +26,7 @@ fn is_running(query_id: &str) -> bool {
     http(&format!("SELECT count() FROM system.processes WHERE query_id = '{query_id}'")).trim() == "1"
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn explicit_cancel_stops_the_server_query() {
     for rev in [54460, 54492] {
         let mut c = client_at(rev, "lz4").await;
@@ -42,7 +42,7 @@ async fn explicit_cancel_stops_the_server_query() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_a_stream_cancels_and_the_next_query_drains() {
     let mut c = client().await;
     let id;
@@ -56,7 +56,7 @@ async fn dropping_a_stream_cancels_and_the_next_query_drains() {
     assert_eq!(v, 42);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_handle_from_another_task() {
     let mut c = client().await;
     let mut s = c.stream(SLEEPY).await.unwrap();
@@ -81,7 +81,7 @@ async fn cancel_handle_from_another_task() {
     c.ping().await.unwrap();
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_an_endless_scan_cancels_it() {
     let mut c = client().await;
     let id;
