@@ -92,8 +92,13 @@ impl<'a> InsertData<'a> {
         };
         match self {
             InsertData::Fixed { rust, accepts, .. } => {
-                if accepts(ty_plain) {
-                    Ok(ty_plain.to_string())
+                // LowCardinality(T) columns take plain T; the server builds the dictionary.
+                let target = match ty_plain {
+                    DataType::LowCardinality(t) if accepts(t) => t.as_ref(),
+                    t => t,
+                };
+                if accepts(target) {
+                    Ok(target.to_string())
                 } else {
                     Err(mismatch(rust))
                 }
@@ -133,7 +138,7 @@ impl<'a> InsertData<'a> {
         let bad = |what: &str| Error::Usage(format!("column `{column}`: {what}"));
         match self {
             InsertData::Fixed { bytes, width, .. } => {
-                if bytes.len() % width != 0 {
+                if *width == 0 || bytes.len() % width != 0 {
                     return Err(bad("byte length is not a multiple of the value width"));
                 }
             }
@@ -157,6 +162,52 @@ impl<'a> InsertData<'a> {
                 }
                 inner.validate(column)?;
             }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Rejects values of the right width that the column type cannot hold: Enum8 and
+    /// Enum16 values outside the enum, Bool bytes other than 0 and 1 (rows that are
+    /// NULL are skipped). The server stores such values unchecked, and then cannot
+    /// read the column back ("Unexpected value 5 in enum", code 691) or compares
+    /// wrongly (a Bool 2 renders as true but is not `= true`).
+    fn check_values(&self, column: &str, ty: &DataType, nulls: Option<&[u8]>) -> Result<()> {
+        let ty = match ty {
+            DataType::SimpleAggregateFunction(_, t) | DataType::LowCardinality(t) => t.as_ref(),
+            t => t,
+        };
+        let null = |i: usize| nulls.is_some_and(|n| n.get(i).is_some_and(|&b| b != 0));
+        let bad = |i: usize, v: i64| Error::Usage(format!("column `{column}`: value #{i} is {v}, not a value of {ty}"));
+        match (self, ty) {
+            (InsertData::Fixed { bytes, width: 1, .. }, DataType::Enum8(items)) => {
+                let mut ok = [false; 256];
+                for (_, v) in items {
+                    ok[usize::from(*v as u8)] = true;
+                }
+                if let Some(i) = (0..bytes.len()).find(|&i| !ok[usize::from(bytes[i])] && !null(i)) {
+                    return Err(bad(i, i64::from(bytes[i] as i8)));
+                }
+            }
+            (InsertData::Fixed { bytes, width: 2, .. }, DataType::Enum16(items)) => {
+                let mut ok: Vec<i16> = items.iter().map(|(_, v)| *v).collect();
+                ok.sort_unstable();
+                for (i, c) in bytes.chunks_exact(2).enumerate() {
+                    let v = i16::from_le_bytes([c[0], c[1]]);
+                    if ok.binary_search(&v).is_err() && !null(i) {
+                        return Err(bad(i, i64::from(v)));
+                    }
+                }
+            }
+            (InsertData::Fixed { bytes, width: 1, .. }, DataType::Bool) => {
+                if let Some(i) = (0..bytes.len()).find(|&i| bytes[i] > 1 && !null(i)) {
+                    return Err(bad(i, i64::from(bytes[i])));
+                }
+            }
+            (InsertData::Nullable { nulls, inner }, DataType::Nullable(t)) => {
+                inner.check_values(column, t, Some(nulls))?
+            }
+            (InsertData::Array { inner, .. }, DataType::Array(t)) => inner.check_values(column, t, None)?,
             _ => {}
         }
         Ok(())
@@ -309,7 +360,8 @@ pub struct InsertSummary {
     pub rows: u64,
     /// Data packets sent.
     pub blocks: u64,
-    /// The server's progress counters (written rows and bytes).
+    /// Progress counters the server sent. ClickHouse 26.9 sends none for an
+    /// INSERT whose data comes from the client, so expect zeros there.
     pub progress: Progress,
 }
 
@@ -399,6 +451,10 @@ impl<'c, 'a> Insert<'c, 'a> {
 
     /// Sets `insert_deduplication_token`: a retried INSERT with the same token is
     /// stored once (on tables that deduplicate).
+    ///
+    /// The server keys deduplication on the token *and* the sequence of Data
+    /// packets, so a retry must send the same rows split the same way (same
+    /// [`crate::Config::insert_block_rows`]).
     pub fn deduplication_token(self, token: impl Into<String>) -> Self {
         self.setting("insert_deduplication_token", token)
     }
@@ -535,6 +591,7 @@ fn check_against_header(
     for (name, data) in columns {
         let h = header.column(name).ok_or_else(|| Error::Usage(format!("table has no column `{name}`")))?;
         types.push(data.wire_type(name, h.data_type(), h.type_name())?);
+        data.check_values(name, h.data_type(), None)?;
     }
     if !allow_missing {
         let missing: Vec<&str> = described
