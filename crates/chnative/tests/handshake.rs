@@ -65,16 +65,32 @@ async fn ping_between_queries_and_settings_from_url() {
 }
 
 #[tokio::test]
-async fn server_exception_leaves_connection_usable() {
-    // Note: ClickHouse 26.9 ignores unknown settings in the Query packet even with
-    // the IMPORTANT flag; asking for one by name is what fails.
+async fn unknown_setting_is_an_error() {
+    // Settings from the caller carry the IMPORTANT flag, so a typo fails loudly
+    // instead of being skipped by the server.
     let mut c = chnative::Client::connect(&url("set_no_such_setting_xyz=1")).await.unwrap();
-    let err = c.execute("SELECT getSetting('no_such_setting_xyz')").await.unwrap_err();
+    let err = c.execute("SELECT 1").await.unwrap_err();
     assert_eq!(err.server_code(), Some(115), "{err}");
+    match &err {
+        chnative::Error::Server(e) => assert!(e.message.contains("no_such_setting_xyz"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    // The server closes the connection after rejecting a Query packet: the next
+    // call must report that, not hang or misread.
+    let next = c.ping().await;
+    assert!(matches!(next, Err(chnative::Error::Io(_))), "{next:?}");
+    assert!(!c.is_usable());
+}
+
+#[tokio::test]
+async fn server_exception_leaves_connection_usable() {
+    let mut c = client().await;
+    let err = c.execute(chnative::Query::new("SELECT throwIf(1, 'nope')")).await.unwrap_err();
+    assert_eq!(err.server_code(), Some(395), "{err}");
     match &err {
         chnative::Error::Server(e) => {
             assert_eq!(e.name, "DB::Exception");
-            assert!(e.message.contains("Unknown setting"), "{e}");
+            assert!(e.message.contains("nope"), "{e}");
             assert!(!e.stack_trace.is_empty());
         }
         other => panic!("{other:?}"),
