@@ -366,11 +366,28 @@ impl ColumnData {
                     pool.give(idx);
                     return Err(ProtoError::violation("sparse offsets do not cover the rows"));
                 }
-                let mut tmp = self.empty_like(pool);
-                let res = tmp
-                    .read_kinds(r, values as usize, rest, elems, layout, pool)
-                    .and_then(|_| self.take_from(&tmp, idx.typed::<u64>()?, pool));
-                tmp.recycle(pool);
+                // Sparse Nullable(T) (revision ≥ 54483): NULL is the default, and the
+                // non-default values are sent as T, without a null map.
+                let res = if let ColumnData::Nullable { nulls, inner } = self {
+                    let mut tmp = inner.empty_like(pool);
+                    let res = tmp.read_kinds(r, values as usize, rest, elems, layout, pool).and_then(|_| {
+                        let idx = idx.typed::<u64>()?;
+                        nulls.clear();
+                        for &i in idx {
+                            nulls.push(u8::from(i == u64::MAX));
+                        }
+                        inner.take_from(&tmp, idx, pool)
+                    });
+                    tmp.recycle(pool);
+                    res
+                } else {
+                    let mut tmp = self.empty_like(pool);
+                    let res = tmp
+                        .read_kinds(r, values as usize, rest, elems, layout, pool)
+                        .and_then(|_| self.take_from(&tmp, idx.typed::<u64>()?, pool));
+                    tmp.recycle(pool);
+                    res
+                };
                 pool.give(idx);
                 res
             }
@@ -777,6 +794,33 @@ mod tests {
         c.read_data(&mut Reader::new(&b), 6, Some(&info), OLD, &mut pool).unwrap();
         match &c {
             ColumnData::Fixed { data, .. } => assert_eq!(data.typed::<u32>().unwrap(), &[0, 7, 0, 0, 9, 0]),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn sparse_nullable_values_have_no_null_map() {
+        // As 26.9 sends Nullable(UInt32) at 54483: rows 7, NULL, NULL, 9, NULL.
+        let mut pool = BufferPool::new();
+        let mut c = ColumnData::for_type(&DataType::parse("Nullable(UInt32)").unwrap(), &mut pool).unwrap();
+        let mut b = Vec::new();
+        b.put_varuint(0);
+        b.put_varuint(2);
+        b.put_varuint(1 | SPARSE_END_OF_GRANULE);
+        b.put_u32_le(7);
+        b.put_u32_le(9);
+        let info = SerInfo { stack: vec![Kind::Default, Kind::Sparse], elems: vec![] };
+        let mut r = Reader::new(&b);
+        c.read_data(&mut r, 5, Some(&info), OLD, &mut pool).unwrap();
+        assert_eq!(r.remaining(), 0);
+        match &c {
+            ColumnData::Nullable { nulls, inner } => {
+                assert_eq!(nulls.as_bytes(), &[0, 1, 1, 0, 1]);
+                match inner.as_ref() {
+                    ColumnData::Fixed { data, .. } => assert_eq!(data.typed::<u32>().unwrap(), &[7, 0, 0, 9, 0]),
+                    _ => unreachable!(),
+                }
+            }
             _ => unreachable!(),
         }
     }

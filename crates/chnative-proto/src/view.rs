@@ -118,7 +118,7 @@ impl<'a> ColumnView<'a> {
     }
 
     fn child(&self, ty: DataType, data: &'a ColumnData) -> ColumnView<'a> {
-        ColumnView { name: self.name, type_name: Cow::Owned(format!("{ty:?}")), ty: Cow::Owned(ty), data }
+        ColumnView { name: self.name, type_name: Cow::Owned(ty.to_string()), ty: Cow::Owned(ty), data }
     }
 
     fn mismatch(&self, requested: &str) -> ProtoError {
