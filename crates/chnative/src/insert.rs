@@ -137,16 +137,14 @@ impl<'a> InsertData<'a> {
     fn validate(&self, column: &str) -> Result<()> {
         let bad = |what: &str| Error::Usage(format!("column `{column}`: {what}"));
         match self {
-            InsertData::Fixed { bytes, width, .. } => {
-                if *width == 0 || bytes.len() % width != 0 {
-                    return Err(bad("byte length is not a multiple of the value width"));
-                }
+            InsertData::Fixed { bytes, width, .. } if *width == 0 || bytes.len() % width != 0 => {
+                return Err(bad("byte length is not a multiple of the value width"));
             }
-            InsertData::Blob { offsets, data } => {
-                if !offsets.windows(2).all(|w| w[0] <= w[1]) || offsets.last().is_some_and(|&l| l as usize > data.len())
-                {
-                    return Err(bad("string offsets are not monotonic or exceed the data"));
-                }
+            InsertData::Blob { offsets, data }
+                if !offsets.windows(2).all(|w| w[0] <= w[1])
+                    || offsets.last().is_some_and(|&l| l as usize > data.len()) =>
+            {
+                return Err(bad("string offsets are not monotonic or exceed the data"));
             }
             InsertData::Nullable { nulls, inner } => {
                 if inner.rows() != nulls.len() {
