@@ -135,6 +135,9 @@ pub struct Block {
     pub info: BlockInfo,
     rows: usize,
     columns: Vec<Column>,
+    /// Columns a narrower block left over (last column first), kept with their
+    /// buffers for the next wider block instead of going back to the pool.
+    spare: Vec<Column>,
     partial: Option<Partial>,
 }
 
@@ -161,7 +164,7 @@ impl Block {
         if let Some(c) = columns.iter().find(|c| c.rows() != rows) {
             return Err(ProtoError::violation(format!("column `{}` has {} rows, expected {rows}", c.name, c.rows())));
         }
-        Ok(Block { info: BlockInfo::default(), rows, columns, partial: None })
+        Ok(Block { info: BlockInfo::default(), rows, columns, spare: Vec::new(), partial: None })
     }
 
     /// Number of rows.
@@ -179,9 +182,30 @@ impl Block {
         self.columns.iter().find(|c| c.name == name)
     }
 
+    /// The same column names and types with no rows and no buffers (allocates
+    /// only the names): a result header that leaves the decoded block, and its
+    /// pooled buffers, free to be reused for the data that follows.
+    pub fn empty_like(&self) -> Block {
+        let mut none = BufferPool::new();
+        let columns = self
+            .columns
+            .iter()
+            .map(|c| Column {
+                name: c.name.clone(),
+                type_name: c.type_name.clone(),
+                ty: c.ty.clone(),
+                data: c.data.empty_like(&mut none),
+            })
+            .collect();
+        Block { info: self.info.clone(), rows: 0, columns, spare: Vec::new(), partial: None }
+    }
+
     /// Returns every buffer to `pool` and empties the block (names are kept for reuse).
+    ///
+    /// Columns go back last first: the pool hands out the most recently returned
+    /// buffer, so the next block of the same shape gets each column's buffers back.
     pub fn recycle(&mut self, pool: &mut BufferPool) {
-        for c in self.columns.drain(..) {
+        for c in self.spare.drain(..).chain(self.columns.drain(..).rev()) {
             c.data.recycle(pool);
         }
         self.rows = 0;
@@ -214,9 +238,12 @@ impl Block {
                 let rows = r.varuint_bounded("row count", limits.max_rows)?;
                 // Each column needs at least its name and type length bytes.
                 r.need(ncols.saturating_mul(2))?;
+                // Keep surplus columns for a later, wider block: the empty block
+                // that ends a result has no columns, and must not cost the data
+                // block its buffers.
                 while self.columns.len() > ncols {
                     if let Some(c) = self.columns.pop() {
-                        c.data.recycle(pool);
+                        self.spare.push(c);
                     }
                 }
                 (0, ncols, rows)
@@ -255,25 +282,28 @@ impl Block {
         let name = r.string(1 << 20)?;
         let type_name = r.string(1 << 20)?;
         if i >= self.columns.len() {
-            let ty = DataType::parse(type_name)?;
-            let data = ColumnData::for_type(&ty, pool)?;
-            self.columns.push(Column { name: name.to_owned(), type_name: type_name.to_owned(), ty, data });
-        } else {
-            let c = &mut self.columns[i];
-            if c.name != name {
-                c.name.clear();
-                c.name.push_str(name);
-            }
-            if c.type_name != type_name {
+            if let Some(c) = self.spare.pop() {
+                self.columns.push(c);
+            } else {
                 let ty = DataType::parse(type_name)?;
                 let data = ColumnData::for_type(&ty, pool)?;
-                std::mem::replace(&mut c.data, data).recycle(pool);
-                c.ty = ty;
-                c.type_name.clear();
-                c.type_name.push_str(type_name);
+                self.columns.push(Column { name: name.to_owned(), type_name: type_name.to_owned(), ty, data });
             }
         }
+        // A reused column (from the previous block or a spare) takes this block's name and type.
         let col = &mut self.columns[i];
+        if col.name != name {
+            col.name.clear();
+            col.name.push_str(name);
+        }
+        if col.type_name != type_name {
+            let ty = DataType::parse(type_name)?;
+            let data = ColumnData::for_type(&ty, pool)?;
+            std::mem::replace(&mut col.data, data).recycle(pool);
+            col.ty = ty;
+            col.type_name.clear();
+            col.type_name.push_str(type_name);
+        }
         let info = if revision >= revision::CUSTOM_SERIALIZATION && r.bool()? {
             Some(SerInfo::read(r, &col.data)?)
         } else {

@@ -651,7 +651,10 @@ mod tests {
     fn unexpected_codes_are_violations() {
         for code in [13u8, 15, 16, 18, 19, 99] {
             let b = [code, 0, 0, 0];
-            assert!(matches!(read_server_packet(&mut Reader::new(&b), 54492, 54492, false), Err(ProtoError::Violation(_))));
+            assert!(matches!(
+                read_server_packet(&mut Reader::new(&b), 54492, 54492, false),
+                Err(ProtoError::Violation(_))
+            ));
         }
     }
 

@@ -199,9 +199,9 @@ impl<'c> QueryStream<'c> {
                     self.fail_on(res)?;
                     if self.block.rows() == 0 {
                         if self.header.is_none() && !self.block.columns().is_empty() {
-                            let mut h = Block::new();
-                            std::mem::swap(&mut h, &mut self.block);
-                            self.header = Some(h);
+                            // Keep the decoded block (its columns and pooled buffers are
+                            // reused by the data blocks); the header is a buffer-less copy.
+                            self.header = Some(self.block.empty_like());
                         }
                         continue;
                     }
@@ -294,9 +294,11 @@ impl Drop for QueryStream<'_> {
     fn drop(&mut self) {
         let Some(mut conn) = self.conn.take() else { return };
         let pool = &mut conn.pool;
-        self.block.recycle(pool);
-        self.profile_events.recycle(pool);
+        // The data block last: its (large) buffers are handed out first by the
+        // next query's first block.
         self.logs.recycle(pool);
+        self.profile_events.recycle(pool);
+        self.block.recycle(pool);
         if self.finished || conn.is_broken() {
             self.home.put(conn);
             return;

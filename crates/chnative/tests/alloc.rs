@@ -5,8 +5,9 @@
 //! `alloc`, `alloc_zeroed` and `realloc` (a realloc counts as one allocation of
 //! its growth). The measured window is the streaming only: it starts right after
 //! `client.stream(..)` returned (the query is sent) and ends after the last
-//! `next()` returned `None` and the stream was dropped. Each measurement uses a
-//! fresh connection, so both runs pay for growing the reusable buffers once.
+//! `next()` returned `None` and the stream was dropped. The 1M and 10M runs each
+//! use a fresh connection, so both pay for growing the reusable buffers once; a
+//! third run repeats the 10M stream on the same connection (steady state).
 //!
 //! This file holds a single test so that no other test allocates concurrently.
 
@@ -71,8 +72,11 @@ struct Measure {
     peak_above_start: u64,
 }
 
-async fn stream_numbers(compression: &str, n: u64) -> Measure {
-    let mut c = chnative::Client::connect(&common::url(&format!("compression={compression}"))).await.unwrap();
+async fn connect(compression: &str) -> chnative::Client {
+    chnative::Client::connect(&common::url(&format!("compression={compression}"))).await.unwrap()
+}
+
+async fn stream_numbers(c: &mut chnative::Client, n: u64) -> Measure {
     let sql = format!("SELECT number, toString(number) FROM numbers({n})");
     let mut s = c.stream(sql.as_str()).await.unwrap();
 
@@ -128,14 +132,20 @@ fn streaming_allocation_is_bounded_by_block_not_row_count() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         for compression in ["lz4", "none"] {
-            // Warm-up: first connection pays for lazy statics (none are expected, but be fair).
-            stream_numbers(compression, 10_000).await;
-            let small = stream_numbers(compression, 1_000_000).await;
-            let large = stream_numbers(compression, 10_000_000).await;
-            for m in [small, large] {
+            // Warm-up: the first connection pays for process-wide lazy state, if any.
+            stream_numbers(&mut connect(compression).await, 10_000).await;
+            // A fresh connection each: both runs pay for growing the reusable buffers once.
+            let small = stream_numbers(&mut connect(compression).await, 1_000_000).await;
+            let mut c = connect(compression).await;
+            let large = stream_numbers(&mut c, 10_000_000).await;
+            // Steady state: the same connection again, its buffers already grown.
+            let again = stream_numbers(&mut c, 10_000_000).await;
+            for (what, m) in
+                [("fresh connection", small), ("fresh connection", large), ("same connection again", again)]
+            {
                 println!(
-                    "alloc[{compression}] rows={} blocks={} bytes_allocated={} allocations={} peak_live_above_start={} \
-                     (bytes/row={:.4}, allocations/block={:.2})",
+                    "alloc[{compression}] {what}: rows={} blocks={} bytes_allocated={} allocations={} \
+                     peak_live_above_start={} (bytes/row={:.4}, allocations/block={:.2})",
                     m.rows,
                     m.blocks,
                     m.bytes,
@@ -158,6 +168,15 @@ fn streaming_allocation_is_bounded_by_block_not_row_count() {
                 "[{compression}] peak live heap grew with rows: 10M {} vs 1M {}",
                 large.peak_above_start,
                 small.peak_above_start
+            );
+            // Once the buffers have grown, a query allocates a small constant: the
+            // header copy and the ProfileEvents block's column names and types.
+            assert!(
+                again.bytes <= 64 << 10 && again.allocs <= 128,
+                "[{compression}] steady-state stream of 10M rows allocated {} bytes in {} allocations over {} blocks",
+                again.bytes,
+                again.allocs,
+                again.blocks
             );
         }
     });
