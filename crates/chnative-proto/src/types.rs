@@ -82,6 +82,8 @@ pub enum DataType {
     MultiLineString,
     Polygon,
     MultiPolygon,
+    /// QBit(element, dimension): a vector stored as bit planes (BFloat16, Float32 or Float64 elements).
+    QBit(Box<DataType>, usize),
     /// A syntactically valid type this crate has no codec for (kept verbatim).
     Unsupported(String),
 }
@@ -135,6 +137,15 @@ impl DataType {
                 Cow::Owned(arr(DataType::Tuple(fields.iter().map(|(n, t)| (Some(n.clone()), t.clone())).collect())))
             }
             DataType::SimpleAggregateFunction(_, t) => Cow::Owned((**t).clone()),
+            // One FixedString bit plane per bit of the element, most significant first.
+            DataType::QBit(elem, dim) => {
+                let bits = match elem.as_ref() {
+                    DataType::BFloat16 => 16,
+                    DataType::Float32 => 32,
+                    _ => 64,
+                };
+                Cow::Owned(DataType::Tuple(vec![(None, DataType::FixedString(dim.div_ceil(8))); bits]))
+            }
             _ => Cow::Borrowed(self),
         }
     }
@@ -467,6 +478,20 @@ fn convert(n: &Node, full: &str) -> Result<DataType> {
             }
             T::Nested(elems)
         }
+        "QBit" => match n.args.as_slice() {
+            [Arg::Type(t), dim] => {
+                let elem = convert(t, full)?;
+                if !matches!(elem, T::BFloat16 | T::Float32 | T::Float64) {
+                    return Err(bad("element must be BFloat16, Float32 or Float64"));
+                }
+                let d = num(dim)?;
+                if d == 0 || d > (1 << 24) {
+                    return Err(bad("dimension out of range"));
+                }
+                T::QBit(Box::new(elem), d as usize)
+            }
+            _ => return Err(bad("expects an element type and a dimension")),
+        },
         "SimpleAggregateFunction" => match n.args.as_slice() {
             [f, Arg::Type(t)] => {
                 let fname = match f {
@@ -676,6 +701,7 @@ impl std::fmt::Display for DataType {
             }
             T::Interval(k) => write!(f, "Interval{k}"),
             T::SimpleAggregateFunction(func, t) => write!(f, "SimpleAggregateFunction({func}, {t})"),
+            T::QBit(elem, dim) => write!(f, "QBit({elem}, {dim})"),
             T::Unsupported(s) => f.write_str(s),
             other => write!(f, "{other:?}"),
         }
