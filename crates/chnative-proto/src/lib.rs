@@ -11,10 +11,13 @@ pub mod buffer;
 pub mod cityhash;
 pub mod column;
 pub mod compression;
+pub mod convert;
 pub mod error;
 pub mod packet;
+pub mod qbit;
 pub mod revision;
 pub mod types;
+pub mod uuid_simd;
 pub mod view;
 pub mod wire;
 

@@ -1,0 +1,1 @@
+//! QBit bit-plane transposition and vector views.

@@ -1,0 +1,1 @@
+//! UUID columns to RFC 4122 bytes in bulk.
