@@ -227,7 +227,18 @@ impl Conn {
                 limit: self.cfg.max_block_bytes as u64,
             })));
         }
-        if self.rpos > 0 && (self.rpos >= self.rbuf.len() / 2 || self.rbuf.capacity() - self.rbuf.len() < needed) {
+        if self.rbuf.len() - self.rpos >= needed {
+            return Ok(());
+        }
+        if self.rpos == self.rbuf.len() {
+            // Everything consumed: start over without moving a byte.
+            self.rbuf.clear();
+            self.rpos = 0;
+        } else if self.rpos > 0
+            && self.rbuf.capacity() - self.rbuf.len() < needed.saturating_sub(self.rbuf.len() - self.rpos).max(64 << 10)
+        {
+            // Out of room at the tail: move the unconsumed bytes to the front
+            // rather than growing the buffer.
             self.rbuf.drain(..self.rpos);
             self.rpos = 0;
         }
