@@ -19,7 +19,11 @@ pub struct BlockLimits {
 
 impl Default for BlockLimits {
     fn default() -> Self {
-        BlockLimits { max_columns: 1 << 20, max_rows: 1 << 32 }
+        // Sparse columns materialise defaults that cost no wire bytes, so the row
+        // count is what bounds a block's memory: 64M rows is far above any
+        // server's max_block_size default (65409) and keeps a hostile block to
+        // a few hundred MiB per column.
+        BlockLimits { max_columns: 1 << 20, max_rows: 1 << 26 }
     }
 }
 

@@ -267,6 +267,17 @@ fn zstd_error(e: std::io::Error) -> ProtoError {
 }
 
 fn decompress_zstd(body: &[u8], n: usize, out: &mut Vec<u8>) -> Result<()> {
+    // A zstd frame states its content size: check it against the ClickHouse
+    // header before reserving, so a tiny frame cannot claim a huge buffer.
+    match zstd::zstd_safe::get_frame_content_size(body) {
+        Ok(Some(size)) if size != n as u64 => {
+            return Err(ProtoError::Compression(format!(
+                "ZSTD frame holds {size} bytes but its header says {n}"
+            )))
+        }
+        Err(_) => return Err(ProtoError::Compression("ZSTD body is not a zstd frame".into())),
+        _ => {}
+    }
     let start = out.len();
     out.reserve(n);
     let written = ZSTD_DECOMPRESSOR.with(|cell| -> Result<usize> {

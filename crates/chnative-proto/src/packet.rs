@@ -482,13 +482,14 @@ impl Progress {
     /// Adds an increment (the server resets every counter, elapsed time included,
     /// after each packet).
     pub fn accumulate(&mut self, d: &Progress) {
-        self.read_rows += d.read_rows;
-        self.read_bytes += d.read_bytes;
-        self.total_rows_to_read += d.total_rows_to_read;
-        self.total_bytes_to_read += d.total_bytes_to_read;
-        self.written_rows += d.written_rows;
-        self.written_bytes += d.written_bytes;
-        self.elapsed_ns += d.elapsed_ns;
+        // Counters come from the wire: saturate rather than overflow.
+        self.read_rows = self.read_rows.saturating_add(d.read_rows);
+        self.read_bytes = self.read_bytes.saturating_add(d.read_bytes);
+        self.total_rows_to_read = self.total_rows_to_read.saturating_add(d.total_rows_to_read);
+        self.total_bytes_to_read = self.total_bytes_to_read.saturating_add(d.total_bytes_to_read);
+        self.written_rows = self.written_rows.saturating_add(d.written_rows);
+        self.written_bytes = self.written_bytes.saturating_add(d.written_bytes);
+        self.elapsed_ns = self.elapsed_ns.saturating_add(d.elapsed_ns);
     }
 }
 

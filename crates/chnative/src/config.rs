@@ -44,6 +44,7 @@ pub struct Config {
     pub(crate) client_name: String,
     pub(crate) quota_key: String,
     pub(crate) max_block_bytes: usize,
+    pub(crate) max_block_rows: u64,
     pub(crate) insert_block_rows: usize,
 }
 
@@ -63,6 +64,7 @@ impl Default for Config {
             client_name: "chnative".into(),
             quota_key: String::new(),
             max_block_bytes: 2 << 30,
+            max_block_rows: chnative_proto::BlockLimits::default().max_rows,
             insert_block_rows: 1 << 20,
         }
     }
@@ -278,6 +280,12 @@ impl Config {
     /// Largest block (uncompressed bytes) accepted from the server before allocating.
     pub fn max_block_bytes(mut self, n: usize) -> Self {
         self.max_block_bytes = n;
+        self
+    }
+    /// Largest row count accepted in one block from the server (64M by default).
+    /// Sparse columns expand on read, so this bounds a block's memory too.
+    pub fn max_block_rows(mut self, n: u64) -> Self {
+        self.max_block_rows = n;
         self
     }
     /// Rows per Data packet when inserting from slices.

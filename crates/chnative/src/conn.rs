@@ -100,6 +100,7 @@ impl Conn {
 
     async fn connect_inner(cfg: Config) -> Result<Conn> {
         let tcp = TcpStream::connect(cfg.address()).await?;
+        let limits = BlockLimits { max_rows: cfg.max_block_rows, ..BlockLimits::default() };
         tcp.set_nodelay(true)?;
         let mut c = Conn {
             io: Box::new(tcp),
@@ -116,7 +117,7 @@ impl Conn {
             mid_packet: false,
             broken: None,
             pool: BufferPool::new(),
-            limits: BlockLimits::default(),
+            limits,
             hostname: std::env::var("HOSTNAME").unwrap_or_default(),
             os_user: std::env::var("USER").unwrap_or_default(),
         };
