@@ -5,11 +5,31 @@
 //! encodes to the exact Native bytes, so a column read from a SELECT can be sent
 //! back in an INSERT unchanged. Sparse and replicated serializations are
 //! materialised to the dense shapes on read.
+//!
+//! Variant, Dynamic and JSON (module `dynamic`, re-exported here) carry per-block
+//! structure in their state prefixes, so [`ColumnData::read_prefix`] reshapes
+//! them. What is decoded natively, and which setting to use for what is not:
+//!
+//! | Type | Native forms decoded | Not decoded → what to do |
+//! |---|---|---|
+//! | Variant | BASIC (what the server sends) and COMPACT discriminators | — |
+//! | Dynamic | V1 (revision < 54473), V2 (≥ 54473), FLATTENED | V3 (not sent on Native by 26.9): error naming `output_format_native_use_flattened_dynamic_and_json_serialization = 1` |
+//! | JSON | V1, V2, FLATTENED (typed paths, dynamic paths, shared data), STRING | V3 (not sent by 26.9): error naming both settings below. JSON *text* comes only with `output_format_native_write_json_as_string = 1`; without it, the text accessor fails naming that setting |
+//!
+//! Values the server moved to Dynamic's shared variant or JSON's shared data are
+//! self-describing (binary type + RowBinary) and are decoded by type, except
+//! Dynamic, JSON, `Tuple()`, Nothing and aggregate-function values: those rows
+//! report [`ProtoError::Type`] (their bytes are length-delimited, so nothing else
+//! is affected) and their raw bytes stay available. Sparse or replicated
+//! Dynamic/JSON columns are a [`ProtoError::Type`] (never seen from 26.9).
 
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
 use crate::types::DataType;
 use crate::wire::{Reader, WriteExt};
+
+mod dynamic;
+pub use dynamic::*;
 
 /// `SharedDictionariesWithAdditionalKeys`, the only LowCardinality key version.
 const LC_KEY_VERSION: u64 = 1;
@@ -63,6 +83,12 @@ pub enum ColumnData {
         /// True for LowCardinality(Nullable(T)).
         nullable: bool,
     },
+    /// Variant(T1, …): discriminators plus one dense column per alternative.
+    Variant(Box<VariantData>),
+    /// Dynamic: the per-block type list and the values (see [`DynamicData`]).
+    Dynamic(Box<DynamicData>),
+    /// JSON: typed paths, dynamic paths and shared data, or text (see [`JsonData`]).
+    Json(Box<JsonData>),
 }
 
 /// One layer of a column's serialization kind stack.
@@ -113,10 +139,19 @@ impl SerInfo {
             k => return Err(ProtoError::violation(format!("unknown serialization kind stack {k}"))),
         };
         let mut elems = Vec::new();
-        if let ColumnData::Tuple(cols) = data {
-            for c in cols {
-                elems.push(SerInfo::read(r, c)?);
+        match data {
+            ColumnData::Tuple(cols) => {
+                for c in cols {
+                    elems.push(SerInfo::read(r, c)?);
+                }
             }
+            // JSON's info is named like a Tuple's: one per typed path, in path order.
+            ColumnData::Json(j) => {
+                for c in &j.typed {
+                    elems.push(SerInfo::read(r, c)?);
+                }
+            }
+            _ => {}
         }
         Ok(SerInfo { stack, elems })
     }
@@ -202,6 +237,12 @@ impl ColumnData {
                     nullable,
                 }
             }
+            DataType::Variant(alts) => {
+                let cols = alts.iter().map(|t| ColumnData::for_type(t, pool)).collect::<Result<Vec<_>>>()?;
+                ColumnData::Variant(Box::new(VariantData::new(cols, pool)))
+            }
+            DataType::Dynamic { .. } => ColumnData::Dynamic(Box::new(DynamicData::new(pool))),
+            DataType::Json(j) => ColumnData::Json(Box::new(JsonData::new(j, pool)?)),
             other => return Err(ProtoError::ty(format!("{other:?}"), "no Native codec for this type yet")),
         })
     }
@@ -224,6 +265,9 @@ impl ColumnData {
                 keys: pool.take(),
                 nullable: *nullable,
             },
+            ColumnData::Variant(v) => ColumnData::Variant(Box::new(v.empty_like(pool))),
+            ColumnData::Dynamic(d) => ColumnData::Dynamic(Box::new(d.empty_like(pool))),
+            ColumnData::Json(j) => ColumnData::Json(Box::new(j.empty_like(pool))),
         }
     }
 
@@ -248,6 +292,9 @@ impl ColumnData {
                 pool.give(keys);
                 dict.recycle(pool);
             }
+            ColumnData::Variant(v) => v.recycle(pool),
+            ColumnData::Dynamic(d) => d.recycle(pool),
+            ColumnData::Json(j) => j.recycle(pool),
         }
     }
 
@@ -259,10 +306,13 @@ impl ColumnData {
             ColumnData::Nullable { nulls, .. } => nulls.len(),
             ColumnData::Tuple(cols) => cols.first().map_or(0, ColumnData::rows),
             ColumnData::LowCardinality { key_width, keys, .. } => keys.len() / usize::from(*key_width).max(1),
+            ColumnData::Variant(v) => v.rows(),
+            ColumnData::Dynamic(d) => d.rows(),
+            ColumnData::Json(j) => j.rows(),
         }
     }
 
-    fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         match self {
             ColumnData::Fixed { data, .. } => data.clear(),
             ColumnData::String { offsets, data } => {
@@ -282,17 +332,26 @@ impl ColumnData {
                 keys.clear();
                 dict.clear();
             }
+            ColumnData::Variant(v) => v.clear(),
+            ColumnData::Dynamic(d) => d.clear(),
+            ColumnData::Json(j) => j.clear(),
         }
     }
 
     // ----- decoding -------------------------------------------------------
 
     /// Reads the state prefixes of the whole type tree (written before any data).
-    pub fn read_prefix(&self, r: &mut Reader<'_>) -> Result<()> {
+    ///
+    /// Dynamic and JSON prefixes carry the block's structure (its types and paths),
+    /// so this reshapes those columns.
+    pub fn read_prefix(&mut self, r: &mut Reader<'_>) -> Result<()> {
         match self {
             ColumnData::Fixed { .. } | ColumnData::String { .. } => Ok(()),
             ColumnData::Nullable { inner, .. } | ColumnData::Array { inner, .. } => inner.read_prefix(r),
-            ColumnData::Tuple(cols) => cols.iter().try_for_each(|c| c.read_prefix(r)),
+            ColumnData::Tuple(cols) => cols.iter_mut().try_for_each(|c| c.read_prefix(r)),
+            ColumnData::Variant(v) => v.read_prefix(r),
+            ColumnData::Dynamic(d) => d.read_prefix(r),
+            ColumnData::Json(j) => j.read_prefix(r),
             ColumnData::LowCardinality { .. } => {
                 let v = r.u64_le()?;
                 if v != LC_KEY_VERSION {
@@ -494,6 +553,9 @@ impl ColumnData {
                     return Err(ProtoError::violation("LowCardinality key beyond its dictionary"));
                 }
             }
+            ColumnData::Variant(v) => v.read_body(r, rows, layout, pool)?,
+            ColumnData::Dynamic(d) => d.read_body(r, rows, layout, pool)?,
+            ColumnData::Json(j) => j.read_body(r, rows, elems, layout, pool)?,
         }
         Ok(())
     }
@@ -589,6 +651,13 @@ impl ColumnData {
                     keys.push(k);
                 }
             }
+            (ColumnData::Variant(v), ColumnData::Variant(s)) => v.append_from(s, idx, pool)?,
+            (ColumnData::Dynamic(_), _) | (ColumnData::Json(_), _) => {
+                return Err(ProtoError::ty(
+                    "Dynamic/JSON",
+                    "sparse or replicated serialization of Dynamic and JSON columns is not supported",
+                ))
+            }
             _ => return Err(ProtoError::violation("column shapes differ")),
         }
         Ok(())
@@ -603,6 +672,9 @@ impl ColumnData {
             ColumnData::Nullable { inner, .. } | ColumnData::Array { inner, .. } => inner.write_prefix(out),
             ColumnData::Tuple(cols) => cols.iter().for_each(|c| c.write_prefix(out)),
             ColumnData::LowCardinality { .. } => out.put_u64_le(LC_KEY_VERSION),
+            ColumnData::Variant(v) => v.write_prefix(out),
+            ColumnData::Dynamic(d) => d.write_prefix(out),
+            ColumnData::Json(j) => j.write_prefix(out),
         }
     }
 
@@ -643,6 +715,9 @@ impl ColumnData {
                 out.put_u64_le(rows as u64);
                 out.extend_from_slice(keys.as_bytes());
             }
+            ColumnData::Variant(v) => v.write_body(out, layout)?,
+            ColumnData::Dynamic(d) => d.write_body(out, layout)?,
+            ColumnData::Json(j) => j.write_body(out, layout)?,
         }
         Ok(())
     }
