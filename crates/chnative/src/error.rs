@@ -71,6 +71,9 @@ pub enum Error {
     /// A request that cannot be sent as given (caught before any data is sent).
     #[error("{0}")]
     Usage(String),
+    /// A column value could not be converted to the Rust type asked for.
+    #[error("conversion: {0}")]
+    Convert(chnative_proto::convert::ConvertError),
     /// The query was cancelled by the caller.
     #[error("query cancelled")]
     Cancelled,
@@ -85,6 +88,12 @@ impl From<ProtoError> for Error {
             ProtoError::TypeMismatch { column, requested, actual } => Error::TypeMismatch { column, requested, actual },
             e => Error::Protocol(e),
         }
+    }
+}
+
+impl From<chnative_proto::convert::ConvertError> for Error {
+    fn from(e: chnative_proto::convert::ConvertError) -> Self {
+        Error::Convert(e)
     }
 }
 

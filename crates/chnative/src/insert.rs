@@ -6,6 +6,7 @@
 
 use chnative_proto::column::write_strings;
 use chnative_proto::packet::{BlockKind, Progress, ServerPacket};
+use chnative_proto::convert::{I256, U256};
 use chnative_proto::view::{FixedValue, StrView, WireUuid};
 use chnative_proto::wire::WriteExt;
 use chnative_proto::{revision, Block, Column, DataType};
@@ -313,7 +314,7 @@ macro_rules! fixed_insert {
         }
     )*};
 }
-fixed_insert!(u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, f32, f64, WireUuid, [u8; 16], [u8; 32]);
+fixed_insert!(u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, f32, f64, WireUuid, [u8; 16], [u8; 32], I256, U256);
 
 impl<'a> IntoInsertData<'a> for &'a [&'a str] {
     fn into_insert_data(self) -> InsertData<'a> {

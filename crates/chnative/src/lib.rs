@@ -34,6 +34,7 @@ mod query;
 mod stream;
 
 pub use chnative_proto as proto;
+pub use chnative_proto::convert::{self, I256, U256};
 pub use chnative_proto::packet::{ProfileInfo, Progress, ServerHello};
 pub use chnative_proto::view::{
     ArrayView, ColumnView, FixedValue, Keys, LowCardinalityView, NullableView, StrView, WireUuid,
@@ -170,7 +171,7 @@ macro_rules! fixed_scalar {
         }
     )*};
 }
-fixed_scalar!(u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, f32, f64, WireUuid, [u8; 16], [u8; 32]);
+fixed_scalar!(u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, f32, f64, WireUuid, [u8; 16], [u8; 32], I256, U256);
 
 impl Scalar for String {
     fn from_column(col: &ColumnView<'_>) -> Result<Self> {
