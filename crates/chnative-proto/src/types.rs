@@ -101,13 +101,24 @@ pub enum DataType {
 impl DataType {
     /// Parses a type name as the server spells it.
     pub fn parse(s: &str) -> Result<DataType> {
+        // Parsing, conversion and decoding all recurse on the nesting; bound it
+        // before any of them so a hostile name cannot overflow the stack.
+        if nesting_depth(s) > MAX_NESTING {
+            return Err(ProtoError::ty(
+                s.chars().take(64).collect::<String>(),
+                format!("nested deeper than {MAX_NESTING}"),
+            ));
+        }
         let mut p = Parser { s, pos: 0 };
         let node = p.node()?;
         p.skip_ws();
         if p.pos != s.len() {
             return Err(ProtoError::ty(s, format!("trailing input at byte {}", p.pos)));
         }
-        convert(&node, s)
+        Ok(match convert(&node, s)? {
+            DataType::Unsupported(_) => DataType::Unsupported(s.to_string()),
+            t => t,
+        })
     }
 
     /// Bytes per row of a fixed-width type, or `None` for variable-width types.
@@ -203,6 +214,37 @@ enum Arg {
     Setting(String, u64),
     /// The unparsed text between the parentheses of `JSON(...)`.
     Raw(String),
+}
+
+/// Deepest type nesting accepted (ClickHouse's own limit for type ASTs is far lower in practice).
+const MAX_NESTING: usize = 128;
+
+/// Deepest parenthesis nesting outside quotes.
+fn nesting_depth(s: &str) -> usize {
+    let (mut depth, mut max, mut quote, mut escaped) = (0usize, 0usize, None::<u8>, false);
+    for &b in s.as_bytes() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if b == b'\\' {
+                    escaped = true;
+                } else if b == q {
+                    quote = None;
+                }
+            }
+            None => match b {
+                b'\'' | b'`' | b'"' => quote = Some(b),
+                b'(' => {
+                    depth += 1;
+                    max = max.max(depth);
+                }
+                b')' => depth = depth.saturating_sub(1),
+                _ => {}
+            },
+        }
+    }
+    max
 }
 
 struct Parser<'a> {
@@ -609,7 +651,8 @@ fn convert(n: &Node, full: &str) -> Result<DataType> {
         "IntervalMonth" => interval(IntervalKind::Month)?,
         "IntervalQuarter" => interval(IntervalKind::Quarter)?,
         "IntervalYear" => interval(IntervalKind::Year)?,
-        _ => T::Unsupported(full.to_string()),
+        // Nested unknown types keep their own spelling; the root keeps the server's verbatim.
+        _ => T::Unsupported(render(n)),
     })
 }
 
