@@ -271,9 +271,7 @@ fn decompress_zstd(body: &[u8], n: usize, out: &mut Vec<u8>) -> Result<()> {
     // header before reserving, so a tiny frame cannot claim a huge buffer.
     match zstd::zstd_safe::get_frame_content_size(body) {
         Ok(Some(size)) if size != n as u64 => {
-            return Err(ProtoError::Compression(format!(
-                "ZSTD frame holds {size} bytes but its header says {n}"
-            )))
+            return Err(ProtoError::Compression(format!("ZSTD frame holds {size} bytes but its header says {n}")))
         }
         Err(_) => return Err(ProtoError::Compression("ZSTD body is not a zstd frame".into())),
         _ => {}

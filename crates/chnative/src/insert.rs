@@ -5,8 +5,8 @@
 //! into the outgoing block.
 
 use chnative_proto::column::write_strings;
-use chnative_proto::packet::{BlockKind, Progress, ServerPacket};
 use chnative_proto::convert::{I256, U256};
+use chnative_proto::packet::{BlockKind, Progress, ServerPacket};
 use chnative_proto::view::{FixedValue, StrView, WireUuid};
 use chnative_proto::wire::WriteExt;
 use chnative_proto::{revision, Block, Column, DataType};
