@@ -12,7 +12,7 @@
 //!   `N` it is not. Padding bits (elements `N..8*nb`) are zero.
 //!
 //! [`transpose`] turns row-major vectors (`rows × dim` values) into the planes of a
-//! [`ColumnData`] ready for INSERT ([`column`] wraps it into a [`Column`]);
+//! [`ColumnData`] ready for INSERT ([`column()`] wraps it into a [`Column`]);
 //! [`QBitView`] turns the planes of a decoded column back into vectors. Both have a
 //! safe scalar kernel (an 8×8 bit-matrix transpose in a `u64`) and, on x86-64, SSE2
 //! and AVX2 kernels chosen at run time ([`Kernel::detect`]):
