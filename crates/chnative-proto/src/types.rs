@@ -84,6 +84,8 @@ pub enum DataType {
     MultiPolygon,
     /// QBit(element, dimension): a vector stored as bit planes (BFloat16, Float32 or Float64 elements).
     QBit(Box<DataType>, usize),
+    /// QBit(element, dimension, stride): bit planes split into groups of `stride` elements.
+    QBitStrided(Box<DataType>, usize, usize),
     /// `Variant(T1, …)`: the alternatives in the order the server lists them (sorted by
     /// name), which is also the order of the discriminators on the wire.
     Variant(Vec<DataType>),
@@ -160,12 +162,14 @@ impl DataType {
             DataType::SimpleAggregateFunction(_, t) => Cow::Owned((**t).clone()),
             // One FixedString bit plane per bit of the element, most significant first.
             DataType::QBit(elem, dim) => {
-                let bits = match elem.as_ref() {
-                    DataType::BFloat16 => 16,
-                    DataType::Float32 => 32,
-                    _ => 64,
-                };
-                Cow::Owned(DataType::Tuple(vec![(None, DataType::FixedString(dim.div_ceil(8))); bits]))
+                Cow::Owned(DataType::Tuple(vec![(None, DataType::FixedString(dim.div_ceil(8))); qbit_bits(elem)]))
+            }
+            // Groups of `stride` elements, each with its own planes, group-major.
+            DataType::QBitStrided(elem, dim, stride) => {
+                Cow::Owned(DataType::Tuple(vec![
+                    (None, DataType::FixedString(stride.div_ceil(8)));
+                    qbit_bits(elem) * dim.div_ceil(*stride)
+                ]))
             }
             _ => Cow::Borrowed(self),
         }
@@ -214,6 +218,16 @@ enum Arg {
     Setting(String, u64),
     /// The unparsed text between the parentheses of `JSON(...)`.
     Raw(String),
+}
+
+/// Bit planes of a QBit element type.
+fn qbit_bits(elem: &DataType) -> usize {
+    match elem {
+        DataType::Int8 => 8,
+        DataType::BFloat16 => 16,
+        DataType::Float32 => 32,
+        _ => 64,
+    }
 }
 
 /// Deepest type nesting accepted (ClickHouse's own limit for type ASTs is far lower in practice).
@@ -593,20 +607,25 @@ fn convert(n: &Node, full: &str) -> Result<DataType> {
             }
             T::Nested(elems)
         }
-        "QBit" => match n.args.as_slice() {
-            [Arg::Type(t), dim] => {
-                let elem = convert(t, full)?;
-                if !matches!(elem, T::BFloat16 | T::Float32 | T::Float64) {
-                    return Err(bad("element must be BFloat16, Float32 or Float64"));
-                }
-                let d = num(dim)?;
-                if d == 0 || d > (1 << 24) {
-                    return Err(bad("dimension out of range"));
-                }
-                T::QBit(Box::new(elem), d as usize)
+        "QBit" => {
+            let (t, dim, stride) = match n.args.as_slice() {
+                [Arg::Type(t), dim] => (t, num(dim)?, None),
+                [Arg::Type(t), dim, stride] => (t, num(dim)?, Some(num(stride)?)),
+                _ => return Err(bad("expects an element type, a dimension and an optional stride")),
+            };
+            let elem = convert(t, full)?;
+            if !matches!(elem, T::BFloat16 | T::Float32 | T::Float64 | T::Int8) {
+                return Err(bad("element must be BFloat16, Float32, Float64 or Int8"));
             }
-            _ => return Err(bad("expects an element type and a dimension")),
-        },
+            if dim == 0 || dim > (1 << 24) {
+                return Err(bad("dimension out of range"));
+            }
+            match stride {
+                None => T::QBit(Box::new(elem), dim as usize),
+                Some(st) if st == 0 || dim % st != 0 => return Err(bad("stride must divide the dimension")),
+                Some(st) => T::QBitStrided(Box::new(elem), dim as usize, st as usize),
+            }
+        }
         "SimpleAggregateFunction" => match n.args.as_slice() {
             [f, Arg::Type(t)] => {
                 let fname = match f {
@@ -986,6 +1005,7 @@ impl std::fmt::Display for DataType {
             T::Interval(k) => write!(f, "Interval{k}"),
             T::SimpleAggregateFunction(func, t) => write!(f, "SimpleAggregateFunction({func}, {t})"),
             T::QBit(elem, dim) => write!(f, "QBit({elem}, {dim})"),
+            T::QBitStrided(elem, dim, stride) => write!(f, "QBit({elem}, {dim}, {stride})"),
             T::Variant(alts) => {
                 f.write_str("Variant(")?;
                 for (i, t) in alts.iter().enumerate() {

@@ -1147,7 +1147,9 @@ fn contains_unsupported(t: &DataType) -> bool {
     match t {
         DataType::Unsupported(_) => true,
         DataType::Nullable(t) | DataType::Array(t) | DataType::LowCardinality(t) => contains_unsupported(t),
-        DataType::SimpleAggregateFunction(_, t) | DataType::QBit(t, _) => contains_unsupported(t),
+        DataType::SimpleAggregateFunction(_, t) | DataType::QBit(t, _) | DataType::QBitStrided(t, _, _) => {
+            contains_unsupported(t)
+        }
         DataType::Map(k, v) => contains_unsupported(k) || contains_unsupported(v),
         DataType::Tuple(es) => es.iter().any(|(_, t)| contains_unsupported(t)),
         DataType::Nested(es) => es.iter().any(|(_, t)| contains_unsupported(t)),

@@ -372,3 +372,53 @@ async fn selected_column_reinserted() {
     let b = q(&format!("SELECT count(), sum(cityHash64(toString(v))) FROM ({src})"));
     assert_eq!(a, b);
 }
+
+/// Strided `QBit(T, N, stride)` and `QBit(Int8, N)` decode as their raw planes
+/// (group-major for strided), keep the columns after them aligned, and go back
+/// into an INSERT unchanged.
+#[tokio::test]
+async fn strided_and_int8_qbits_decode_and_round_trip() {
+    let mut c = common::client().await;
+    let table = common::unique_table("qbit_strided");
+    let create = chnative::Query::new(format!(
+        "CREATE TABLE {table} (id UInt32, a QBit(Float32, 24, 8), b QBit(Int8, 12), after String) ENGINE = Memory"
+    ))
+    .setting("allow_experimental_qbit_type", "1");
+    c.execute(create).await.unwrap();
+    let fill = chnative::Query::new(format!(
+        "INSERT INTO {table} SELECT number, arrayMap(i -> toFloat32(i * number - 7.5), range(24)), \
+         arrayMap(i -> toInt8((i * 7 + number) % 200 - 100), range(12)), concat('row', toString(number)) FROM numbers(50)"
+    ))
+    .setting("allow_experimental_qbit_type", "1");
+    c.execute(fill).await.unwrap();
+    let copy = common::unique_table("qbit_strided_copy");
+    c.execute(
+        chnative::Query::new(format!("CREATE TABLE {copy} AS {table}")).setting("allow_experimental_qbit_type", "1"),
+    )
+    .await
+    .unwrap();
+    let mut writer = common::client().await;
+    let mut s = c.stream(format!("SELECT * FROM {table} ORDER BY id").as_str()).await.unwrap();
+    let mut rows = 0;
+    while let Some(block) = s.next().await.unwrap() {
+        let after = block.column("after").unwrap().view();
+        let after = after.as_strings().unwrap();
+        let ids = block.column("id").unwrap().view();
+        for (i, id) in ids.values::<u32>().unwrap().iter().enumerate() {
+            assert_eq!(after.str(i).unwrap(), format!("row{id}"));
+        }
+        assert_eq!(block.column("a").unwrap().type_name(), "QBit(Float32, 24, 8)");
+        rows += block.rows();
+        writer.insert(&copy).block(block).setting("allow_experimental_qbit_type", "1").send().await.unwrap();
+    }
+    assert_eq!(rows, 50);
+    drop(s);
+    let diff = common::http(&format!(
+        "SELECT count() FROM (SELECT id, CAST(a AS Array(Float32)) AS a, CAST(b AS Array(Int8)) AS b, after FROM {table} \
+         EXCEPT SELECT id, CAST(a AS Array(Float32)), CAST(b AS Array(Int8)), after FROM {copy}) SETTINGS allow_experimental_qbit_type = 1"
+    ));
+    assert_eq!(diff.trim(), "0");
+    assert_eq!(common::http(&format!("SELECT count() FROM {copy}")).trim(), "50");
+    c.execute(format!("DROP TABLE {table}").as_str()).await.unwrap();
+    c.execute(format!("DROP TABLE {copy}").as_str()).await.unwrap();
+}
