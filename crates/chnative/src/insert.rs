@@ -28,6 +28,13 @@ pub enum InsertData<'a> {
         /// Which ClickHouse types the values may go into.
         accepts: fn(&DataType) -> bool,
     },
+    /// FixedString(N) values back to back, `rows × N` bytes (no per-value prefix).
+    FixedStrings {
+        /// The bytes.
+        bytes: &'a [u8],
+        /// N.
+        width: usize,
+    },
     /// Strings from `&str`s.
     Strs(&'a [&'a str]),
     /// Strings from `String`s.
@@ -63,6 +70,11 @@ impl<'a> InsertData<'a> {
         InsertData::Nullable { nulls, inner: Box::new(inner.into_insert_data()) }
     }
 
+    /// FixedString(N) data: `bytes.len()` must be a multiple of `n` (pad short values with NULs).
+    pub fn fixed_strings(bytes: &'a [u8], n: usize) -> Self {
+        InsertData::FixedStrings { bytes, width: n }
+    }
+
     /// Array data from u64 end offsets and the flattened elements.
     pub fn array(offsets: &'a [u64], inner: impl IntoInsertData<'a>) -> Self {
         InsertData::Array { offsets, inner: Box::new(inner.into_insert_data()) }
@@ -71,7 +83,9 @@ impl<'a> InsertData<'a> {
     /// Number of rows.
     pub fn rows(&self) -> usize {
         match self {
-            InsertData::Fixed { bytes, width, .. } => bytes.len() / (*width).max(1),
+            InsertData::Fixed { bytes, width, .. } | InsertData::FixedStrings { bytes, width } => {
+                bytes.len() / (*width).max(1)
+            }
             InsertData::Strs(s) => s.len(),
             InsertData::Strings(s) => s.len(),
             InsertData::Blob { offsets, .. } | InsertData::Array { offsets, .. } => offsets.len(),
@@ -104,6 +118,11 @@ impl<'a> InsertData<'a> {
                     Err(mismatch(rust))
                 }
             }
+            InsertData::FixedStrings { width, .. } => match ty_plain {
+                DataType::FixedString(n) if n == width => Ok(ty_plain.to_string()),
+                DataType::LowCardinality(t) if **t == DataType::FixedString(*width) => Ok(t.to_string()),
+                _ => Err(mismatch(&format!("FixedString({width}) bytes"))),
+            },
             InsertData::Strs(_) | InsertData::Strings(_) | InsertData::Blob { .. } => match ty_plain {
                 DataType::String => Ok("String".into()),
                 DataType::LowCardinality(t) if **t == DataType::String => Ok("String".into()),
@@ -138,7 +157,9 @@ impl<'a> InsertData<'a> {
     fn validate(&self, column: &str) -> Result<()> {
         let bad = |what: &str| Error::Usage(format!("column `{column}`: {what}"));
         match self {
-            InsertData::Fixed { bytes, width, .. } if *width == 0 || bytes.len() % width != 0 => {
+            InsertData::Fixed { bytes, width, .. } | InsertData::FixedStrings { bytes, width }
+                if *width == 0 || bytes.len() % width != 0 =>
+            {
                 return Err(bad("byte length is not a multiple of the value width"));
             }
             InsertData::Blob { offsets, data }
@@ -216,7 +237,9 @@ impl<'a> InsertData<'a> {
     fn encode(&self, lo: usize, hi: usize, out: &mut Vec<u8>, rev: u64) -> Result<()> {
         let sized = rev >= revision::STRING_WITH_SIZE_STREAM;
         match self {
-            InsertData::Fixed { bytes, width, .. } => out.extend_from_slice(&bytes[lo * width..hi * width]),
+            InsertData::Fixed { bytes, width, .. } | InsertData::FixedStrings { bytes, width } => {
+                out.extend_from_slice(&bytes[lo * width..hi * width])
+            }
             InsertData::Strs(s) => encode_strs(s[lo..hi].iter().map(|s| s.as_bytes()), hi - lo, out, sized),
             InsertData::Strings(s) => encode_strs(s[lo..hi].iter().map(|s| s.as_bytes()), hi - lo, out, sized),
             InsertData::Blob { offsets, data } => {

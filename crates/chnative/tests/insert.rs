@@ -1320,3 +1320,31 @@ async fn values_the_type_cannot_hold() {
         assert_usable(&mut c).await;
     }
 }
+
+#[tokio::test]
+async fn fixed_strings_bulk_insert() {
+    let mut c = client().await;
+    let t = unique_table("ins_fixed");
+    c.execute(
+        format!("CREATE TABLE {t} (s FixedString(4), l LowCardinality(FixedString(2))) ENGINE = Memory").as_str(),
+    )
+    .await
+    .unwrap();
+    let s = b"abcd\0\0\0\0xy\0\0\xff\x00\x01\x02";
+    let l = b"aabbaa\0\0";
+    c.insert(&t)
+        .column("s", chnative::InsertData::fixed_strings(s, 4))
+        .column("l", chnative::InsertData::fixed_strings(l, 2))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        http(&format!("SELECT hex(s), hex(l) FROM {t} FORMAT TSV")),
+        "61626364\t6161\n00000000\t6262\n78790000\t6161\nFF000102\t0000\n"
+    );
+    let err = c.insert(&t).column("s", chnative::InsertData::fixed_strings(b"abc", 3)).send().await.unwrap_err();
+    assert!(matches!(err, chnative::Error::TypeMismatch { .. }), "{err:?}");
+    let one: u8 = c.query_scalar("SELECT 1").await.unwrap();
+    assert_eq!(one, 1);
+    c.execute(format!("DROP TABLE {t}").as_str()).await.unwrap();
+}

@@ -9,7 +9,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// Revisions the core suite runs at (oldest first); the last is the default.
-pub const REVISIONS: [u64; 4] = [54460, 54465, 54483, 54492];
+pub const REVISIONS: [u64; 5] = [54460, 54465, 54473, 54483, 54492];
 
 pub struct Server {
     pub host: String,
