@@ -928,6 +928,23 @@ impl std::fmt::Display for IntervalKind {
     }
 }
 
+fn write_enum<V: std::fmt::Display>(
+    f: &mut std::fmt::Formatter<'_>,
+    name: &str,
+    pairs: &[(String, V)],
+) -> std::fmt::Result {
+    f.write_str(name)?;
+    f.write_str("(")?;
+    for (i, (l, v)) in pairs.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        quote_into(f, l, '\'')?;
+        write!(f, " = {v}")?;
+    }
+    f.write_str(")")
+}
+
 /// Renders the type name the way the server spells it.
 impl std::fmt::Display for DataType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -951,28 +968,8 @@ impl std::fmt::Display for DataType {
             T::Ipv4 => f.write_str("IPv4"),
             T::Ipv6 => f.write_str("IPv6"),
             T::Decimal { precision, scale } => write!(f, "Decimal({precision}, {scale})"),
-            T::Enum8(pairs) => {
-                f.write_str("Enum8(")?;
-                for (i, (l, v)) in pairs.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    quote_into(f, l, '\'')?;
-                    write!(f, " = {v}")?;
-                }
-                f.write_str(")")
-            }
-            T::Enum16(pairs) => {
-                f.write_str("Enum16(")?;
-                for (i, (l, v)) in pairs.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    quote_into(f, l, '\'')?;
-                    write!(f, " = {v}")?;
-                }
-                f.write_str(")")
-            }
+            T::Enum8(pairs) => write_enum(f, "Enum8", pairs),
+            T::Enum16(pairs) => write_enum(f, "Enum16", pairs),
             T::Nullable(t) => write!(f, "Nullable({t})"),
             T::Array(t) => write!(f, "Array({t})"),
             T::LowCardinality(t) => write!(f, "LowCardinality({t})"),
