@@ -138,17 +138,6 @@ fn q(sql: &str) -> String {
     http(&format!("{sql} FORMAT TSVRaw")).trim_end().to_string()
 }
 
-fn http_try(sql: &str) -> Option<String> {
-    use std::io::{Read, Write};
-    let s = server();
-    let mut sock = std::net::TcpStream::connect((s.host.as_str(), s.http_port)).ok()?;
-    let req = format!("POST / HTTP/1.0\r\nHost: {}\r\nContent-Length: {}\r\n\r\n{}", s.host, sql.len(), sql);
-    sock.write_all(req.as_bytes()).ok()?;
-    let mut resp = String::new();
-    sock.read_to_string(&mut resp).ok()?;
-    Some(resp)
-}
-
 /// A table dropped when the test ends, also when it fails.
 struct Table(String);
 

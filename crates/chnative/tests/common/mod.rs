@@ -62,16 +62,22 @@ pub async fn client() -> chnative::Client {
     chnative::Client::connect(&url("")).await.expect("connect")
 }
 
+/// HTTP without asserting (the whole response, or `None`), for cleanup in `Drop`.
+pub fn http_try(sql: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let s = server();
+    let mut sock = std::net::TcpStream::connect((s.host.as_str(), s.http_port)).ok()?;
+    let req = format!("POST / HTTP/1.0\r\nHost: {}\r\nContent-Length: {}\r\n\r\n{}", s.host, sql.len(), sql);
+    sock.write_all(req.as_bytes()).ok()?;
+    let mut resp = String::new();
+    sock.read_to_string(&mut resp).ok()?;
+    Some(resp)
+}
+
 /// Runs SQL over the server's HTTP interface and returns the body (for checks
 /// that must not depend on the code under test).
 pub fn http(sql: &str) -> String {
-    use std::io::{Read, Write};
-    let s = server();
-    let mut sock = std::net::TcpStream::connect((s.host.as_str(), s.http_port)).expect("http connect");
-    let req = format!("POST / HTTP/1.0\r\nHost: {}\r\nContent-Length: {}\r\n\r\n{}", s.host, sql.len(), sql);
-    sock.write_all(req.as_bytes()).expect("http write");
-    let mut resp = String::new();
-    sock.read_to_string(&mut resp).expect("http read");
+    let resp = http_try(sql).expect("HTTP query to the test server");
     let (head, body) = resp.split_once("\r\n\r\n").unwrap_or((&resp, ""));
     assert!(head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"), "HTTP query failed: {sql}\n{resp}");
     body.to_string()
