@@ -415,26 +415,26 @@ impl Conn {
         Ok(())
     }
 
-    /// Reads and discards packets until the query ends. Server exceptions end it too.
-    pub(crate) async fn drain(&mut self) -> Result<()> {
+    /// Reads and discards the block that follows a block packet head.
+    pub(crate) async fn skip_block(&mut self, kind: BlockKind) -> Result<()> {
         let mut scratch = Block::new();
-        let res = loop {
-            match self.read_packet().await {
-                Ok(ServerPacket::EndOfStream) | Ok(ServerPacket::Exception(_)) => break Ok(()),
-                Ok(ServerPacket::Block { kind, .. }) => {
-                    if let Err(e) = self.read_block(kind, &mut scratch).await {
-                        break Err(e);
-                    }
-                }
-                Ok(ServerPacket::Hello(_)) | Ok(ServerPacket::Pong) => {
-                    break Err(self.violation("unexpected packet while finishing a query".into()))
-                }
-                Ok(_) => {}
-                Err(e) => break Err(e),
-            }
-        };
+        let res = self.read_block(kind, &mut scratch).await;
         scratch.recycle(&mut self.pool);
         res
+    }
+
+    /// Reads and discards packets until the query ends. Server exceptions end it too.
+    pub(crate) async fn drain(&mut self) -> Result<()> {
+        loop {
+            match self.read_packet().await? {
+                ServerPacket::EndOfStream | ServerPacket::Exception(_) => return Ok(()),
+                ServerPacket::Block { kind, .. } => self.skip_block(kind).await?,
+                ServerPacket::Hello(_) | ServerPacket::Pong => {
+                    return Err(self.violation("unexpected packet while finishing a query".into()))
+                }
+                _ => {}
+            }
+        }
     }
 
     /// Sends a Query packet and the empty external-tables block.
@@ -493,11 +493,7 @@ impl Conn {
         loop {
             match self.read_packet().await? {
                 ServerPacket::Pong => return Ok(()),
-                ServerPacket::Block { kind, .. } => {
-                    let mut b = Block::new();
-                    self.read_block(kind, &mut b).await?;
-                    b.recycle(&mut self.pool);
-                }
+                ServerPacket::Block { kind, .. } => self.skip_block(kind).await?,
                 ServerPacket::Progress(_) => {}
                 other => return Err(self.violation(format!("expected Pong, got {other:?}"))),
             }

@@ -529,11 +529,7 @@ impl<'c, 'a> Insert<'c, 'a> {
                     conn.read_block(BlockKind::Data, &mut header).await?;
                     break;
                 }
-                ServerPacket::Block { kind, .. } => {
-                    let mut b = Block::new();
-                    conn.read_block(kind, &mut b).await?;
-                    b.recycle(&mut conn.pool);
-                }
+                ServerPacket::Block { kind, .. } => conn.skip_block(kind).await?,
                 ServerPacket::Progress(_) | ServerPacket::TimezoneUpdate(_) => {}
                 ServerPacket::Exception(e) => {
                     conn.pending = Pending::Nothing;
@@ -644,11 +640,7 @@ async fn finish_insert(conn: &mut Conn) -> Result<Progress> {
                 return Err(Error::Server(e.into()));
             }
             ServerPacket::Progress(p) => progress.accumulate(&p),
-            ServerPacket::Block { kind, .. } => {
-                let mut b = Block::new();
-                conn.read_block(kind, &mut b).await?;
-                b.recycle(&mut conn.pool);
-            }
+            ServerPacket::Block { kind, .. } => conn.skip_block(kind).await?,
             ServerPacket::TableColumns { .. } | ServerPacket::TimezoneUpdate(_) | ServerPacket::ProfileInfo(_) => {}
             other => {
                 return Err(conn.poison(Error::Protocol(chnative_proto::ProtoError::violation(format!(
