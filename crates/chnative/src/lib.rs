@@ -41,7 +41,7 @@ pub use chnative_proto::view::{
 };
 pub use chnative_proto::{Block, Column, DataType};
 pub use config::{Compression, Config};
-pub use error::{Error, Result, ServerError};
+pub use error::{Error, ErrorKind, Result, ServerError};
 pub use insert::{fixed, Insert, InsertData, InsertSummary, IntoInsertData};
 pub use params::{Params, ToParam};
 pub use query::Query;
@@ -79,8 +79,16 @@ impl Client {
     }
 
     /// Connects with a [`Config`].
+    ///
+    /// A socket error here is [`Error::Connect`] and a deadline is
+    /// `Error::Timeout("connecting")`: no query was sent, so both are
+    /// [retryable](Error::is_retryable).
     pub async fn connect_with(config: Config) -> Result<Client> {
-        let conn = Conn::connect(config).await?;
+        let conn = Conn::connect(config).await.map_err(|e| match e {
+            Error::Io(e) => Error::Connect(e),
+            Error::Timeout(_) => Error::Timeout(error::TIMEOUT_CONNECTING),
+            e => e,
+        })?;
         let h = &conn.server;
         let info = ServerInfo {
             name: h.name.clone(),
