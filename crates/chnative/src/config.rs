@@ -6,6 +6,7 @@ use chnative_proto::compression::Method;
 use chnative_proto::revision;
 
 use crate::error::{Error, Result};
+use crate::ident::setting_name_problem;
 
 /// Block compression on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,7 +15,8 @@ pub enum Compression {
     None,
     /// LZ4 (the default: cheapest on CPU).
     Lz4,
-    /// ZSTD at the given level.
+    /// ZSTD at the given level: 1..=22, 0 for zstd's default (3), or a negative
+    /// fast level down to -131072.
     Zstd(i32),
 }
 
@@ -28,17 +30,43 @@ impl Compression {
     }
 }
 
+/// ZSTD levels: ClickHouse 26.9 refuses a `network_zstd_compression_level` above
+/// 22 ("ZSTD codec can't have level more than 22", code 433) and takes 0 (zstd's
+/// default, 3) and negative levels (zstd's fast modes, which end at -131072).
+pub(crate) const ZSTD_LEVELS: std::ops::RangeInclusive<i32> = -131072..=22;
+
+/// A password: `Debug` shows whether one is set, never its text.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub(crate) struct Password(String);
+
+impl std::ops::Deref for Password {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Password {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_empty() { "\"\"" } else { "<redacted>" })
+    }
+}
+
 /// How to reach and talk to a server.
+///
+/// `Debug` prints everything except the password.
 #[derive(Debug, Clone)]
 pub struct Config {
     pub(crate) host: String,
     pub(crate) port: u16,
     pub(crate) user: String,
-    pub(crate) password: String,
+    pub(crate) password: Password,
     pub(crate) database: String,
     pub(crate) compression: Compression,
     pub(crate) revision: u64,
     pub(crate) settings: Vec<(String, String)>,
+    /// `Duration::MAX` when there is no deadline: `tokio::time::timeout` treats a
+    /// deadline past the end of time as none (use [`Config::connect_deadline`] elsewhere).
     pub(crate) connect_timeout: Duration,
     pub(crate) read_timeout: Option<Duration>,
     pub(crate) client_name: String,
@@ -54,7 +82,7 @@ impl Default for Config {
             host: "127.0.0.1".into(),
             port: 9000,
             user: "default".into(),
-            password: String::new(),
+            password: Password::default(),
             database: String::new(),
             compression: Compression::Lz4,
             revision: revision::DEFAULT,
@@ -63,19 +91,26 @@ impl Default for Config {
             read_timeout: Some(Duration::from_secs(300)),
             client_name: "chnative".into(),
             quota_key: String::new(),
-            max_block_bytes: 2 << 30,
+            // 64 connections each holding a block this size fit in 16 GiB, which a
+            // 24 GiB machine survives; larger blocks need an explicit opt-in.
+            max_block_bytes: 256 << 20,
             max_block_rows: chnative_proto::BlockLimits::default().max_rows,
             insert_block_rows: 1 << 20,
         }
     }
 }
 
-fn parse_duration(key: &str, v: &str) -> Result<Duration> {
-    let bad = || Error::Config(format!("{key}: `{v}` is not a duration (e.g. 5s, 250ms, 2m)"));
+/// Reads a duration: a number with an optional unit (`ms`, `s`, `m`, `h`; seconds
+/// without one). Zero means "no timeout", so it comes back as `None`.
+fn parse_timeout(key: &str, v: &str) -> Result<Option<Duration>> {
+    let bad = || Error::Config(format!("{key}: `{v}` is not a duration (e.g. 5s, 250ms, 2m; 0 for none)"));
     let (num, unit) = match v.find(|c: char| !c.is_ascii_digit() && c != '.') {
         Some(i) => (&v[..i], &v[i..]),
         None => (v, "s"),
     };
+    if num.is_empty() || !num.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err(bad());
+    }
     let n: f64 = num.parse().map_err(|_| bad())?;
     let secs = match unit {
         "ms" => n / 1000.0,
@@ -84,31 +119,105 @@ fn parse_duration(key: &str, v: &str) -> Result<Duration> {
         "h" => n * 3600.0,
         _ => return Err(bad()),
     };
-    Duration::try_from_secs_f64(secs).map_err(|_| bad())
+    let d = Duration::try_from_secs_f64(secs).map_err(|_| bad())?;
+    Ok((!d.is_zero()).then_some(d))
 }
 
-fn percent_decode(s: &str) -> Result<String> {
+/// RFC 3986 percent-decoding: `%XX` is the byte XX and every other character is
+/// itself (`+` included: it means a space only in HTML forms). The bytes must be
+/// UTF-8.
+fn percent_decode(what: &str, s: &str) -> Result<String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        match b[i] {
-            b'%' => {
-                let h = s.get(i + 1..i + 3).ok_or_else(|| Error::Config(format!("bad percent escape in `{s}`")))?;
-                out.push(u8::from_str_radix(h, 16).map_err(|_| Error::Config(format!("bad percent escape in `{s}`")))?);
-                i += 3;
-            }
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            c => {
-                out.push(c);
-                i += 1;
-            }
+        if b[i] == b'%' {
+            let hex = b.get(i + 1..i + 3).filter(|h| h.iter().all(u8::is_ascii_hexdigit));
+            let Some(hex) = hex else {
+                return Err(Error::Config(format!(
+                    "{what}: `%` must start an escape of two hex digits (write a literal % as %25)"
+                )));
+            };
+            let digit = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
+            out.push(digit(hex[0]) << 4 | digit(hex[1]));
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
         }
     }
-    String::from_utf8(out).map_err(|_| Error::Config(format!("`{s}` is not UTF-8 after decoding")))
+    String::from_utf8(out).map_err(|_| Error::Config(format!("{what}: not UTF-8 after percent-decoding")))
+}
+
+/// Splits `host`, `host:port`, `[v6]` or `[v6]:port`; anything else is an error.
+fn parse_host_port(hostport: &str) -> Result<(String, Option<u16>)> {
+    let bad = |why: &str| Error::Config(format!("host `{hostport}`: {why}"));
+    let (host, port) = if let Some(inner) = hostport.strip_prefix('[') {
+        let (v6, after) = inner.split_once(']').ok_or_else(|| bad("no closing `]`"))?;
+        if v6.parse::<std::net::Ipv6Addr>().is_err() {
+            return Err(bad("not an IPv6 address between `[` and `]`"));
+        }
+        let port = match after {
+            "" => None,
+            a => Some(a.strip_prefix(':').ok_or_else(|| bad("only `:port` may follow `]`"))?),
+        };
+        (v6.to_string(), port)
+    } else {
+        let (host, port) = match hostport.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (hostport, None),
+        };
+        if port.is_some_and(|p| p.contains(':')) {
+            return Err(bad("more than one `:` (write an IPv6 address as [addr]:port)"));
+        }
+        let host = percent_decode("host", host)?;
+        if host.chars().any(|c| c.is_control() || c.is_whitespace() || "[]@/?#:".contains(c)) {
+            return Err(bad("not a host name"));
+        }
+        (host, port)
+    };
+    let port = match port {
+        None => None,
+        Some(p) => match p.parse::<u16>() {
+            Ok(n) if n > 0 && p.bytes().all(|c| c.is_ascii_digit()) => Some(n),
+            _ => return Err(bad("the port must be a number from 1 to 65535")),
+        },
+    };
+    Ok((host, port))
+}
+
+/// Reads `compression`: `lz4`, `zstd`, `zstd:LEVEL` or `none` (any case).
+fn parse_compression(v: &str) -> Result<Compression> {
+    let lower = v.to_ascii_lowercase();
+    let c = match lower.as_str() {
+        "lz4" => Compression::Lz4,
+        "none" | "off" | "false" => Compression::None,
+        "zstd" => Compression::Zstd(1),
+        z => match z.strip_prefix("zstd:") {
+            Some(level) if is_integer(level) => Compression::Zstd(level.parse().unwrap_or(i32::MAX)),
+            Some(_) => return Err(Error::Config(format!("compression `{v}`: the level must be a number"))),
+            None => return Err(Error::Config(format!("unknown compression `{v}` (lz4, zstd, zstd:LEVEL, none)"))),
+        },
+    };
+    check_compression(c)?;
+    Ok(c)
+}
+
+/// An optional `-` and decimal digits (no `+`, which `str::parse` would allow).
+fn is_integer(s: &str) -> bool {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit())
+}
+
+fn check_compression(c: Compression) -> Result<()> {
+    match c {
+        Compression::Zstd(level) if !ZSTD_LEVELS.contains(&level) => Err(Error::Config(format!(
+            "ZSTD level {level} is outside {}..={}, the levels ClickHouse and zstd accept",
+            ZSTD_LEVELS.start(),
+            ZSTD_LEVELS.end()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 impl Config {
@@ -117,90 +226,137 @@ impl Config {
         Self::default()
     }
 
-    /// Parses `clickhouse://user:password@host:port/database?option=value&…`.
+    /// Parses `clickhouse://user:password@host:port/database?option=value&…`
+    /// (`tcp://` works too).
     ///
-    /// Options: `compression` (`lz4`, `zstd`, `zstd:LEVEL`, `none`), `connect_timeout`,
-    /// `read_timeout` (idle time between reads; `0` disables), `revision`,
-    /// `client_name`, `quota_key`, and `set_<setting>=<value>` for server settings.
+    /// Every part is percent-decoded as RFC 3986 says: `%XX` is a byte and `+` is
+    /// a plus sign. A `@`, `:`, `/`, `?`, `&`, `#` or `%` inside a user, password or
+    /// value must be written `%40`, `%3A`, `%2F`, `%3F`, `%26`, `%23`, `%25`.
+    /// The host defaults to 127.0.0.1 and the port to 9000; an IPv6 address goes
+    /// in brackets (`[::1]:9000`).
+    ///
+    /// Options (each at most once, each with a non-empty value except `password`):
+    /// - `compression`: `lz4` (default), `zstd` (level 1), `zstd:LEVEL` (-131072..=22;
+    ///   0 is zstd's default, negative levels are its fast modes), `none`;
+    /// - `connect_timeout`: deadline for TCP connect plus handshake (default 10s);
+    /// - `read_timeout`: longest wait for the server's next bytes (default 300s);
+    /// - `revision`: the protocol revision to announce;
+    /// - `client_name`, `quota_key`;
+    /// - `user`, `password`, `database`: instead of the user info and the path;
+    /// - `set_<setting>=<value>`: a server setting sent with every query.
+    ///
+    /// Durations are a number with an optional unit: `250ms`, `5s` (the default
+    /// unit), `2m`, `1h`. For both timeouts `0` means no timeout.
+    ///
+    /// Anything else is an error: an unknown option, an option without `=value`,
+    /// an empty value, a value out of range, a bad percent escape, text after the
+    /// host and port, or an option given twice.
     ///
     /// ```
     /// let c = chnative::Config::from_url("clickhouse://app:s%40cret@db:9000/logs?compression=zstd&set_max_threads=4").unwrap();
     /// assert_eq!(c.address(), "db:9000");
+    /// assert!(chnative::Config::from_url("clickhouse://db?set_max_threads").is_err());
     /// ```
     pub fn from_url(url: &str) -> Result<Config> {
-        let rest = url
-            .strip_prefix("clickhouse://")
-            .or_else(|| url.strip_prefix("tcp://"))
-            .ok_or_else(|| Error::Config(format!("`{url}` must start with clickhouse://")))?;
+        let (scheme, rest) =
+            url.split_once("://").ok_or_else(|| Error::Config("the URL must start with clickhouse://".into()))?;
+        if !scheme.eq_ignore_ascii_case("clickhouse") && !scheme.eq_ignore_ascii_case("tcp") {
+            return Err(Error::Config(format!("scheme `{scheme}`: the URL must start with clickhouse://")));
+        }
+        if rest.contains('#') {
+            return Err(Error::Config("a `#` in the URL must be written %23".into()));
+        }
         let (rest, query) = match rest.split_once('?') {
             Some((a, q)) => (a, Some(q)),
             None => (rest, None),
         };
         let (authority, path) = match rest.split_once('/') {
-            Some((a, p)) => (a, p),
-            None => (rest, ""),
+            Some((a, p)) => (a, Some(p)),
+            None => (rest, None),
         };
         let mut c = Config::default();
-        let hostport = match authority.rsplit_once('@') {
-            Some((userinfo, hp)) => {
-                match userinfo.split_once(':') {
-                    Some((u, p)) => {
-                        c.user = percent_decode(u)?;
-                        c.password = percent_decode(p)?;
-                    }
-                    None => c.user = percent_decode(userinfo)?,
-                }
-                hp
-            }
-            None => authority,
+        let mut given: Vec<String> = Vec::new();
+        let (userinfo, hostport) = match authority.split_once('@') {
+            Some((u, hp)) => (Some(u), hp),
+            None => (None, authority),
         };
-        let (host, port) = if let Some(h) = hostport.strip_prefix('[') {
-            let (h, rest) = h.split_once(']').ok_or_else(|| Error::Config(format!("bad IPv6 host in `{url}`")))?;
-            (h, rest.strip_prefix(':'))
-        } else {
-            match hostport.rsplit_once(':') {
-                Some((h, p)) => (h, Some(p)),
-                None => (hostport, None),
+        if hostport.contains('@') {
+            return Err(Error::Config("an `@` in the user or password must be written %40".into()));
+        }
+        if let Some(userinfo) = userinfo {
+            let (user, password) = match userinfo.split_once(':') {
+                Some((u, p)) => (u, Some(p)),
+                None => (userinfo, None),
+            };
+            c.user = percent_decode("user", user)?;
+            if c.user.is_empty() {
+                return Err(Error::Config("the user name before `@` is empty".into()));
             }
-        };
+            given.push("user".into());
+            if let Some(p) = password {
+                c.password = Password(percent_decode("password", p)?);
+                given.push("password".into());
+            }
+        }
+        let (host, port) = parse_host_port(hostport)?;
         if !host.is_empty() {
-            c.host = host.to_string();
+            c.host = host;
         }
         if let Some(p) = port {
-            c.port = p.parse().map_err(|_| Error::Config(format!("bad port `{p}`")))?;
+            c.port = p;
         }
-        c.database = percent_decode(path.trim_end_matches('/'))?;
+        if let Some(path) = path {
+            let db = path.strip_suffix('/').unwrap_or(path);
+            if db.contains('/') {
+                return Err(Error::Config(format!("path `/{path}`: only a database name may follow the host")));
+            }
+            c.database = percent_decode("database", db)?;
+            if !c.database.is_empty() {
+                given.push("database".into());
+            }
+        }
         for pair in query.into_iter().flat_map(|q| q.split('&')).filter(|p| !p.is_empty()) {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            let v = percent_decode(v)?;
-            match k {
-                "compression" => {
-                    c.compression = match v.to_ascii_lowercase().as_str() {
-                        "lz4" => Compression::Lz4,
-                        "none" | "off" | "false" => Compression::None,
-                        "zstd" => Compression::Zstd(1),
-                        z if z.starts_with("zstd:") => Compression::Zstd(
-                            z[5..].parse().map_err(|_| Error::Config(format!("bad zstd level in `{v}`")))?,
-                        ),
-                        _ => return Err(Error::Config(format!("unknown compression `{v}`"))),
-                    }
-                }
-                "connect_timeout" => c.connect_timeout = parse_duration(k, &v)?,
-                "read_timeout" => {
-                    let d = parse_duration(k, &v)?;
-                    c.read_timeout = (!d.is_zero()).then_some(d);
-                }
+            let (k, v) = pair
+                .split_once('=')
+                .ok_or_else(|| Error::Config(format!("option `{pair}` has no value (write `{pair}=value`)")))?;
+            let k = percent_decode("option name", k)?;
+            let v = percent_decode(&format!("option `{k}`"), v)?;
+            if given.contains(&k) {
+                return Err(Error::Config(format!("`{k}` is given twice")));
+            }
+            if v.is_empty() && k != "password" {
+                return Err(Error::Config(format!("option `{k}` has an empty value")));
+            }
+            match k.as_str() {
+                "compression" => c.compression = parse_compression(&v)?,
+                "connect_timeout" => c = c.connect_timeout(parse_timeout(&k, &v)?.unwrap_or(Duration::ZERO)),
+                "read_timeout" => c.read_timeout = parse_timeout(&k, &v)?,
                 "revision" => {
-                    c = c.revision(v.parse().map_err(|_| Error::Config(format!("bad revision `{v}`")))?)?;
+                    let r = v
+                        .parse()
+                        .ok()
+                        .filter(|_| is_integer(&v) && !v.starts_with('-'))
+                        .ok_or_else(|| Error::Config(format!("revision `{v}` is not a number")))?;
+                    c = c.revision(r)?;
                 }
                 "client_name" => c.client_name = v,
                 "quota_key" => c.quota_key = v,
                 "user" => c.user = v,
-                "password" => c.password = v,
+                "password" => c.password = Password(v),
                 "database" => c.database = v,
-                k if k.starts_with("set_") => c.settings.push((k[4..].to_string(), v)),
-                _ => return Err(Error::Config(format!("unknown option `{k}` (server settings take a set_ prefix)"))),
+                _ => match k.strip_prefix("set_") {
+                    Some(name) => {
+                        if let Some(why) = setting_name_problem(name) {
+                            return Err(Error::Config(format!("option `{k}`: {why}")));
+                        }
+                        c.settings.push((name.to_string(), v));
+                    }
+                    None => {
+                        return Err(Error::Config(format!("unknown option `{k}` (server settings take a set_ prefix)")))
+                    }
+                },
             }
+            given.push(k);
         }
         Ok(c)
     }
@@ -229,9 +385,9 @@ impl Config {
         self.user = user.into();
         self
     }
-    /// Password.
+    /// Password (`Debug` does not print it).
     pub fn password(mut self, password: impl Into<String>) -> Self {
-        self.password = password.into();
+        self.password = Password(password.into());
         self
     }
     /// Default database.
@@ -239,7 +395,7 @@ impl Config {
         self.database = db.into();
         self
     }
-    /// Block compression.
+    /// Block compression. A ZSTD level outside -131072..=22 is refused when connecting.
     pub fn compression(mut self, c: Compression) -> Self {
         self.compression = c;
         self
@@ -257,19 +413,22 @@ impl Config {
         self.revision = revision;
         Ok(self)
     }
-    /// A server setting sent with every query.
+    /// A server setting sent with every query. A name that is not an identifier
+    /// is refused when connecting.
     pub fn setting(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.settings.push((name.into(), value.into()));
         self
     }
-    /// Deadline for TCP connect plus handshake.
+    /// Deadline for TCP connect plus handshake (10 s by default);
+    /// `Duration::ZERO` means no deadline.
     pub fn connect_timeout(mut self, d: Duration) -> Self {
-        self.connect_timeout = d;
+        self.connect_timeout = if d.is_zero() { Duration::MAX } else { d };
         self
     }
-    /// Longest wait for the next bytes from the server; `None` waits forever.
+    /// Longest wait for the next bytes from the server (300 s by default), and for
+    /// a write to complete; `None` or `Some(Duration::ZERO)` waits forever.
     pub fn read_timeout(mut self, d: Option<Duration>) -> Self {
-        self.read_timeout = d;
+        self.read_timeout = d.filter(|d| !d.is_zero());
         self
     }
     /// Name shown in `system.processes.client_name`.
@@ -277,7 +436,8 @@ impl Config {
         self.client_name = name.into();
         self
     }
-    /// Largest block (uncompressed bytes) accepted from the server before allocating.
+    /// Largest block (uncompressed bytes) accepted from the server before
+    /// allocating: 256 MiB by default.
     pub fn max_block_bytes(mut self, n: usize) -> Self {
         self.max_block_bytes = n;
         self
@@ -295,9 +455,38 @@ impl Config {
     }
 }
 
+impl Config {
+    /// The connect deadline, `None` for none.
+    #[allow(dead_code)] // for code that computes deadlines itself
+    pub(crate) fn connect_deadline(&self) -> Option<Duration> {
+        (self.connect_timeout != Duration::MAX).then_some(self.connect_timeout)
+    }
+
+    /// Checks what the builder methods cannot refuse on the spot.
+    pub(crate) fn validate(&self) -> Result<()> {
+        check_compression(self.compression)?;
+        for (name, _) in &self.settings {
+            if let Some(why) = setting_name_problem(name) {
+                return Err(Error::Config(why));
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn err(url: &str) -> String {
+        match Config::from_url(url) {
+            Ok(c) => panic!("`{url}` was accepted: {c:?}"),
+            Err(e) => {
+                assert_eq!(e.kind(), crate::ErrorKind::Config, "{url}: {e}");
+                e.to_string()
+            }
+        }
+    }
 
     #[test]
     fn url_parsing() {
@@ -305,7 +494,7 @@ mod tests {
             "clickhouse://u%3Ax:p%40ss@example.org:9440/db1?compression=zstd:3&read_timeout=250ms&set_max_threads=2&revision=54465",
         )
         .unwrap();
-        assert_eq!((c.user.as_str(), c.password.as_str()), ("u:x", "p@ss"));
+        assert_eq!((c.user.as_str(), &*c.password), ("u:x", "p@ss"));
         assert_eq!(c.address(), "example.org:9440");
         assert_eq!(c.database, "db1");
         assert_eq!(c.compression, Compression::Zstd(3));
@@ -314,8 +503,180 @@ mod tests {
         assert_eq!(c.revision, 54465);
         let c = Config::from_url("clickhouse://[::1]:9000").unwrap();
         assert_eq!(c.address(), "[::1]:9000");
+        let c = Config::from_url("clickhouse://[::1]").unwrap();
+        assert_eq!(c.address(), "[::1]:9000");
+        let c = Config::from_url("TCP://h/db/").unwrap();
+        assert_eq!((c.address().as_str(), c.database.as_str()), ("h:9000", "db"));
+        let c = Config::from_url("clickhouse://").unwrap();
+        assert_eq!(c.address(), "127.0.0.1:9000");
         assert!(Config::from_url("http://x").is_err());
         assert!(Config::from_url("clickhouse://x?bogus=1").is_err());
         assert!(Config::from_url("clickhouse://x?revision=1").is_err());
+    }
+
+    #[test]
+    fn debug_redacts_the_password() {
+        let c = Config::from_url("clickhouse://app:hunter2-secret@db/x").unwrap();
+        let d = format!("{c:?}");
+        assert!(!d.contains("hunter2"), "{d}");
+        assert!(d.contains("<redacted>"), "{d}");
+        let d = format!("{:?}", Config::new().password("p4ssw0rd-xyz"));
+        assert!(!d.contains("p4ssw0rd"), "{d}");
+        // Pretty form and an empty password too.
+        let d = format!("{:#?}", Config::new().password("p4ssw0rd-xyz"));
+        assert!(!d.contains("p4ssw0rd"), "{d}");
+        assert!(format!("{:?}", Config::new()).contains("password: \"\""));
+    }
+
+    #[test]
+    fn plus_is_a_plus_and_percent_escapes_decode_everywhere() {
+        let c = Config::from_url(
+            "clickhouse://a+b%2Bc:p+w%2B%20x@h%2Dost:9000/d+b%2B?client_name=c+n%2B&quota_key=q+k&set_log_comment=x+y%2Bz%26",
+        )
+        .unwrap();
+        assert_eq!(c.user, "a+b+c");
+        assert_eq!(&*c.password, "p+w+ x");
+        assert_eq!(c.host, "h-ost");
+        assert_eq!(c.database, "d+b+");
+        assert_eq!(c.client_name, "c+n+");
+        assert_eq!(c.quota_key, "q+k");
+        assert_eq!(c.settings, vec![("log_comment".to_string(), "x+y+z&".to_string())]);
+        // Option names, `set_` ones included, are percent-decoded too.
+        let c = Config::from_url("clickhouse://h?set_max%5Fthreads=3&read%5Ftimeout=1s").unwrap();
+        assert_eq!(c.settings, vec![("max_threads".to_string(), "3".to_string())]);
+        assert_eq!(c.read_timeout, Some(Duration::from_secs(1)));
+        // UTF-8 is fine, in escapes or raw.
+        let c = Config::from_url("clickhouse://%C3%A9:\u{e9}@h").unwrap();
+        assert_eq!((c.user.as_str(), &*c.password), ("\u{e9}", "\u{e9}"));
+    }
+
+    #[test]
+    fn bad_percent_escapes_are_errors() {
+        for url in [
+            "clickhouse://u%zz@h",
+            "clickhouse://u:p%4@h",
+            "clickhouse://u:p%@h",
+            "clickhouse://h/db%G0",
+            "clickhouse://h?client_name=%FF",
+            "clickhouse://h?client_name=%C3",
+            "clickhouse://h?set_x%2=1",
+            "clickhouse://h%2/db",
+        ] {
+            err(url);
+        }
+    }
+
+    #[test]
+    fn set_options_need_a_name_and_a_value() {
+        assert!(err("clickhouse://h?set_max_threads").contains("no value"));
+        assert!(err("clickhouse://h?set_max_threads=").contains("empty value"));
+        assert!(err("clickhouse://h?set_=1").contains("empty"));
+        err("clickhouse://h?set_%20=1");
+        err("clickhouse://h?set_a%20b=1");
+        err("clickhouse://h?set_1x=1");
+        err("clickhouse://h?compression");
+        err("clickhouse://h?compression=");
+        err("clickhouse://h?client_name=");
+        // An empty password is a password.
+        assert_eq!(&*Config::from_url("clickhouse://h?password=").unwrap().password, "");
+    }
+
+    #[test]
+    fn zstd_levels_out_of_range_are_errors() {
+        for level in [1, 3, 22, 0, -1, -131072] {
+            let c = Config::from_url(&format!("clickhouse://h?compression=zstd:{level}")).unwrap();
+            assert_eq!(c.compression, Compression::Zstd(level));
+        }
+        assert_eq!(Config::from_url("clickhouse://h?compression=ZSTD").unwrap().compression, Compression::Zstd(1));
+        for bad in [
+            "zstd:99999",
+            "zstd:23",
+            "zstd:-131073",
+            "zstd:+3",
+            "zstd:--1",
+            "zstd:-",
+            "zstd:",
+            "zstd:x",
+            "zstd:99999999999",
+            "lz5",
+        ] {
+            err(&format!("clickhouse://h?compression={bad}"));
+        }
+        assert!(Config::new().compression(Compression::Zstd(99999)).validate().is_err());
+        assert!(Config::new().compression(Compression::Zstd(22)).validate().is_ok());
+    }
+
+    #[test]
+    fn junk_after_the_host_is_an_error() {
+        for url in [
+            "clickhouse://[::1]junk",
+            "clickhouse://[::1]junk:9000",
+            "clickhouse://[::1]:9000:1",
+            "clickhouse://[::1",
+            "clickhouse://[nothost]:9000",
+            "clickhouse://host:9000:more",
+            "clickhouse://host:9000:1",
+            "clickhouse://host:",
+            "clickhouse://host:0",
+            "clickhouse://host:65536",
+            "clickhouse://host:+90",
+            "clickhouse://host:90a",
+            "clickhouse://ho st",
+            "clickhouse://h/db/more",
+            "clickhouse://u@p@h",
+            "clickhouse://h#frag",
+            "clickhouse://@h",
+        ] {
+            err(url);
+        }
+    }
+
+    #[test]
+    fn options_given_twice_are_errors() {
+        err("clickhouse://h?compression=lz4&compression=zstd");
+        err("clickhouse://h?set_max_threads=1&set_max_threads=2");
+        err("clickhouse://h?set_max_threads=1&set_max%5fthreads=2");
+        err("clickhouse://u@h?user=v");
+        err("clickhouse://u:p@h?password=q");
+        err("clickhouse://h/db?database=other");
+        err("clickhouse://h?read_timeout=1s&read_timeout=2s");
+        // Given once each, these are fine.
+        let c = Config::from_url("clickhouse://h/?user=u&password=p&database=d").unwrap();
+        assert_eq!((c.user.as_str(), &*c.password, c.database.as_str()), ("u", "p", "d"));
+    }
+
+    #[test]
+    fn zero_means_no_timeout_for_both_timeouts() {
+        let c = Config::from_url("clickhouse://h?connect_timeout=0&read_timeout=0").unwrap();
+        assert_eq!(c.connect_deadline(), None);
+        assert_eq!(c.read_timeout, None);
+        let c = Config::from_url("clickhouse://h?connect_timeout=0ms&read_timeout=0s").unwrap();
+        assert_eq!((c.connect_deadline(), c.read_timeout), (None, None));
+        let c = Config::from_url("clickhouse://h?connect_timeout=2&read_timeout=1.5m").unwrap();
+        assert_eq!(c.connect_deadline(), Some(Duration::from_secs(2)));
+        assert_eq!(c.read_timeout, Some(Duration::from_secs(90)));
+        let c = Config::new().connect_timeout(Duration::ZERO).read_timeout(Some(Duration::ZERO));
+        assert_eq!((c.connect_deadline(), c.read_timeout), (None, None));
+        assert_eq!(Config::new().connect_deadline(), Some(Duration::from_secs(10)));
+        for bad in ["-1", "1x", "s", ".5s", "1.2.3", "1e3"] {
+            err(&format!("clickhouse://h?connect_timeout={bad}"));
+            err(&format!("clickhouse://h?read_timeout={bad}"));
+        }
+    }
+
+    #[test]
+    fn config_settings_are_checked_before_connecting() {
+        assert!(Config::new().setting("max_threads", "1").validate().is_ok());
+        for bad in ["", "a b", "x\0"] {
+            let e = Config::new().setting(bad, "1").validate().unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::Config, "{e}");
+        }
+    }
+
+    #[test]
+    fn default_block_limit_survives_64_connections_in_24_gib() {
+        let per_conn = Config::new().max_block_bytes;
+        assert_eq!(per_conn, 256 << 20);
+        assert!(64 * per_conn <= 16 << 30);
     }
 }

@@ -13,6 +13,7 @@ use chnative_proto::{revision, Block, Column, DataType};
 
 use crate::conn::{new_query_id, Conn, ConnSlot, Pending, QueryWire};
 use crate::error::{Error, Result};
+use crate::ident::{check_setting_name, quote_ident, quote_table};
 
 /// Column data borrowed for an INSERT.
 #[derive(Debug, Clone)]
@@ -397,19 +398,6 @@ pub struct Insert<'c, 'a> {
     error: Option<Error>,
 }
 
-fn quote_ident(name: &str) -> String {
-    let mut s = String::with_capacity(name.len() + 2);
-    s.push('`');
-    for c in name.chars() {
-        if c == '`' || c == '\\' {
-            s.push('\\');
-        }
-        s.push(c);
-    }
-    s.push('`');
-    s
-}
-
 /// Columns with a default expression, from a TableColumns description.
 fn columns_with_defaults(description: &str) -> Vec<(String, bool)> {
     let mut out = Vec::new();
@@ -467,7 +455,11 @@ impl<'c, 'a> Insert<'c, 'a> {
 
     /// A server setting for this INSERT only.
     pub fn setting(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.settings.push((name.into(), value.into(), chnative_proto::packet::SETTING_IMPORTANT));
+        let name = name.into();
+        if let Err(e) = check_setting_name(&name) {
+            self.error.get_or_insert(e);
+        }
+        self.settings.push((name, value.into(), chnative_proto::packet::SETTING_IMPORTANT));
         self
     }
 
@@ -509,7 +501,7 @@ impl<'c, 'a> Insert<'c, 'a> {
             data.validate(name)?;
         }
         let list: Vec<String> = columns.iter().map(|(n, _)| quote_ident(n)).collect();
-        let sql = format!("INSERT INTO {table} ({}) VALUES", list.join(", "));
+        let sql = format!("INSERT INTO {} ({}) VALUES", quote_table(&table)?, list.join(", "));
         if !settings.iter().any(|(k, _, _)| k == "async_insert") {
             // Synchronous by default so that a returned INSERT is stored and
             // deduplication tokens apply as documented.

@@ -28,6 +28,7 @@
 mod config;
 mod conn;
 mod error;
+mod ident;
 mod insert;
 mod params;
 mod query;
@@ -41,7 +42,7 @@ pub use chnative_proto::view::{
 };
 pub use chnative_proto::{Block, Column, DataType};
 pub use config::{Compression, Config};
-pub use error::{Error, Result, ServerError};
+pub use error::{Error, ErrorKind, Result, ServerError};
 pub use insert::{fixed, Insert, InsertData, InsertSummary, IntoInsertData};
 pub use params::{Params, ToParam};
 pub use query::Query;
@@ -79,8 +80,17 @@ impl Client {
     }
 
     /// Connects with a [`Config`].
+    ///
+    /// A socket error here is [`Error::Connect`] and a deadline is
+    /// `Error::Timeout("connecting")`: no query was sent, so both are
+    /// [retryable](Error::is_retryable).
     pub async fn connect_with(config: Config) -> Result<Client> {
-        let conn = Conn::connect(config).await?;
+        config.validate()?;
+        let conn = Conn::connect(config).await.map_err(|e| match e {
+            Error::Io(e) => Error::Connect(e),
+            Error::Timeout(_) => Error::Timeout(error::TIMEOUT_CONNECTING),
+            e => e,
+        })?;
         let h = &conn.server;
         let info = ServerInfo {
             name: h.name.clone(),
@@ -105,18 +115,26 @@ impl Client {
         self.slot.peek().is_none_or(|c| !c.is_broken())
     }
 
-    fn wire(q: Query) -> QueryWire {
-        QueryWire {
+    /// The query as sent. Names are checked here, before anything is written: an
+    /// empty one would end its list on the wire early.
+    fn wire(q: Query) -> Result<QueryWire> {
+        for (name, _) in &q.settings {
+            ident::check_setting_name(name)?;
+        }
+        for (name, _) in &q.params {
+            ident::check_param_name(name)?;
+        }
+        Ok(QueryWire {
             id: q.id.unwrap_or_else(new_query_id),
             sql: q.sql,
             settings: q.settings.into_iter().map(|(k, v)| (k, v, chnative_proto::packet::SETTING_IMPORTANT)).collect(),
             params: q.params.into_iter().map(|(k, v)| (k, chnative_proto::packet::encode_parameter(&v))).collect(),
-        }
+        })
     }
 
     /// Starts a query and streams its result block by block.
     pub async fn stream(&mut self, query: impl Into<Query>) -> Result<QueryStream<'_>> {
-        let q = Self::wire(query.into());
+        let q = Self::wire(query.into())?;
         let mut conn = self.slot.take().await?;
         let res = conn.send_query(&q).await;
         if let Err(e) = res {
@@ -145,7 +163,9 @@ impl Client {
         out.ok_or_else(|| Error::Usage("the query returned no rows".into()))
     }
 
-    /// Starts an INSERT into `table` (a name, optionally `db.table`, used verbatim).
+    /// Starts an INSERT into `table`: `table` or `db.table`, each part quoted as an
+    /// identifier (parts may come quoted already, with backticks or double quotes;
+    /// quote a name that holds a dot).
     pub fn insert<'a>(&mut self, table: &str) -> Insert<'_, 'a> {
         Insert::new(&mut self.slot, table)
     }

@@ -103,7 +103,8 @@ impl Params {
     pub fn new() -> Self {
         Self::default()
     }
-    /// Adds `name = value`.
+    /// Adds `name = value`. The name is checked when the query is sent (see
+    /// [`crate::Query::bind`]).
     pub fn add(mut self, name: impl Into<String>, value: impl ToParam) -> Self {
         self.0.push((name.into(), value.to_param()));
         self

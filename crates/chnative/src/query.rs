@@ -25,6 +25,11 @@ impl Query {
     }
 
     /// Fills the `{name:Type}` placeholder `name`.
+    ///
+    /// `name` must be an identifier (an ASCII letter or `_`, then letters, digits
+    /// and `_`); any other name, the empty one included, is refused with
+    /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) when the query
+    /// is sent, before any of it is written.
     pub fn bind(mut self, name: impl Into<String>, value: impl ToParam) -> Self {
         self.params.push((name.into(), value.to_param()));
         self
@@ -36,7 +41,8 @@ impl Query {
         self
     }
 
-    /// A server setting for this query only.
+    /// A server setting for this query only. A name that is not an identifier is
+    /// refused like a bad parameter name (see [`Query::bind`]).
     pub fn setting(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.settings.push((name.into(), value.into()));
         self
