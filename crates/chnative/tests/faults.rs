@@ -11,7 +11,6 @@ mod common_proxy;
 
 use std::time::{Duration, Instant};
 
-
 use chnative::{Client, Compression, Config, Error};
 use common::*;
 use common_proxy::{Dir, Proxy};
@@ -83,7 +82,10 @@ async fn cut_server_to_client_mid_data_block() {
         let (e, rows) = stream_until_error(&mut c, BIG_BLOCK).await;
         assert_eq!(rows, 0, "{compression:?}: no row of a block cut in the middle may be returned");
         assert!(is_io(&e), "{compression:?}: a cut gave {e:?}, not an I/O error");
-        assert!(e.to_string().contains("closed"), "{compression:?}: `{e}` does not say the server closed the connection");
+        assert!(
+            e.to_string().contains("closed"),
+            "{compression:?}: `{e}` does not say the server closed the connection"
+        );
         p.clear();
         assert_not_reused(&mut c, &e, cfg).await;
     }
@@ -305,7 +307,11 @@ async fn stall_past_the_timeout_waiting_for_the_insert_header() {
     let mut c = connect(cfg.clone()).await;
     p.stall(Dir::Down);
     let ids = [1u64, 2, 3];
-    let res = within("an insert waiting for its header", c.insert(&t.0).column("id", &ids[..]).column("pad", &ids[..]).send()).await;
+    let res = within(
+        "an insert waiting for its header",
+        c.insert(&t.0).column("id", &ids[..]).column("pad", &ids[..]).send(),
+    )
+    .await;
     let e = res.expect_err("an insert whose header never comes must time out");
     assert!(matches!(e, Error::Timeout(_)), "gave {e:?}, not a timeout");
     p.clear();
