@@ -47,8 +47,13 @@ async fn assert_not_reused(p: &Proxy, c: &mut Client, first: &Error, fresh: Conf
 /// What is wrong with the call after a broken connection, if it does not
 /// name what broke it.
 async fn next_call_misnames(c: &mut Client, first: &Error, case: &str) -> Option<String> {
+    // The cause itself, without the "I/O: " of the first error's own message.
+    let cause = match first {
+        Error::Io(io) => io.to_string(),
+        e => e.to_string(),
+    };
     match within("the call after a broken connection", c.query_scalar::<u64>("SELECT 1")).await {
-        Err(Error::Closed(why)) if why.contains(&first.to_string()) => None,
+        Err(Error::Closed(why)) if why.contains(&cause) => None,
         Err(Error::Closed(why)) => Some(format!("{case}: the next call says `{why}`, not the first cause `{first}`")),
         other => {
             Some(format!("{case}: the call after `{first}` returned {other:?}, not Error::Closed naming the cause"))
