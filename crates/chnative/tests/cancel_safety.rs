@@ -114,7 +114,10 @@ macro_rules! drop_at_every_poll {
         let cfg: Config = $cfg;
         let mut client = connect(cfg.clone()).await;
         let mut completed_at = None;
+        let (mut attempts, mut reconnects) = (0u32, 0u32);
+        let started = Instant::now();
         for n in poll_counts(MAX_POLLS) {
+            attempts += 1;
             let outcome = {
                 let $c = &mut client;
                 let $n = n;
@@ -126,6 +129,7 @@ macro_rules! drop_at_every_poll {
             }
             if !next_call_works_or_names_cause(&mut client, $what, n).await {
                 client = connect(cfg.clone()).await;
+                reconnects += 1;
             }
             {
                 let $an = n;
@@ -136,7 +140,11 @@ macro_rules! drop_at_every_poll {
             }
         }
         let n = completed_at.unwrap_or_else(|| panic!("{} did not complete within {MAX_POLLS} polls", $what));
-        eprintln!("{}: completed at {n} polls", $what);
+        eprintln!(
+            "{}: completed at {n} polls; {attempts} attempts, {reconnects} of them closed the connection, {:?}",
+            $what,
+            started.elapsed()
+        );
     }};
 }
 
