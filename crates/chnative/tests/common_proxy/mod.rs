@@ -163,6 +163,15 @@ impl Proxy {
         });
     }
 
+    /// Forwards at full speed in both directions until the guard is dropped,
+    /// then goes back to the throttles and stalls in force now.
+    pub fn full_speed(&self) -> FullSpeed<'_> {
+        let saved = [*self.shared.up.mode.borrow(), *self.shared.down.mode.borrow()];
+        self.resume(Dir::Up);
+        self.resume(Dir::Down);
+        FullSpeed { proxy: self, saved }
+    }
+
     /// Ends every connection, the normal way or with RST, once `n` more bytes went in `d`.
     pub fn kill_after(&self, d: Dir, n: u64, how: Kill) {
         let at = self.forwarded(d) + n;
@@ -220,6 +229,20 @@ impl Proxy {
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
         true
+    }
+}
+
+/// See [`Proxy::full_speed`].
+pub struct FullSpeed<'p> {
+    proxy: &'p Proxy,
+    saved: [Mode; 2],
+}
+
+impl Drop for FullSpeed<'_> {
+    fn drop(&mut self) {
+        let [up, down] = self.saved;
+        self.proxy.set(Dir::Up, |m| *m = Mode { kill_at: m.kill_at, ..up });
+        self.proxy.set(Dir::Down, |m| *m = Mode { kill_at: m.kill_at, ..down });
     }
 }
 
