@@ -95,7 +95,9 @@ async fn next_call_works_or_names_cause(c: &mut Client, what: &str, n: usize) ->
         Err(e) => {
             assert!(
                 names_abandonment(&e),
-                "{what} dropped after {n} polls: the next call failed with an error that does not name the cause: {e:?}"
+                "{what} dropped after {n} polls: the next call failed with an error that does not name the cause: {e:?} \
+                 (is_usable() = {})",
+                c.is_usable()
             );
             assert!(!c.is_usable(), "{what} dropped after {n} polls: next call failed ({e}) but is_usable() is true");
             false

@@ -47,6 +47,8 @@ struct Mode {
     pause: Duration,
     /// Forward nothing until resumed.
     stalled: bool,
+    /// Stall once this direction's byte count reaches the value.
+    stall_at: Option<u64>,
     /// End the connection once this direction's byte count reaches the value.
     kill_at: Option<(u64, Kill)>,
 }
@@ -55,7 +57,7 @@ const BUF: usize = 64 << 10;
 
 impl Default for Mode {
     fn default() -> Self {
-        Mode { chunk: BUF, pause: Duration::ZERO, stalled: false, kill_at: None }
+        Mode { chunk: BUF, pause: Duration::ZERO, stalled: false, stall_at: None, kill_at: None }
     }
 }
 
@@ -154,10 +156,17 @@ impl Proxy {
         self.set(d, |m| m.stalled = true);
     }
 
-    /// Undoes [`Proxy::stall`] and [`Proxy::throttle`] in `d`.
+    /// Stops forwarding in `d` once `n` more bytes went through.
+    pub fn stall_after(&self, d: Dir, n: u64) {
+        let at = self.forwarded(d) + n;
+        self.set(d, |m| m.stall_at = Some(at));
+    }
+
+    /// Undoes [`Proxy::stall`], [`Proxy::stall_after`] and [`Proxy::throttle`] in `d`.
     pub fn resume(&self, d: Dir) {
         self.set(d, |m| {
             m.stalled = false;
+            m.stall_at = None;
             m.chunk = BUF;
             m.pause = Duration::ZERO;
         });
@@ -334,12 +343,15 @@ async fn pump(
     for _ in 0..(1u64 << 24) {
         let mode = *modes.borrow_and_update();
         let done = state.forwarded.load(Ordering::SeqCst);
-        let room = match mode.kill_at {
+        let mut room = match mode.kill_at {
             Some((at, how)) if done >= at => return End::Killed(how),
             Some((at, _)) => (at - done).min(BUF as u64) as usize,
             None => BUF,
         };
-        if mode.stalled {
+        if let Some(at) = mode.stall_at {
+            room = room.min(at.saturating_sub(done).min(BUF as u64) as usize);
+        }
+        if mode.stalled || room == 0 {
             if modes.changed().await.is_err() {
                 return End::Eof;
             }
