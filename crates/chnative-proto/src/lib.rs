@@ -11,6 +11,7 @@ pub mod buffer;
 pub mod cityhash;
 pub mod column;
 pub mod compression;
+pub mod connection;
 pub mod convert;
 pub mod error;
 pub mod packet;
