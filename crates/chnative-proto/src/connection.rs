@@ -276,6 +276,9 @@ pub struct Connection {
     /// Whether the running query has shown its header.
     header_seen: bool,
     silent: u64,
+    /// The exception that ended the last command, for the reason given when
+    /// the server then closes the connection.
+    last_exception: Option<String>,
 
     input: Vec<u8>,
     ipos: usize,
@@ -314,6 +317,7 @@ impl Connection {
             compressing: false,
             header_seen: false,
             silent: 0,
+            last_exception: None,
             input: Vec::with_capacity(64 << 10),
             ipos: 0,
             reading: Reading::Head,
@@ -384,6 +388,16 @@ impl Connection {
         self.packet_ends.clear();
         self.queued_total = self.sent_total;
         self.last_boundary = self.sent_total;
+    }
+
+    /// The server closed its end of the connection (the caller read end of
+    /// stream). The reason names the exception that preceded it, if any.
+    pub fn peer_closed(&mut self) {
+        let why = match &self.last_exception {
+            Some(e) => format!("the server closed the connection after {e}"),
+            None => "the server closed the connection".to_string(),
+        };
+        self.close(why);
     }
 
     fn closed_error(&self) -> Error {
@@ -482,6 +496,7 @@ impl Connection {
         self.compressing = query.compression;
         self.header_seen = false;
         self.silent = 0;
+        self.last_exception = None;
         self.command_start = self.queued_total;
         let v = self.revision;
         self.put_packet(|out| query.write(out, v));
@@ -522,6 +537,7 @@ impl Connection {
     /// Writes Ping: Idle → Busy(Ping).
     pub fn ping(&mut self) -> Result<(), Error> {
         self.require("ping", State::Idle)?;
+        self.last_exception = None;
         self.command_start = self.queued_total;
         self.silent = 0;
         self.put_packet(packet::write_ping);
@@ -859,12 +875,11 @@ impl Connection {
                         return Err(self.fail(err));
                     }
                 }
+                let what = format!("exception code {}: {}", e.code, e.message);
                 if exception_closes_connection(&e) {
-                    self.close(format!(
-                        "the server closed the connection after exception code {}: {}",
-                        e.code, e.message
-                    ));
+                    self.close(format!("the server closed the connection after {what}"));
                 }
+                self.last_exception = Some(what);
                 Ok(Some(Event::Exception(e)))
             }
             ServerPacket::Block { kind, .. } => {
