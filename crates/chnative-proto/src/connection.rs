@@ -62,9 +62,7 @@ use crate::block::{write_empty_block, Block, BlockLimits};
 use crate::buffer::BufferPool;
 use crate::compression::{self, FrameHeader, Method, FRAME_PREFIX_LEN};
 use crate::error::ProtoError;
-use crate::packet::{
-    self, BlockKind, ClientHello, Exception, ProfileInfo, Progress, Query, ServerHello, ServerPacket,
-};
+use crate::packet::{self, BlockKind, ClientHello, Exception, ProfileInfo, Progress, Query, ServerHello, ServerPacket};
 use crate::revision;
 use crate::wire::Reader;
 

@@ -3,9 +3,7 @@
 //! illegal ones.
 
 use chnative_proto::compression::{compress_frame, Method};
-use chnative_proto::connection::{
-    BlockSink, Connection, Discard, Error, Event, Options, Phase, Poll, State,
-};
+use chnative_proto::connection::{BlockSink, Connection, Discard, Error, Event, Options, Phase, Poll, State};
 use chnative_proto::packet::{BlockKind, ClientHello, ClientInfo, Query};
 use chnative_proto::wire::WriteExt;
 use chnative_proto::{Block, BlockInfo, ProtoError};
@@ -571,7 +569,11 @@ fn exception_during_insert_data_ends_the_data() {
 
 #[test]
 fn end_of_stream_or_data_during_insert_data_is_a_violation() {
-    for bytes in [end_of_stream(), block_packet(1, &u64_block(54492, &[1]), false), block_packet(7, &u64_block(54492, &[1]), false)] {
+    for bytes in [
+        end_of_stream(),
+        block_packet(1, &u64_block(54492, &[1]), false),
+        block_packet(7, &u64_block(54492, &[1]), false),
+    ] {
         let (mut c, mut sink) = inserting();
         feed(&mut c, &bytes);
         assert!(is_violation(&c.poll(&mut sink).unwrap_err()));

@@ -423,6 +423,7 @@ impl Conn {
     pub(crate) async fn ping(&mut self) -> Result<()> {
         self.prepare().await?;
         self.proto.ping().map_err(map_err)?;
+        self.query_by = None;
         loop {
             match self.next_event(&mut Discard).await? {
                 Event::Pong => return Ok(()),

@@ -5,8 +5,8 @@
 //! into the outgoing block.
 
 use chnative_proto::column::write_strings;
-use chnative_proto::convert::{I256, U256};
 use chnative_proto::connection::{BlockSink, Event, Poll};
+use chnative_proto::convert::{I256, U256};
 use chnative_proto::packet::{BlockKind, Exception, Progress};
 use chnative_proto::view::{FixedValue, StrView, WireUuid};
 use chnative_proto::wire::WriteExt;
@@ -383,8 +383,10 @@ pub struct InsertSummary {
     pub rows: u64,
     /// Data packets sent.
     pub blocks: u64,
-    /// Progress counters the server sent. ClickHouse 26.9 sends none for an
-    /// INSERT whose data comes from the client, so expect zeros there.
+    /// What the server reported. ClickHouse 26.9 sends no Progress for an
+    /// INSERT whose data comes from the client; it sends ProfileEvents, and
+    /// `written_rows` / `written_bytes` then hold the sum of their
+    /// `InsertedRows` / `InsertedBytes` increments (the rows the server wrote).
     pub progress: Progress,
 }
 
@@ -618,12 +620,23 @@ impl InsertBlocks {
 }
 
 /// The InsertedRows and InsertedBytes increments in a ProfileEvents block
-/// (columns `name` String and `value` 64-bit; other rows are other counters).
+/// (columns `type` Enum8, 1 = increment; `name` String; `value` Int64; other
+/// rows are other counters). 26.9 sends one row per counter, thread 0.
 fn inserted_counters(block: &Block) -> (u64, u64) {
-    let (Some(names), Some(values)) = (block.column("name"), block.column("value")) else { return (0, 0) };
-    let (Ok(names), Ok((values, 8))) = (names.view().as_strings(), values.view().raw_fixed()) else { return (0, 0) };
+    let (Some(kinds), Some(names), Some(values)) = (block.column("type"), block.column("name"), block.column("value"))
+    else {
+        return (0, 0);
+    };
+    let (Ok(kinds), Ok(names), Ok((values, 8))) =
+        (kinds.view().values::<i8>(), names.view().as_strings(), values.view().raw_fixed())
+    else {
+        return (0, 0);
+    };
     let mut out = (0u64, 0u64);
     for (i, v) in values.chunks_exact(8).enumerate() {
+        if kinds.get(i) != Some(&1) {
+            continue;
+        }
         let v = u64::from_le_bytes(v.try_into().unwrap_or_default());
         match names.bytes(i) {
             b"InsertedRows" => out.0 += v,
