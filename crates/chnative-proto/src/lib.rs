@@ -1,7 +1,8 @@
 //! Sans-IO ClickHouse native protocol.
 //!
-//! Wire primitives, packets, compression framing, the type-name parser and the
-//! Native column codecs. Nothing here touches a socket: decoders take the bytes
+//! Wire primitives, packets, compression framing, the type-name parser, the
+//! Native column codecs, and the client connection as a state machine
+//! ([`connection`]). Nothing here touches a socket: decoders take the bytes
 //! they are given and report [`ProtoError::Incomplete`] with a lower bound on
 //! how many bytes they need, so the I/O layer can read more and try again.
 #![warn(missing_docs)]
@@ -11,6 +12,7 @@ pub mod buffer;
 pub mod cityhash;
 pub mod column;
 pub mod compression;
+pub mod connection;
 pub mod convert;
 pub mod error;
 pub mod packet;

@@ -2,8 +2,8 @@
 //!
 //! Each capture holds the server's bytes after the handshake for one query.
 
-use chnative_proto::compression::{self, FrameHeader, FRAME_PREFIX_LEN};
-use chnative_proto::packet::{read_server_packet, BlockKind, ServerHello, ServerPacket};
+use chnative_proto::connection::{BlockSink, Connection, Discard, Event, Options, Poll};
+use chnative_proto::packet::{BlockKind, ClientHello, ClientInfo, Query, ServerHello};
 use chnative_proto::wire::Reader;
 use chnative_proto::{Block, BlockLimits, BufferPool, ProtoError, WireUuid};
 
@@ -11,47 +11,69 @@ fn capture(name: &str) -> Vec<u8> {
     std::fs::read(format!("{}/tests/data/captures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
 }
 
-/// Decodes a whole captured response; returns the Data blocks with rows, and how it ended.
-fn decode_all(bytes: &[u8], revision: u64, compressed: bool) -> (Vec<Block>, ServerPacket) {
-    let mut r = Reader::new(bytes);
-    let mut pool = BufferPool::new();
+/// A connection at `revision` that has sent a query and waits for its answer
+/// (the handshake is the captured server Hello for that revision).
+fn querying(revision: u64, compressed: bool) -> Connection {
+    let mut c = Connection::new(Options { revision, ..Options::default() });
+    let hello = ClientHello {
+        client_name: "golden",
+        version_major: 0,
+        version_minor: 1,
+        revision,
+        database: "",
+        user: "default",
+        password: "",
+    };
+    c.start_handshake(&hello, "").unwrap();
+    let server_hello = capture(&format!("hello_{}.bin", if revision == 54460 { 54460 } else { 54492 }));
+    c.recv_buffer(server_hello.len()).extend_from_slice(&server_hello);
+    assert_eq!(c.poll(&mut Discard).unwrap(), Poll::Event(Event::Hello));
+    let info = ClientInfo {
+        client_name: "golden",
+        version_major: 0,
+        version_minor: 1,
+        version_patch: 0,
+        our_revision: revision,
+        os_user: "",
+        hostname: "",
+        quota_key: "",
+        trace: None,
+        start_time_us: 0,
+    };
+    let q = Query { query_id: "", client_info: info, settings: &[], compression: compressed, sql: "", parameters: &[] };
+    c.query(&q).unwrap();
+    let n = c.transmit().len();
+    c.advance(n);
+    c
+}
+
+/// Lends a fresh Data block each time the previous one was taken.
+#[derive(Default)]
+struct Data(Block);
+
+impl BlockSink for Data {
+    fn block(&mut self, kind: BlockKind) -> Option<&mut Block> {
+        (kind == BlockKind::Data).then_some(&mut self.0)
+    }
+}
+
+/// Decodes a whole captured response through the state machine; returns the
+/// Data blocks with rows, and the event that ended it.
+fn decode_all(bytes: &[u8], revision: u64, compressed: bool) -> (Vec<Block>, Event) {
+    let mut c = querying(revision, compressed);
+    c.recv_buffer(bytes.len()).extend_from_slice(bytes);
+    let mut sink = Data::default();
     let mut blocks = Vec::new();
     loop {
-        let p = read_server_packet(&mut r, revision, revision, compressed).unwrap();
-        match p {
-            ServerPacket::Block { kind, .. } => {
-                let mut b = Block::new();
-                if compressed && kind.compressed(revision) {
-                    // Frames until the block decodes; a block ends on a frame boundary.
-                    let mut plain = Vec::new();
-                    loop {
-                        let rest = &bytes[r.position()..];
-                        let prefix: &[u8; FRAME_PREFIX_LEN] = rest[..FRAME_PREFIX_LEN].try_into().unwrap();
-                        let h = FrameHeader::parse(prefix, compression::MAX_FRAME_SIZE).unwrap();
-                        compression::decompress_frame(&h, &rest[..h.frame_len()], &mut plain).unwrap();
-                        r.bytes(h.frame_len()).unwrap();
-                        let mut pr = Reader::new(&plain);
-                        match b.read(&mut pr, revision, &BlockLimits::default(), &mut pool) {
-                            Ok(()) => {
-                                assert_eq!(pr.remaining(), 0);
-                                break;
-                            }
-                            Err(ProtoError::Incomplete { .. }) => continue,
-                            Err(e) => panic!("{e}"),
-                        }
-                    }
-                } else {
-                    b.read(&mut r, revision, &BlockLimits::default(), &mut pool).unwrap();
-                }
-                if kind == BlockKind::Data && b.rows() > 0 {
-                    blocks.push(b);
-                }
+        match c.poll(&mut sink).unwrap() {
+            Poll::Event(Event::Data) if sink.0.rows() > 0 => blocks.push(std::mem::take(&mut sink.0)),
+            Poll::Event(e @ (Event::EndOfStream | Event::Exception(_))) => {
+                assert_eq!(c.buffered(), 0, "bytes after the end");
+                assert!(c.is_idle());
+                return (blocks, e);
             }
-            p @ (ServerPacket::EndOfStream | ServerPacket::Exception(_)) => {
-                assert_eq!(r.remaining(), 0, "bytes after the end");
-                return (blocks, p);
-            }
-            _ => {}
+            Poll::Event(_) => {}
+            other => panic!("capture ended early: {other:?}"),
         }
     }
 }
@@ -83,7 +105,7 @@ fn server_hello_at_three_revisions() {
 fn select_one_at_three_revisions() {
     for (rev, file) in [(54460, "select1_54460.bin"), (54485, "select1_54485.bin"), (54492, "select1_54492.bin")] {
         let (blocks, end) = decode_all(&capture(file), rev, false);
-        assert_eq!(end, ServerPacket::EndOfStream);
+        assert_eq!(end, Event::EndOfStream);
         assert_eq!(blocks.len(), 1);
         assert_eq!(blocks[0].column("1").unwrap().view().values::<u8>().unwrap(), &[1]);
     }
@@ -93,7 +115,7 @@ fn select_one_at_three_revisions() {
 fn many_types_old_and_new_string_layout() {
     for rev in [54460, 54492] {
         let (blocks, end) = decode_all(&capture(&format!("types_{rev}.bin")), rev, false);
-        assert_eq!(end, ServerPacket::EndOfStream);
+        assert_eq!(end, Event::EndOfStream);
         let b = &blocks[0];
         let v = |n: &str| b.column(n).unwrap().view();
         assert_eq!(v("i8").values::<i8>().unwrap(), &[-1]);
@@ -133,7 +155,7 @@ fn many_types_old_and_new_string_layout() {
 #[test]
 fn lz4_compressed_response() {
     let (blocks, end) = decode_all(&capture("numbers3_lz4_54492.bin"), 54492, true);
-    assert_eq!(end, ServerPacket::EndOfStream);
+    assert_eq!(end, Event::EndOfStream);
     let b = &blocks[0];
     assert_eq!(b.column("number").unwrap().view().values::<u64>().unwrap(), &[0, 1, 2]);
     let s = b.column("s").unwrap().view();
@@ -145,7 +167,7 @@ fn lz4_compressed_response() {
 fn exception_packet() {
     let (_, end) = decode_all(&capture("exception_54492.bin"), 54492, false);
     match end {
-        ServerPacket::Exception(e) => {
+        Event::Exception(e) => {
             assert_eq!(e.code, 395);
             assert!(e.message.contains("boom"), "{}", e.message);
         }
@@ -159,18 +181,18 @@ fn truncated_captures_never_panic() {
         let b = capture(file);
         let rev = if file.contains("54460") { 54460 } else { 54492 };
         for cut in (0..b.len()).step_by(7) {
-            let mut r = Reader::new(&b[..cut]);
-            let mut pool = BufferPool::new();
+            let mut c = querying(rev, false);
+            c.recv_buffer(cut).extend_from_slice(&b[..cut]);
+            let mut sink = Data::default();
             loop {
-                match read_server_packet(&mut r, rev, rev, false) {
-                    Ok(ServerPacket::Block { .. }) => {
-                        let mut blk = Block::new();
-                        if blk.read(&mut r, rev, &BlockLimits::default(), &mut pool).is_err() {
-                            break;
-                        }
+                match c.poll(&mut sink) {
+                    Ok(Poll::Event(_)) => {}
+                    Ok(Poll::NeedInput { needed }) => {
+                        assert!(needed > c.buffered());
+                        break;
                     }
-                    Ok(ServerPacket::EndOfStream) | Err(_) => break,
-                    Ok(_) => {}
+                    Ok(Poll::Idle) => panic!("{file} cut at {cut}: idle before the end"),
+                    Err(e) => panic!("{file} cut at {cut}: {e}"),
                 }
             }
         }

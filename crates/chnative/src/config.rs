@@ -74,6 +74,9 @@ pub struct Config {
     pub(crate) max_block_bytes: usize,
     pub(crate) max_block_rows: u64,
     pub(crate) insert_block_rows: usize,
+    pub(crate) max_silent_packets: u64,
+    pub(crate) cancel_timeout: Duration,
+    pub(crate) query_timeout: Option<Duration>,
 }
 
 impl Default for Config {
@@ -96,6 +99,9 @@ impl Default for Config {
             max_block_bytes: 256 << 20,
             max_block_rows: chnative_proto::BlockLimits::default().max_rows,
             insert_block_rows: 1 << 20,
+            max_silent_packets: chnative_proto::connection::DEFAULT_MAX_SILENT_PACKETS,
+            cancel_timeout: Duration::from_secs(30),
+            query_timeout: None,
         }
     }
 }
@@ -453,11 +459,33 @@ impl Config {
         self.insert_block_rows = n.max(1);
         self
     }
+
+    /// How many packets without rows (Progress, Log, ProfileEvents, empty
+    /// blocks…) may follow each other before the server is taken to be stuck
+    /// and the connection is closed (10 million by default).
+    pub fn max_silent_packets(mut self, n: u64) -> Self {
+        self.max_silent_packets = n.max(1);
+        self
+    }
+    /// How long a cancelled query may take to end after Cancel was sent before
+    /// the connection is closed instead (30 s by default); `Duration::ZERO`
+    /// means no bound.
+    pub fn cancel_timeout(mut self, d: Duration) -> Self {
+        self.cancel_timeout = if d.is_zero() { Duration::MAX } else { d };
+        self
+    }
+    /// A deadline for each query, from the moment it is sent (off by default).
+    /// A SELECT past it is cancelled and fails with [`Error::Timeout`]; an
+    /// INSERT past it fails with the same error and closes the connection.
+    /// `None` or `Some(Duration::ZERO)` means no deadline.
+    pub fn query_timeout(mut self, d: Option<Duration>) -> Self {
+        self.query_timeout = d.filter(|d| !d.is_zero());
+        self
+    }
 }
 
 impl Config {
     /// The connect deadline, `None` for none.
-    #[allow(dead_code)] // for code that computes deadlines itself
     pub(crate) fn connect_deadline(&self) -> Option<Duration> {
         (self.connect_timeout != Duration::MAX).then_some(self.connect_timeout)
     }

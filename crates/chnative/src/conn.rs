@@ -1,16 +1,22 @@
-//! One connection: the socket, its buffers, and the packet loop.
+//! One connection: the socket, and the bytes between it and the protocol
+//! state machine ([`chnative_proto::connection::Connection`]).
 //!
-//! Decoding is done by `chnative-proto` on bytes already buffered here. When a
-//! decoder reports `Incomplete { needed }`, this layer reads at least that many
-//! bytes (bounded by `max_block_bytes`) and decodes again. Any protocol error
-//! marks the connection broken: there is no resync point in this protocol.
+//! This layer only moves bytes and keeps time: it writes what the machine has
+//! queued, reads at least what the machine asks for (the machine bounds it),
+//! and applies the read timeout, the Cancel bound and the query deadline.
+//! Sequencing, framing and the state live in the machine.
+//!
+//! Every await point is cancel-safe: a write is recorded as it happens
+//! (`advance`), and read bytes land in the machine's input buffer, so a
+//! dropped future loses nothing. The next operation finds the machine Busy
+//! and calls `abandon`, which undoes, drains or closes (see the machine's
+//! docs); a half-written packet is never re-sent or followed by another one.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use chnative_proto::compression::{self, FrameHeader, FRAME_PREFIX_LEN};
-use chnative_proto::packet::{self, BlockKind, ClientHello, ClientInfo, Query, ServerHello, ServerPacket};
-use chnative_proto::wire::Reader;
-use chnative_proto::{revision, Block, BlockLimits, BufferPool, ProtoError};
+use chnative_proto::connection::{self, BlockSink, Connection, Discard, Event, Options, Phase, Poll, State};
+use chnative_proto::packet::{ClientHello, ClientInfo, Query, ServerHello};
+use chnative_proto::BlockLimits;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -23,23 +29,21 @@ pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + Send {
     fn try_write_now(&self, _buf: &[u8]) -> std::io::Result<usize> {
         Err(std::io::ErrorKind::WouldBlock.into())
     }
+
+    /// Reads what is already there without waiting, if the transport can.
+    fn try_read_now(&self, _buf: &mut Vec<u8>) -> std::io::Result<usize> {
+        Err(std::io::ErrorKind::WouldBlock.into())
+    }
 }
 
 impl Transport for TcpStream {
     fn try_write_now(&self, buf: &[u8]) -> std::io::Result<usize> {
         self.try_write(buf)
     }
-}
 
-/// What must happen before the connection can run the next query.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Pending {
-    /// Nothing: the last query ended with EndOfStream or Exception.
-    Nothing,
-    /// A query was abandoned and Cancel was already written: drain to its end.
-    Drain,
-    /// A query was abandoned and Cancel could not be written yet.
-    CancelAndDrain,
+    fn try_read_now(&self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+        self.try_read_buf(buf)
+    }
 }
 
 /// A query's settings and parameters in wire form.
@@ -65,33 +69,47 @@ pub(crate) fn new_query_id() -> String {
     format!("chn-{:016x}-{:08x}", a, n as u32)
 }
 
+/// Maps a state-machine error to the client's.
+pub(crate) fn map_err(e: connection::Error) -> Error {
+    match e {
+        connection::Error::Proto(p) => Error::from(p),
+        connection::Error::Unsupported(s) => Error::Config(s),
+        connection::Error::Closed(s) => Error::Closed(s),
+        e @ connection::Error::State { .. } => Error::Usage(e.to_string()),
+    }
+}
+
+impl From<connection::Error> for Error {
+    fn from(e: connection::Error) -> Self {
+        map_err(e)
+    }
+}
+
+/// What ended a wait for input early.
+enum Deadline {
+    /// The read timeout (silence) passed.
+    Read,
+    /// The bound on an unanswered Cancel passed.
+    Cancel,
+    /// The query's own deadline passed.
+    Query,
+}
+
 pub(crate) struct Conn {
     io: Box<dyn Transport>,
-    rbuf: Vec<u8>,
-    rpos: usize,
-    pub(crate) wbuf: Vec<u8>,
-    pub(crate) stage: Vec<u8>,
-    dbuf: Vec<u8>,
+    pub(crate) proto: Connection,
     pub(crate) cfg: Config,
-    pub(crate) server: ServerHello,
-    /// min(ours, server's)
-    pub(crate) revision: u64,
-    /// Whether the running query compresses blocks.
-    pub(crate) compressing: bool,
-    pub(crate) pending: Pending,
-    /// Set while a packet's body is only partly consumed; if a future is dropped
-    /// there, the byte stream is mid-packet and the connection cannot be reused.
-    mid_packet: bool,
-    broken: Option<String>,
-    pub(crate) pool: BufferPool,
-    pub(crate) limits: BlockLimits,
     hostname: String,
     os_user: String,
+    /// When the running query's Cancel must have been answered by.
+    cancel_by: Option<Instant>,
+    /// When the running query must be over by (opt-in).
+    query_by: Option<Instant>,
 }
 
 impl Conn {
     pub(crate) async fn connect(cfg: Config) -> Result<Conn> {
-        let deadline = cfg.connect_timeout;
+        let Some(deadline) = cfg.connect_deadline() else { return Self::connect_inner(cfg).await };
         match tokio::time::timeout(deadline, Self::connect_inner(cfg)).await {
             Ok(r) => r,
             Err(_) => Err(Error::Timeout("connecting")),
@@ -100,34 +118,29 @@ impl Conn {
 
     async fn connect_inner(cfg: Config) -> Result<Conn> {
         let tcp = TcpStream::connect(cfg.address()).await?;
-        let limits = BlockLimits { max_rows: cfg.max_block_rows, ..BlockLimits::default() };
         tcp.set_nodelay(true)?;
+        let options = Options {
+            revision: cfg.revision,
+            compression: cfg.compression.method(),
+            max_block_bytes: cfg.max_block_bytes,
+            limits: BlockLimits { max_rows: cfg.max_block_rows, ..BlockLimits::default() },
+            max_silent_packets: cfg.max_silent_packets,
+        };
         let mut c = Conn {
             io: Box::new(tcp),
-            rbuf: Vec::with_capacity(64 << 10),
-            rpos: 0,
-            wbuf: Vec::with_capacity(16 << 10),
-            stage: Vec::new(),
-            dbuf: Vec::new(),
-            revision: cfg.revision,
+            proto: Connection::new(options),
             cfg,
-            server: ServerHello::default(),
-            compressing: false,
-            pending: Pending::Nothing,
-            mid_packet: false,
-            broken: None,
-            pool: BufferPool::new(),
-            limits,
             hostname: std::env::var("HOSTNAME").unwrap_or_default(),
             os_user: std::env::var("USER").unwrap_or_default(),
+            cancel_by: None,
+            query_by: None,
         };
         c.handshake().await?;
         Ok(c)
     }
 
     async fn handshake(&mut self) -> Result<()> {
-        self.wbuf.clear();
-        ClientHello {
+        let hello = ClientHello {
             client_name: &self.cfg.client_name,
             version_major: 0,
             version_minor: 1,
@@ -135,132 +148,132 @@ impl Conn {
             database: &self.cfg.database,
             user: &self.cfg.user,
             password: &self.cfg.password,
+        };
+        self.proto.start_handshake(&hello, &self.cfg.quota_key).map_err(map_err)?;
+        match self.next_event(&mut Discard).await? {
+            Event::Hello => {}
+            Event::Exception(e) => return Err(Error::Server(e.into())),
+            other => return Err(self.poison(Error::Usage(format!("unexpected {other:?} in the handshake")))),
         }
-        .write(&mut self.wbuf);
-        self.flush().await?;
-        match self.read_packet().await? {
-            ServerPacket::Hello(h) => {
-                self.revision = self.cfg.revision.min(h.revision);
-                if self.revision < revision::MIN_SUPPORTED {
-                    return Err(Error::Config(format!(
-                        "server revision {} is older than the oldest supported ({})",
-                        h.revision,
-                        revision::MIN_SUPPORTED
-                    )));
-                }
-                if h.chunked_send.starts_with("chunked") && !h.chunked_send.ends_with("_optional") {
-                    return Err(Error::Config("server requires chunked packets, which chnative does not speak".into()));
-                }
-                self.server = h;
-            }
-            ServerPacket::Exception(e) => return Err(Error::Server(e.into())),
-            other => return Err(self.violation(format!("expected Hello, got {other:?}"))),
-        }
-        self.wbuf.clear();
-        packet::write_addendum(&mut self.wbuf, self.revision, &self.cfg.quota_key);
-        self.flush().await?;
-        tracing::debug!(server = %self.server.display_name, revision = self.revision, "connected");
+        self.write_out().await?;
+        tracing::debug!(server = %self.proto.server().display_name, revision = self.proto.revision(), "connected");
         Ok(())
     }
 
-    pub(crate) fn is_broken(&self) -> bool {
-        self.broken.is_some()
+    pub(crate) fn server(&self) -> &ServerHello {
+        self.proto.server()
     }
 
-    /// Marks the connection unusable and returns the error to report.
+    pub(crate) fn revision(&self) -> u64 {
+        self.proto.revision()
+    }
+
+    pub(crate) fn is_broken(&self) -> bool {
+        self.proto.is_closed()
+    }
+
+    /// Marks the connection unusable (keeping the first cause) and returns `e`.
     pub(crate) fn poison(&mut self, e: Error) -> Error {
-        if self.broken.is_none() {
-            self.broken = Some(e.to_string());
-        }
+        self.proto.close(&e);
         e
     }
 
-    fn violation(&mut self, msg: String) -> Error {
-        self.poison(Error::Protocol(ProtoError::Violation(msg)))
-    }
-
-    fn check_usable(&mut self) -> Result<()> {
-        if self.mid_packet {
-            self.mid_packet = false;
-            let e = Error::Closed("an operation was abandoned in the middle of a packet".into());
-            return Err(self.poison(e));
+    /// Writes everything the machine has queued.
+    pub(crate) async fn write_out(&mut self) -> Result<()> {
+        while self.proto.has_output() {
+            self.write_some().await?;
         }
-        match &self.broken {
-            Some(why) => Err(Error::Closed(why.clone())),
-            None => Ok(()),
+        let flush = self.io.flush();
+        flush.await.map_err(|e| self.poison(Error::Io(e)))
+    }
+
+    /// One write of queued bytes (waits until the socket takes some).
+    pub(crate) async fn write_some(&mut self) -> Result<()> {
+        let write = self.io.write(self.proto.transmit());
+        let n = match self.cfg.read_timeout {
+            Some(d) => match tokio::time::timeout(d, write).await {
+                Ok(r) => r,
+                Err(_) => return Err(self.poison(Error::Timeout("writing"))),
+            },
+            None => write.await,
+        };
+        match n {
+            Ok(0) => Err(self.poison(Error::Io(std::io::ErrorKind::WriteZero.into()))),
+            Ok(n) => {
+                self.proto.advance(n);
+                Ok(())
+            }
+            Err(e) => Err(self.poison(Error::Io(e))),
         }
     }
 
-    fn timeout(&self) -> Option<Duration> {
-        self.cfg.read_timeout
+    /// Writes what the socket takes right now, without waiting (from `Drop`).
+    pub(crate) fn write_now(&mut self) {
+        while self.proto.has_output() {
+            match self.io.try_write_now(self.proto.transmit()) {
+                Ok(n) if n > 0 => self.proto.advance(n),
+                _ => return,
+            }
+        }
     }
 
-    pub(crate) async fn flush(&mut self) -> Result<()> {
-        self.check_usable()?;
-        let fut = async {
-            self.io.write_all(&self.wbuf).await?;
-            self.io.flush().await
+    /// Takes in what the server has sent already, without waiting; notices a
+    /// server that has closed its end.
+    pub(crate) fn read_now(&mut self) -> Result<()> {
+        match self.io.try_read_now(self.proto.recv_buffer(0)) {
+            Ok(0) => {
+                self.proto.peer_closed();
+                Err(self.closed())
+            }
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(()),
+            Err(e) => Err(self.poison(Error::Io(e))),
+        }
+    }
+
+    fn closed(&self) -> Error {
+        Error::Closed(self.proto.close_reason().unwrap_or("closed").to_string())
+    }
+
+    /// The earliest deadline that applies to the next read.
+    fn deadline(&self) -> Option<(Instant, Deadline)> {
+        let mut best: Option<(Instant, Deadline)> = None;
+        let mut consider = |at: Option<Instant>, which: Deadline| {
+            if let Some(at) = at {
+                if best.as_ref().is_none_or(|(b, _)| at < *b) {
+                    best = Some((at, which));
+                }
+            }
         };
-        let res = match self.cfg.read_timeout {
-            Some(d) => tokio::time::timeout(d, fut)
-                .await
-                .map_err(|_| Error::Timeout("writing"))
-                .and_then(|r| r.map_err(Error::Io)),
-            None => fut.await.map_err(Error::Io),
-        };
-        self.wbuf.clear();
-        res.map_err(|e| self.poison(e))
+        consider(self.cfg.read_timeout.and_then(|d| Instant::now().checked_add(d)), Deadline::Read);
+        if self.proto.state() == State::Busy(Phase::Cancelled) {
+            consider(self.cancel_by, Deadline::Cancel);
+        } else if matches!(self.proto.state(), State::Busy(_)) {
+            consider(self.query_by, Deadline::Query);
+        }
+        best
     }
 
-    /// Best-effort immediate Cancel from a synchronous context.
-    pub(crate) fn try_cancel_now(&mut self) -> bool {
-        let mut b = Vec::new();
-        packet::write_cancel(&mut b);
-        matches!(self.io.try_write_now(&b), Ok(1))
-    }
-
-    /// Reads until `needed` bytes are buffered after `rpos`.
+    /// Reads until the machine has `needed` unconsumed bytes.
     async fn fill(&mut self, needed: usize) -> Result<()> {
-        if needed > self.cfg.max_block_bytes.saturating_add(1 << 20) {
-            return Err(self.poison(Error::Protocol(ProtoError::TooLarge {
-                what: "packet",
-                got: needed as u64,
-                limit: self.cfg.max_block_bytes as u64,
-            })));
-        }
-        if self.rbuf.len() - self.rpos >= needed {
-            return Ok(());
-        }
-        if self.rpos == self.rbuf.len() {
-            // Everything consumed: start over without moving a byte.
-            self.rbuf.clear();
-            self.rpos = 0;
-        } else if self.rpos > 0
-            && self.rbuf.capacity() - self.rbuf.len() < needed.saturating_sub(self.rbuf.len() - self.rpos).max(64 << 10)
-        {
-            // Out of room at the tail: move the unconsumed bytes to the front
-            // rather than growing the buffer.
-            self.rbuf.drain(..self.rpos);
-            self.rpos = 0;
-        }
-        while self.rbuf.len() - self.rpos < needed {
-            let want = needed - (self.rbuf.len() - self.rpos);
-            self.rbuf.reserve(want.max(64 << 10));
-            let timeout = self.timeout();
-            let read = self.io.read_buf(&mut self.rbuf);
-            let n = match timeout {
-                Some(d) => match tokio::time::timeout(d, read).await {
+        while self.proto.buffered() < needed {
+            let want = needed - self.proto.buffered();
+            let deadline = self.deadline();
+            let read = self.io.read_buf(self.proto.recv_buffer(want));
+            let n = match deadline {
+                Some((at, which)) => match tokio::time::timeout_at(at.into(), read).await {
                     Ok(r) => r,
-                    Err(_) => return Err(self.poison(Error::Timeout("waiting for the server"))),
+                    Err(_) => return Err(self.deadline_passed(which)),
                 },
                 None => read.await,
             };
             match n {
                 Ok(0) => {
-                    return Err(self.poison(Error::Io(std::io::Error::new(
+                    self.proto.peer_closed();
+                    return Err(Error::Io(std::io::Error::new(
                         std::io::ErrorKind::UnexpectedEof,
-                        "server closed the connection",
-                    ))))
+                        self.proto.close_reason().unwrap_or("server closed the connection").to_string(),
+                    )));
                 }
                 Ok(_) => {}
                 Err(e) => return Err(self.poison(Error::Io(e))),
@@ -269,179 +282,102 @@ impl Conn {
         Ok(())
     }
 
-    /// Reads one packet head (the whole packet unless it carries a block).
-    pub(crate) async fn read_packet(&mut self) -> Result<ServerPacket> {
-        self.check_usable()?;
+    fn deadline_passed(&mut self, which: Deadline) -> Error {
+        match which {
+            Deadline::Read => self.poison(Error::Timeout("waiting for the server")),
+            Deadline::Cancel => self.poison(Error::Timeout("waiting for the server to end a cancelled query")),
+            Deadline::Query if self.proto.state() == State::Busy(Phase::Query) => {
+                // Stop the query; the caller drains it and reports the timeout.
+                self.query_by = None;
+                self.cancel();
+                Error::Timeout("the query deadline passed; the query was cancelled")
+            }
+            Deadline::Query => self.poison(Error::Timeout("the query deadline passed")),
+        }
+    }
+
+    /// The next event of the outstanding command, writing queued bytes first.
+    ///
+    /// When the query deadline passes, the query is cancelled, read to its end
+    /// (its events are dropped) and the timeout is returned.
+    pub(crate) async fn next_event(&mut self, sink: &mut (dyn BlockSink + Send)) -> Result<Event> {
+        let mut timed_out: Option<Error> = None;
         loop {
-            let mut r = Reader::new(&self.rbuf[self.rpos..]);
-            match packet::read_server_packet(&mut r, self.cfg.revision, self.revision, self.compressing) {
-                Ok(ServerPacket::TableColumnsCompressed) => {
-                    self.rpos += r.position();
-                    self.mid_packet = true;
-                    let p = self.read_compressed(packet::read_table_columns_body).await?;
-                    self.mid_packet = false;
-                    return Ok(p);
-                }
-                Ok(p) => {
-                    self.rpos += r.position();
-                    return Ok(p);
-                }
-                Err(ProtoError::Incomplete { needed }) => self.fill(needed).await?,
-                Err(e) => return Err(self.poison(e.into())),
+            if self.proto.has_output() {
+                self.write_out().await?;
+            }
+            match self.proto.poll(sink).map_err(map_err)? {
+                Poll::Event(e) => match timed_out.take() {
+                    None => return Ok(e),
+                    Some(t) if self.proto.is_idle() => return Err(t),
+                    Some(t) => timed_out = Some(t),
+                },
+                Poll::NeedInput { needed } => match self.fill(needed).await {
+                    Ok(()) => {}
+                    Err(e @ Error::Timeout(_))
+                        if timed_out.is_none() && self.proto.state() == State::Busy(Phase::Cancelled) =>
+                    {
+                        timed_out = Some(e)
+                    }
+                    Err(e) => return Err(e),
+                },
+                Poll::Idle => return Err(Error::Usage("no command is outstanding".into())),
             }
         }
     }
 
-    /// Decodes the block that follows a block packet head into `block`.
-    pub(crate) async fn read_block(&mut self, kind: BlockKind, block: &mut Block) -> Result<()> {
-        self.mid_packet = true;
-        let res = self.read_block_body(kind, block).await;
-        if res.is_ok() {
-            self.mid_packet = false;
-        }
-        res
-    }
-
-    async fn read_block_body(&mut self, kind: BlockKind, block: &mut Block) -> Result<()> {
-        block.forget_partial();
-        if self.compressing && kind.compressed(self.revision) {
-            self.read_compressed_block(block).await
-        } else {
-            loop {
-                let mut r = Reader::new(&self.rbuf[self.rpos..]);
-                match block.read(&mut r, self.revision, &self.limits, &mut self.pool) {
-                    Ok(()) => {
-                        self.rpos += r.position();
-                        return Ok(());
-                    }
-                    Err(ProtoError::Incomplete { needed }) => self.fill(needed).await?,
-                    Err(e) => return Err(self.poison(e.into())),
-                }
-            }
+    /// Asks the server to stop the running query (once), starting the bound on its answer.
+    pub(crate) fn cancel(&mut self) {
+        let was = self.proto.state();
+        if self.proto.cancel().is_ok() && was == State::Busy(Phase::Query) {
+            self.cancel_by = Instant::now().checked_add(self.cfg.cancel_timeout);
         }
     }
 
-    async fn read_frame(&mut self) -> Result<()> {
-        self.fill(FRAME_PREFIX_LEN).await?;
-        let prefix: &[u8; FRAME_PREFIX_LEN] = self.rbuf[self.rpos..self.rpos + FRAME_PREFIX_LEN]
-            .try_into()
-            .map_err(|_| Error::Protocol(ProtoError::violation("short frame prefix")))?;
-        let max = u32::try_from(self.cfg.max_block_bytes).unwrap_or(u32::MAX).min(compression::MAX_FRAME_SIZE);
-        let header = FrameHeader::parse(prefix, max).map_err(|e| self.poison(e.into()))?;
-        if self.dbuf.len() + header.uncompressed_size as usize > self.cfg.max_block_bytes {
-            return Err(self.poison(Error::Protocol(ProtoError::TooLarge {
-                what: "block",
-                got: (self.dbuf.len() + header.uncompressed_size as usize) as u64,
-                limit: self.cfg.max_block_bytes as u64,
-            })));
-        }
-        let len = header.frame_len();
-        self.fill(len).await?;
-        let res = compression::decompress_frame(&header, &self.rbuf[self.rpos..self.rpos + len], &mut self.dbuf);
-        res.map_err(|e| self.poison(e.into()))?;
-        self.rpos += len;
-        Ok(())
-    }
-
-    async fn read_compressed_block(&mut self, block: &mut Block) -> Result<()> {
-        let (revision, limits) = (self.revision, self.limits);
-        let mut pool = std::mem::take(&mut self.pool);
-        let res = self.read_compressed(|r| block.read(r, revision, &limits, &mut pool)).await;
-        self.pool = pool;
-        res
-    }
-
-    /// Decompresses frames until `parse` succeeds on their bytes. A compressed
-    /// body always ends on a frame boundary, and the decoder's `Incomplete`
-    /// bound says how many more frames to read before trying again.
-    async fn read_compressed<T>(
-        &mut self,
-        mut parse: impl FnMut(&mut Reader<'_>) -> chnative_proto::Result<T>,
-    ) -> Result<T> {
-        self.dbuf.clear();
-        self.read_frame().await?;
-        loop {
-            let mut r = Reader::new(&self.dbuf);
-            match parse(&mut r) {
-                Ok(v) => {
-                    if r.position() != self.dbuf.len() {
-                        return Err(self.violation("compressed body does not end at a frame boundary".into()));
-                    }
-                    return Ok(v);
-                }
-                Err(ProtoError::Incomplete { needed }) => {
-                    while self.dbuf.len() < needed {
-                        self.read_frame().await?;
-                    }
-                }
-                Err(e) => return Err(self.poison(e.into())),
-            }
+    /// The user gave up on the outstanding command (see `Connection::abandon`).
+    pub(crate) fn abandon(&mut self) {
+        let was = self.proto.state();
+        self.proto.abandon();
+        if was == State::Busy(Phase::Query) && self.proto.state() == State::Busy(Phase::Cancelled) {
+            self.cancel_by = Instant::now().checked_add(self.cfg.cancel_timeout);
         }
     }
 
-    /// Appends a client Data packet holding `body` (an encoded block) to `wbuf`.
-    pub(crate) fn put_data_packet(&mut self, table: &str, body: &[u8]) -> Result<()> {
-        packet::write_data_head(&mut self.wbuf, table);
-        match (self.compressing, self.cfg.compression.method()) {
-            (true, Some(m)) => compression::compress_frames(m, body, 1 << 20, &mut self.wbuf)?,
-            _ => self.wbuf.extend_from_slice(body),
-        }
-        Ok(())
-    }
-
-    /// Appends the empty Data block that ends external tables or insert data.
-    pub(crate) fn put_empty_data(&mut self) -> Result<()> {
-        let mut body = std::mem::take(&mut self.stage);
-        body.clear();
-        chnative_proto::block::write_empty_block(&mut body, self.revision);
-        let res = self.put_data_packet("", &body);
-        self.stage = body;
-        res
-    }
-
-    /// Brings the connection back to idle: finishes an abandoned query.
-    pub(crate) async fn prepare(&mut self) -> Result<()> {
-        self.check_usable()?;
-        if self.pending == Pending::Nothing {
-            return Ok(());
-        }
-        if self.pending == Pending::CancelAndDrain {
-            packet::write_cancel(&mut self.wbuf);
-            self.flush().await?;
-        }
-        self.pending = Pending::Drain;
-        self.drain().await?;
-        self.pending = Pending::Nothing;
-        Ok(())
-    }
-
-    /// Reads and discards the block that follows a block packet head.
-    pub(crate) async fn skip_block(&mut self, kind: BlockKind) -> Result<()> {
-        let mut scratch = Block::new();
-        let res = self.read_block(kind, &mut scratch).await;
-        scratch.recycle(&mut self.pool);
-        res
-    }
-
-    /// Reads and discards packets until the query ends. Server exceptions end it too.
+    /// Reads and discards the rest of the outstanding command.
     pub(crate) async fn drain(&mut self) -> Result<()> {
-        loop {
-            match self.read_packet().await? {
-                ServerPacket::EndOfStream | ServerPacket::Exception(_) => return Ok(()),
-                ServerPacket::Block { kind, .. } => self.skip_block(kind).await?,
-                ServerPacket::Hello(_) | ServerPacket::Pong => {
-                    return Err(self.violation("unexpected packet while finishing a query".into()))
-                }
-                _ => {}
-            }
+        while !self.proto.is_idle() {
+            self.next_event(&mut Discard).await?;
         }
+        self.write_out().await
     }
 
-    /// Sends a Query packet and the empty external-tables block.
-    pub(crate) async fn send_query(&mut self, q: &QueryWire) -> Result<()> {
+    /// Brings the connection to Idle before a new command: finishes (or
+    /// closes on) whatever an abandoned operation left.
+    pub(crate) async fn prepare(&mut self) -> Result<()> {
+        if self.proto.is_closed() {
+            return Err(self.closed());
+        }
+        if !self.proto.is_idle() {
+            self.abandon();
+            if self.proto.is_closed() {
+                return Err(self.closed());
+            }
+            self.drain().await?;
+        }
+        self.write_out().await?;
+        // Notice a server that closed the connection while we were idle (as it
+        // does after some exceptions), or that sent bytes nobody asked for.
+        self.read_now()?;
+        if self.proto.buffered() > 0 {
+            self.proto.poll(&mut Discard).map_err(map_err)?;
+        }
+        Ok(())
+    }
+
+    /// Sends a Query packet (and the empty external-tables block).
+    pub(crate) async fn send_query(&mut self, q: &QueryWire, insert: bool) -> Result<()> {
         self.prepare().await?;
-        let method = self.cfg.compression.method();
-        self.compressing = method.is_some();
+        let compression = self.cfg.compression.method().is_some();
         let mut settings: Vec<(String, String, u64)> =
             Vec::with_capacity(self.cfg.settings.len() + q.settings.len() + 2);
         match self.cfg.compression {
@@ -453,7 +389,7 @@ impl Conn {
             crate::Compression::None => {}
         }
         for (k, v) in &self.cfg.settings {
-            settings.push((k.clone(), v.clone(), packet::SETTING_IMPORTANT));
+            settings.push((k.clone(), v.clone(), chnative_proto::packet::SETTING_IMPORTANT));
         }
         settings.extend(q.settings.iter().cloned());
         let start_time_us = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_micros() as u64;
@@ -472,30 +408,27 @@ impl Conn {
                 start_time_us,
             },
             settings: &settings,
-            compression: self.compressing,
+            compression,
             sql: &q.sql,
             parameters: &q.params,
         };
-        let mut out = std::mem::take(&mut self.wbuf);
-        query.write(&mut out, self.revision);
-        self.wbuf = out;
-        self.put_empty_data()?;
-        // From here until EndOfStream/Exception the connection is mid-query.
-        self.pending = Pending::CancelAndDrain;
-        self.flush().await
+        let res = if insert { self.proto.insert(&query) } else { self.proto.query(&query) };
+        res.map_err(map_err)?;
+        self.cancel_by = None;
+        self.query_by = self.cfg.query_timeout.and_then(|d| Instant::now().checked_add(d));
+        self.write_out().await
     }
 
     /// Ping/Pong round trip (only when idle).
     pub(crate) async fn ping(&mut self) -> Result<()> {
         self.prepare().await?;
-        packet::write_ping(&mut self.wbuf);
-        self.flush().await?;
+        self.proto.ping().map_err(map_err)?;
+        self.query_by = None;
         loop {
-            match self.read_packet().await? {
-                ServerPacket::Pong => return Ok(()),
-                ServerPacket::Block { kind, .. } => self.skip_block(kind).await?,
-                ServerPacket::Progress(_) => {}
-                other => return Err(self.violation(format!("expected Pong, got {other:?}"))),
+            match self.next_event(&mut Discard).await? {
+                Event::Pong => return Ok(()),
+                Event::Exception(e) => return Err(Error::Server(e.into())),
+                _ => {}
             }
         }
     }
@@ -526,7 +459,7 @@ impl ConnSlot {
             Ok(handle) => {
                 let (tx, rx) = tokio::sync::oneshot::channel();
                 handle.spawn(async move {
-                    // Errors poison the connection; the next call reports them.
+                    // Errors close the connection; the next call reports them.
                     let _ = conn.prepare().await;
                     let _ = tx.send(conn);
                 });

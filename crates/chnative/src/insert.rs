@@ -5,13 +5,14 @@
 //! into the outgoing block.
 
 use chnative_proto::column::write_strings;
+use chnative_proto::connection::{BlockSink, Event, Poll};
 use chnative_proto::convert::{I256, U256};
-use chnative_proto::packet::{BlockKind, Progress, ServerPacket};
+use chnative_proto::packet::{BlockKind, Exception, Progress};
 use chnative_proto::view::{FixedValue, StrView, WireUuid};
 use chnative_proto::wire::WriteExt;
 use chnative_proto::{revision, Block, Column, DataType};
 
-use crate::conn::{new_query_id, Conn, ConnSlot, Pending, QueryWire};
+use crate::conn::{map_err, new_query_id, Conn, ConnSlot, QueryWire};
 use crate::error::{Error, Result};
 use crate::ident::{check_setting_name, quote_ident, quote_table};
 
@@ -383,8 +384,10 @@ pub struct InsertSummary {
     pub rows: u64,
     /// Data packets sent.
     pub blocks: u64,
-    /// Progress counters the server sent. ClickHouse 26.9 sends none for an
-    /// INSERT whose data comes from the client, so expect zeros there.
+    /// What the server reported. ClickHouse 26.9 sends no Progress for an
+    /// INSERT whose data comes from the client; it sends ProfileEvents, and
+    /// `written_rows` / `written_bytes` then hold the sum of their
+    /// `InsertedRows` / `InsertedBytes` increments (the rows the server wrote).
     pub progress: Progress,
 }
 
@@ -509,85 +512,151 @@ impl<'c, 'a> Insert<'c, 'a> {
         }
         let q = QueryWire { id: new_query_id(), sql, settings, params: Vec::new() };
         let conn: &mut Conn = slot.get().await?;
-        conn.send_query(&q).await?;
+        conn.send_query(&q, true).await?;
 
         // Wait for the header; the server describes the table first.
         let mut described: Vec<(String, bool)> = Vec::new();
-        let mut header = Block::new();
+        let mut sink = InsertBlocks::default();
         loop {
-            match conn.read_packet().await? {
-                ServerPacket::TableColumns { description, .. } => described = columns_with_defaults(&description),
-                ServerPacket::Block { kind: BlockKind::Data, .. } => {
-                    conn.read_block(BlockKind::Data, &mut header).await?;
-                    break;
-                }
-                ServerPacket::Block { kind, .. } => conn.skip_block(kind).await?,
-                ServerPacket::Progress(_) | ServerPacket::TimezoneUpdate(_) => {}
-                ServerPacket::Exception(e) => {
-                    conn.pending = Pending::Nothing;
-                    return Err(Error::Server(e.into()));
-                }
-                ServerPacket::EndOfStream => {
-                    conn.pending = Pending::Nothing;
-                    return Err(Error::Usage("the server sent no INSERT header".into()));
-                }
-                other => {
-                    return Err(conn.poison(Error::Protocol(chnative_proto::ProtoError::violation(format!(
-                        "unexpected packet before the INSERT header: {other:?}"
-                    )))))
-                }
+            match conn.next_event(&mut sink).await? {
+                Event::TableColumns { description, .. } => described = columns_with_defaults(&description),
+                Event::Header => break,
+                Event::ProfileEvents => sink.count_written(),
+                Event::Exception(e) => return Err(Error::Server(e.into())),
+                Event::EndOfStream => return Err(Error::Usage("the server sent no INSERT header".into())),
+                _ => {}
             }
         }
 
-        let checked = check_against_header(&columns, &header, &described, allow_missing);
-        header.recycle(&mut conn.pool);
+        let checked = check_against_header(&columns, &sink.header, &described, allow_missing);
+        sink.header.recycle(conn.proto.pool());
         let wire_types = match checked {
             Ok(t) => t,
             Err(e) => {
                 // End the INSERT cleanly with no data so the connection stays usable.
-                conn.put_empty_data()?;
-                conn.flush().await?;
-                finish_insert(conn).await?;
+                conn.proto.end_data().map_err(map_err)?;
+                finish_insert(conn, &mut sink).await?;
                 return Err(e);
             }
         };
 
         let step = if columns.iter().all(|(_, d)| d.splittable()) { conn.cfg.insert_block_rows } else { rows.max(1) };
-        let rev = conn.revision;
         let mut blocks = 0u64;
         let mut lo = 0usize;
         while lo < rows {
             let hi = (lo + step).min(rows);
-            let mut stage = std::mem::take(&mut conn.stage);
-            stage.clear();
-            chnative_proto::BlockInfo::default().write(&mut stage, rev);
-            stage.put_varuint(columns.len() as u64);
-            stage.put_varuint((hi - lo) as u64);
-            let mut res = Ok(());
-            for ((name, data), ty) in columns.iter().zip(&wire_types) {
-                stage.put_string(name);
-                stage.put_string(ty);
-                if rev >= revision::CUSTOM_SERIALIZATION {
-                    stage.put_u8(0);
+            let res = conn.proto.send_data(|stage: &mut Vec<u8>, rev| -> Result<()> {
+                chnative_proto::BlockInfo::default().write(stage, rev);
+                stage.put_varuint(columns.len() as u64);
+                stage.put_varuint((hi - lo) as u64);
+                for ((name, data), ty) in columns.iter().zip(&wire_types) {
+                    stage.put_string(name);
+                    stage.put_string(ty);
+                    if rev >= revision::CUSTOM_SERIALIZATION {
+                        stage.put_u8(0);
+                    }
+                    data.encode(lo, hi, stage, rev)?;
                 }
-                res = data.encode(lo, hi, &mut stage, rev);
-                if res.is_err() {
-                    break;
-                }
-            }
-            let res = res.and_then(|_| conn.put_data_packet("", &stage));
-            conn.stage = stage;
+                Ok(())
+            });
             if let Err(e) = res {
+                // Blocks already sent cannot be taken back: the INSERT must not end.
                 return Err(conn.poison(e));
             }
-            conn.flush().await?;
+            if let Some(e) = send_watching(conn, &mut sink).await? {
+                // The server refused the data; the machine queued the end of
+                // data the server now waits for, so the connection stays usable.
+                conn.write_out().await?;
+                return Err(Error::Server(e.into()));
+            }
             blocks += 1;
             lo = hi;
         }
-        conn.put_empty_data()?;
-        conn.flush().await?;
-        let progress = finish_insert(conn).await?;
+        conn.proto.end_data().map_err(map_err)?;
+        let mut progress = finish_insert(conn, &mut sink).await?;
+        if progress.written_rows == 0 {
+            progress.written_rows = sink.written_rows;
+            progress.written_bytes = sink.written_bytes;
+        }
         Ok(InsertSummary { rows: rows as u64, blocks, progress })
+    }
+}
+
+/// The blocks an INSERT lends the connection: the table's header, and the
+/// profile events that count the rows the server wrote.
+#[derive(Default)]
+struct InsertBlocks {
+    header: Block,
+    profile_events: Block,
+    written_rows: u64,
+    written_bytes: u64,
+}
+
+impl BlockSink for InsertBlocks {
+    fn block(&mut self, kind: BlockKind) -> Option<&mut Block> {
+        match kind {
+            BlockKind::Data => Some(&mut self.header),
+            BlockKind::ProfileEvents => Some(&mut self.profile_events),
+            _ => None,
+        }
+    }
+}
+
+impl InsertBlocks {
+    /// Adds the InsertedRows / InsertedBytes increments of a ProfileEvents block.
+    fn count_written(&mut self) {
+        let (rows, bytes) = inserted_counters(&self.profile_events);
+        self.written_rows += rows;
+        self.written_bytes += bytes;
+    }
+}
+
+/// The InsertedRows and InsertedBytes increments in a ProfileEvents block
+/// (columns `type` Enum8, 1 = increment; `name` String; `value` Int64; other
+/// rows are other counters). 26.9 sends one row per counter, thread 0.
+fn inserted_counters(block: &Block) -> (u64, u64) {
+    let (Some(kinds), Some(names), Some(values)) = (block.column("type"), block.column("name"), block.column("value"))
+    else {
+        return (0, 0);
+    };
+    let (Ok(kinds), Ok(names), Ok((values, 8))) =
+        (kinds.view().values::<i8>(), names.view().as_strings(), values.view().raw_fixed())
+    else {
+        return (0, 0);
+    };
+    let mut out = (0u64, 0u64);
+    for (i, v) in values.chunks_exact(8).enumerate() {
+        if kinds.get(i) != Some(&1) {
+            continue;
+        }
+        let v = u64::from_le_bytes(v.try_into().unwrap_or_default());
+        match names.bytes(i) {
+            b"InsertedRows" => out.0 += v,
+            b"InsertedBytes" => out.1 += v,
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Writes the queued Data packet while watching for what the server sends
+/// meanwhile; stops at the first Exception (the rest of the packet and the end
+/// of data still go out, see the caller).
+async fn send_watching(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<Option<Exception>> {
+    loop {
+        conn.read_now()?;
+        while conn.proto.buffered() > 0 {
+            match conn.proto.poll(sink).map_err(map_err)? {
+                Poll::Event(Event::Exception(e)) => return Ok(Some(e)),
+                Poll::Event(Event::ProfileEvents) => sink.count_written(),
+                Poll::Event(_) => {}
+                Poll::NeedInput { .. } | Poll::Idle => break,
+            }
+        }
+        if !conn.proto.has_output() {
+            return Ok(None);
+        }
+        conn.write_some().await?;
     }
 }
 
@@ -619,26 +688,15 @@ fn check_against_header(
     Ok(types)
 }
 
-async fn finish_insert(conn: &mut Conn) -> Result<Progress> {
+async fn finish_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<Progress> {
     let mut progress = Progress::default();
     loop {
-        match conn.read_packet().await? {
-            ServerPacket::EndOfStream => {
-                conn.pending = Pending::Nothing;
-                return Ok(progress);
-            }
-            ServerPacket::Exception(e) => {
-                conn.pending = Pending::Nothing;
-                return Err(Error::Server(e.into()));
-            }
-            ServerPacket::Progress(p) => progress.accumulate(&p),
-            ServerPacket::Block { kind, .. } => conn.skip_block(kind).await?,
-            ServerPacket::TableColumns { .. } | ServerPacket::TimezoneUpdate(_) | ServerPacket::ProfileInfo(_) => {}
-            other => {
-                return Err(conn.poison(Error::Protocol(chnative_proto::ProtoError::violation(format!(
-                    "unexpected packet after INSERT data: {other:?}"
-                )))))
-            }
+        match conn.next_event(sink).await? {
+            Event::EndOfStream => return Ok(progress),
+            Event::Exception(e) => return Err(Error::Server(e.into())),
+            Event::Progress(p) => progress.accumulate(&p),
+            Event::ProfileEvents => sink.count_written(),
+            _ => {}
         }
     }
 }

@@ -91,12 +91,12 @@ impl Client {
             Error::Timeout(_) => Error::Timeout(error::TIMEOUT_CONNECTING),
             e => e,
         })?;
-        let h = &conn.server;
+        let h = conn.server();
         let info = ServerInfo {
             name: h.name.clone(),
             version: (h.version_major, h.version_minor, h.version_patch),
             revision: h.revision,
-            negotiated_revision: conn.revision,
+            negotiated_revision: conn.revision(),
             timezone: h.timezone.clone(),
             display_name: h.display_name.clone(),
         };
@@ -136,7 +136,7 @@ impl Client {
     pub async fn stream(&mut self, query: impl Into<Query>) -> Result<QueryStream<'_>> {
         let q = Self::wire(query.into())?;
         let mut conn = self.slot.take().await?;
-        let res = conn.send_query(&q).await;
+        let res = conn.send_query(&q, false).await;
         if let Err(e) = res {
             self.slot.put(conn);
             return Err(e);

@@ -3,11 +3,12 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use chnative_proto::packet::{BlockKind, ProfileInfo, Progress, ServerPacket};
+use chnative_proto::connection::{BlockSink, Event};
+use chnative_proto::packet::{BlockKind, ProfileInfo, Progress};
 use chnative_proto::Block;
 use tokio::sync::Notify;
 
-use crate::conn::{Conn, ConnSlot, Pending};
+use crate::conn::{Conn, ConnSlot};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Default)]
@@ -59,12 +60,8 @@ pub struct QueryStream<'c> {
     /// Where the connection goes back when the stream ends.
     home: &'c mut ConnSlot,
     query_id: String,
-    block: Block,
+    blocks: Blocks,
     header: Option<Block>,
-    totals: Option<Block>,
-    extremes: Option<Block>,
-    profile_events: Block,
-    logs: Block,
     log_lines: u64,
     progress: Progress,
     profile_info: Option<ProfileInfo>,
@@ -73,18 +70,36 @@ pub struct QueryStream<'c> {
     cancel_sent: bool,
 }
 
+/// The blocks a stream lends the connection to decode into.
+#[derive(Default)]
+struct Blocks {
+    data: Block,
+    totals: Option<Block>,
+    extremes: Option<Block>,
+    profile_events: Block,
+    logs: Block,
+}
+
+impl BlockSink for Blocks {
+    fn block(&mut self, kind: BlockKind) -> Option<&mut Block> {
+        Some(match kind {
+            BlockKind::Data => &mut self.data,
+            BlockKind::Totals => self.totals.get_or_insert_with(Block::new),
+            BlockKind::Extremes => self.extremes.get_or_insert_with(Block::new),
+            BlockKind::ProfileEvents => &mut self.profile_events,
+            BlockKind::Log => &mut self.logs,
+        })
+    }
+}
+
 impl<'c> QueryStream<'c> {
     pub(crate) fn new(conn: Box<Conn>, home: &'c mut ConnSlot, query_id: String) -> Self {
         QueryStream {
             conn: Some(conn),
             home,
             query_id,
-            block: Block::new(),
+            blocks: Blocks::default(),
             header: None,
-            totals: None,
-            extremes: None,
-            profile_events: Block::new(),
-            logs: Block::new(),
             log_lines: 0,
             progress: Progress::default(),
             profile_info: None,
@@ -121,22 +136,22 @@ impl<'c> QueryStream<'c> {
 
     /// The WITH TOTALS row, available after the last block.
     pub fn totals(&self) -> Option<&Block> {
-        self.totals.as_ref()
+        self.blocks.totals.as_ref()
     }
 
     /// The extremes (min and max rows) with `extremes = 1`, after the last block.
     pub fn extremes(&self) -> Option<&Block> {
-        self.extremes.as_ref()
+        self.blocks.extremes.as_ref()
     }
 
     /// The latest ProfileEvents block (counters since the previous one).
     pub fn profile_events(&self) -> &Block {
-        &self.profile_events
+        &self.blocks.profile_events
     }
 
     /// The latest block of server log lines (`send_logs_level`), and the total count so far.
     pub fn logs(&self) -> (&Block, u64) {
-        (&self.logs, self.log_lines)
+        (&self.blocks.logs, self.log_lines)
     }
 
     /// Whether the server has finished the query.
@@ -154,26 +169,32 @@ impl<'c> QueryStream<'c> {
     async fn send_cancel(&mut self) -> Result<()> {
         if !self.cancel_sent {
             self.cancel_sent = true;
-            chnative_proto::packet::write_cancel(&mut self.c().wbuf);
-            self.c().flush().await?;
+            self.c().cancel();
+            self.c().write_out().await?;
         }
         Ok(())
     }
 
-    async fn next_packet(&mut self) -> Result<ServerPacket> {
+    async fn next_event(&mut self) -> Result<Event> {
         if self.cancel.is_cancelled() && !self.cancel_sent {
             self.send_cancel().await?;
         }
-        if self.cancel_sent {
-            return self.c().read_packet().await;
-        }
         let state = self.cancel.0.clone();
+        let Some(conn) = self.conn.as_deref_mut() else {
+            unreachable!("the connection leaves the stream only in drop")
+        };
+        if self.cancel_sent {
+            return conn.next_event(&mut self.blocks).await;
+        }
         tokio::select! {
             biased;
-            p = self.c().read_packet() => p,
+            e = conn.next_event(&mut self.blocks) => e,
             _ = state.notify.notified() => {
                 self.send_cancel().await?;
-                self.c().read_packet().await
+                let Some(conn) = self.conn.as_deref_mut() else {
+                    unreachable!("the connection leaves the stream only in drop")
+                };
+                conn.next_event(&mut self.blocks).await
             }
         }
     }
@@ -184,87 +205,51 @@ impl<'c> QueryStream<'c> {
             return Ok(None);
         }
         loop {
-            let packet = match self.next_packet().await {
-                Ok(p) => p,
+            let event = match self.next_event().await {
+                Ok(e) => e,
                 Err(e) => {
                     self.finished = true;
                     return Err(e);
                 }
             };
-            match packet {
-                ServerPacket::Block { kind: BlockKind::Data, .. } => {
-                    let mut block = std::mem::take(&mut self.block);
-                    let res = self.c().read_block(BlockKind::Data, &mut block).await;
-                    self.block = block;
-                    self.fail_on(res)?;
-                    if self.block.rows() == 0 {
-                        if self.header.is_none() && !self.block.columns().is_empty() {
-                            // Keep the decoded block (its columns and pooled buffers are
-                            // reused by the data blocks); the header is a buffer-less copy.
-                            self.header = Some(self.block.empty_like());
-                        }
-                        continue;
-                    }
-                    if self.cancel_sent {
-                        continue;
-                    }
-                    break;
+            match event {
+                Event::Header => {
+                    // Keep the decoded block (its columns and pooled buffers are
+                    // reused by the data blocks); the header is a buffer-less copy.
+                    self.header = Some(self.blocks.data.empty_like());
                 }
-                ServerPacket::Block { kind, .. } => {
-                    let mut block = match kind {
-                        BlockKind::Totals => self.totals.take().unwrap_or_default(),
-                        BlockKind::Extremes => self.extremes.take().unwrap_or_default(),
-                        BlockKind::ProfileEvents => std::mem::take(&mut self.profile_events),
-                        _ => std::mem::take(&mut self.logs),
-                    };
-                    let res = self.c().read_block(kind, &mut block).await;
-                    match kind {
-                        BlockKind::Totals => self.totals = Some(block),
-                        BlockKind::Extremes => self.extremes = Some(block),
-                        BlockKind::ProfileEvents => self.profile_events = block,
-                        _ => {
-                            self.log_lines += block.rows() as u64;
-                            self.logs = block;
-                        }
+                Event::Data => {
+                    if self.blocks.data.rows() > 0 && !self.cancel_sent {
+                        break;
                     }
-                    self.fail_on(res)?;
                 }
-                ServerPacket::Progress(p) => self.progress.accumulate(&p),
-                ServerPacket::ProfileInfo(p) => self.profile_info = Some(p),
-                ServerPacket::TableColumns { .. }
-                | ServerPacket::TableColumnsCompressed
-                | ServerPacket::TimezoneUpdate(_)
-                | ServerPacket::PartUuids => {}
-                ServerPacket::EndOfStream => {
-                    self.finish();
+                Event::Log => self.log_lines += self.blocks.logs.rows() as u64,
+                Event::Progress(p) => self.progress.accumulate(&p),
+                Event::ProfileInfo(p) => self.profile_info = Some(p),
+                Event::Totals
+                | Event::Extremes
+                | Event::ProfileEvents
+                | Event::TableColumns { .. }
+                | Event::TimezoneUpdate(_) => {}
+                Event::EndOfStream => {
+                    self.finished = true;
                     return if self.cancel_sent { Err(Error::Cancelled) } else { Ok(None) };
                 }
-                ServerPacket::Exception(e) => {
-                    self.finish();
+                Event::Exception(e) => {
+                    self.finished = true;
                     return Err(Error::Server(e.into()));
                 }
-                other @ (ServerPacket::Hello(_) | ServerPacket::Pong) => {
+                other @ (Event::Hello | Event::Pong) => {
+                    // The state machine refuses these during a query; never reached.
                     self.finished = true;
                     let e = Error::Protocol(chnative_proto::ProtoError::violation(format!(
-                        "unexpected packet during a query: {other:?}"
+                        "unexpected {other:?} during a query"
                     )));
                     return Err(self.c().poison(e));
                 }
             }
         }
-        Ok(Some(&self.block))
-    }
-
-    fn fail_on(&mut self, res: Result<()>) -> Result<()> {
-        if res.is_err() {
-            self.finished = true;
-        }
-        res
-    }
-
-    fn finish(&mut self) {
-        self.finished = true;
-        self.c().pending = Pending::Nothing;
+        Ok(Some(&self.blocks.data))
     }
 
     /// Stops the query: sends Cancel and reads the server's answer to its end,
@@ -293,20 +278,26 @@ impl<'c> QueryStream<'c> {
 impl Drop for QueryStream<'_> {
     fn drop(&mut self) {
         let Some(mut conn) = self.conn.take() else { return };
-        let pool = &mut conn.pool;
+        let pool = conn.proto.pool();
         // The data block last: its (large) buffers are handed out first by the
         // next query's first block.
-        self.logs.recycle(pool);
-        self.profile_events.recycle(pool);
-        self.block.recycle(pool);
-        if self.finished || conn.is_broken() {
+        self.blocks.logs.recycle(pool);
+        self.blocks.profile_events.recycle(pool);
+        self.blocks.data.recycle(pool);
+        if conn.proto.is_idle() || conn.is_broken() {
             self.home.put(conn);
             return;
         }
-        // The query still runs on the server. Send Cancel now if the socket takes
-        // the byte without waiting, then read the rest of the answer in the
-        // background: a server blocked writing to us cannot see the Cancel.
-        conn.pending = if self.cancel_sent || conn.try_cancel_now() { Pending::Drain } else { Pending::CancelAndDrain };
-        self.home.drain_in_background(conn);
+        // The query still runs on the server (or its answer is not read to the
+        // end). Send Cancel now if the socket takes the byte without waiting,
+        // then read the rest of the answer in the background: a server blocked
+        // writing to us cannot see the Cancel.
+        conn.abandon();
+        conn.write_now();
+        if conn.proto.is_idle() || conn.is_broken() {
+            self.home.put(conn);
+        } else {
+            self.home.drain_in_background(conn);
+        }
     }
 }
