@@ -158,7 +158,6 @@ macro_rules! drop_at_every_poll {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs statemachine fix: a ping dropped after sending Ping leaves the Pong unread, and the next query fails on it as a protocol violation"]
 async fn ping_dropped_at_every_poll() {
     let p = throttled_proxy(1).await;
     drop_at_every_poll!("ping", &p, p.config(), |c, n| poll_at_most(c.ping(), n).await, |res| res.expect("ping"));
@@ -428,7 +427,6 @@ async fn insert_attempt(c: &mut Client, table: &str, attempt: u64, n: usize) -> 
 /// The reported defect: an insert dropped mid-send leaves a half-written packet
 /// that the next call sends again ("Connection reset by peer" on the next call).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs statemachine fix: an insert dropped mid-send leaves a half-written packet that the next call re-sends"]
 async fn insert_dropped_at_every_poll() {
     let table = unique_table("cs_insert");
     let _cleanup = DropTable(table.clone());
@@ -457,7 +455,6 @@ async fn insert_dropped_at_every_poll() {
 /// under `tokio::time::timeout`). The next call must not send the rest of the
 /// half-written packet, nor anything after it on that connection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs statemachine fix: an insert dropped mid-packet leaves the packet in the write buffer and the next call re-sends it"]
 async fn insert_dropped_mid_packet_is_not_resent() {
     let table = unique_table("cs_insert_mid");
     let _cleanup = DropTable(table.clone());

@@ -172,7 +172,6 @@ async fn cut_mid_data_block() -> (Proxy, Client, Error) {
 /// After a fault, every later call names the fault, not a generic
 /// "abandoned" state: the user must learn what broke the connection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs statemachine fix: after an I/O error or timeout inside a block, later calls say 'an operation was abandoned in the middle of a packet' instead of the cause"]
 async fn the_call_after_a_fault_names_the_fault() {
     let mut wrong = Vec::new();
     let (_p, mut c, e) = cut_mid_data_block().await;
