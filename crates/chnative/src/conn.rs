@@ -100,7 +100,11 @@ impl Conn {
 
     async fn connect_inner(cfg: Config) -> Result<Conn> {
         let tcp = TcpStream::connect(cfg.address()).await?;
-        let limits = BlockLimits { max_rows: cfg.max_block_rows, ..BlockLimits::default() };
+        let limits = BlockLimits {
+            max_rows: cfg.max_block_rows,
+            max_bytes: cfg.max_block_bytes as u64,
+            ..BlockLimits::default()
+        };
         tcp.set_nodelay(true)?;
         let mut c = Conn {
             io: Box::new(tcp),
