@@ -320,13 +320,6 @@ impl Block {
         self.scan.clear();
     }
 
-    /// Rows of VarUInt-prefixed strings stepped over while measuring the current
-    /// column (tests check that a column arriving in pieces is scanned once).
-    #[doc(hidden)]
-    pub fn rows_scanned(&self) -> usize {
-        self.scan.rows_scanned
-    }
-
     #[allow(clippy::too_many_arguments)]
     fn read_column(
         &mut self,

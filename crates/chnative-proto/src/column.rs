@@ -887,8 +887,6 @@ fn last_offset(raw: &[u8]) -> Result<usize> {
 #[derive(Debug, Default)]
 pub(crate) struct ScanMemo {
     runs: Vec<StringRun>,
-    /// Rows stepped over in total (each row of input should be stepped over once).
-    pub(crate) rows_scanned: usize,
 }
 
 #[derive(Debug)]
@@ -919,10 +917,8 @@ impl ScanMemo {
         };
         let run = &mut self.runs[i];
         r.set_position(run.next);
-        let before = run.done;
         let res = skip_var_strings(r, rows, &mut run.done, &mut run.bytes);
         run.next = r.position();
-        self.rows_scanned += run.done - before;
         res
     }
 }
@@ -994,6 +990,25 @@ fn read_strings(
 /// longer input resumes there, and the error's bound counts at least one byte per
 /// row still to come.
 pub(crate) fn skip_var_strings(r: &mut Reader<'_>, rows: usize, done: &mut usize, bytes: &mut usize) -> Result<()> {
+    let first = *done;
+    let res = skip_var_strings_from(r, rows, done, bytes);
+    ROWS_STEPPED.with(|n| n.set(n.get() + (*done - first) as u64));
+    res
+}
+
+thread_local! {
+    static ROWS_STEPPED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Rows of VarUInt-prefixed strings this thread has stepped over so far, measuring
+/// or decoding: tests use it to check that a column arriving in pieces is not
+/// re-read from its start on every piece.
+#[doc(hidden)]
+pub fn var_string_rows_stepped() -> u64 {
+    ROWS_STEPPED.with(|n| n.get())
+}
+
+fn skip_var_strings_from(r: &mut Reader<'_>, rows: usize, done: &mut usize, bytes: &mut usize) -> Result<()> {
     while *done < rows {
         let at = r.position();
         let after = rows - *done - 1;
