@@ -51,7 +51,7 @@ impl Budget {
     /// [`Budget::charge`] for `count × width` bytes, failing on overflow.
     #[inline]
     pub fn charge_n(&mut self, count: usize, width: usize) -> Result<()> {
-        self.charge(count.checked_mul(width).unwrap_or(usize::MAX))
+        self.charge(count.saturating_mul(width))
     }
 }
 

@@ -144,11 +144,16 @@ async fn large_exception_in_pieces_is_reported() {
     let fake = FakeServer::start(54492, false, exception_packet(16, MIB));
     let mut client = Client::connect(&fake.url(54492, "none")).await.unwrap();
     match select(&mut client).await {
-        Err(Error::Server(e)) => assert_eq!(e.to_string().len() > MIB, true),
+        Err(Error::Server(e)) => {
+            assert_eq!((e.code, e.nested.len(), e.message.len()), (1000, 15, MIB));
+            assert_eq!(e.nested[14].message.len(), MIB);
+        }
         other => panic!("{other:?}"),
     }
+    // An exception ends the query normally: the connection stays usable.
+    assert!(client.is_usable());
     drop(client);
-    fake.finish();
+    assert!(fake.finish().after.is_empty());
 }
 
 fn legacy_strings(rows: usize) -> Vec<u8> {

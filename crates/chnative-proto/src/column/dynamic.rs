@@ -77,8 +77,6 @@ const MAX_DYNAMIC_TYPES: u64 = 1 << 16;
 const MAX_VARIANT_DYNAMIC_TYPES: u64 = 254;
 /// Bound on the number of paths a JSON prefix may announce.
 const MAX_JSON_PATHS: u64 = 1 << 16;
-/// Bound on the length of a type name or a path.
-const MAX_NAME: u64 = 1 << 20;
 
 fn checked_len(rows: usize, width: usize) -> Result<usize> {
     rows.checked_mul(width).ok_or_else(|| ProtoError::violation("column size overflows"))
@@ -682,7 +680,12 @@ fn read_names(r: &mut Reader<'_>, what: &'static str, limit: u64) -> Result<Vec<
     r.need(n)?;
     let mut names = Vec::with_capacity(n);
     for _ in 0..n {
-        names.push(r.string_owned(MAX_NAME)?);
+        // Paths are JSON keys and types may carry Enum labels: user data, so the
+        // bound is the block's memory budget, which every name is charged to.
+        let budget = r.budget();
+        let name = r.string_owned(budget.limit.saturating_sub(budget.used))?;
+        r.charge(name.len())?;
+        names.push(name);
     }
     Ok(names)
 }

@@ -68,7 +68,11 @@ fn hello_capture(revision: u64) -> Vec<u8> {
 }
 
 /// Reads until `parse` accepts the bytes received so far; returns what it consumed.
-fn read_until(sock: &mut TcpStream, buf: &mut Vec<u8>, mut parse: impl FnMut(&mut Reader<'_>) -> Result<(), ProtoError>) {
+fn read_until(
+    sock: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    mut parse: impl FnMut(&mut Reader<'_>) -> Result<(), ProtoError>,
+) {
     loop {
         let mut r = Reader::new(buf);
         match parse(&mut r) {
@@ -102,7 +106,7 @@ fn query_tail(revision: u64, compressed: bool) -> Vec<u8> {
 
 fn serve(mut sock: TcpStream, revision: u64, compressed: bool, reply: &[u8]) -> Received {
     // Only a guard against a test that never closes its client.
-    sock.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     let mut buf = Vec::new();
     read_until(&mut sock, &mut buf, |r| {
         assert_eq!(r.varuint()?, 0, "client Hello");
