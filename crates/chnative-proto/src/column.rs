@@ -651,6 +651,10 @@ impl ColumnData {
                     return Ok(true);
                 }
                 let index_type = r.u64_le()?;
+                if index_type & LC_NEED_GLOBAL_DICTIONARY != 0 || index_type & LC_HAS_ADDITIONAL_KEYS == 0 {
+                    // Refused by the decoder, which says why.
+                    return Ok(false);
+                }
                 let kw: usize = match index_type & 0xff {
                     0 => 1,
                     1 => 2,
