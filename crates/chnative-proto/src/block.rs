@@ -1,29 +1,35 @@
 //! Blocks: BlockInfo, the column headers, and typed views of column data.
 
 use crate::buffer::BufferPool;
-use crate::column::{ColumnData, Layout, SerInfo};
+use crate::column::{ColumnData, Layout, ScanMemo, SerInfo};
 use crate::error::{ProtoError, Result};
 use crate::revision;
 use crate::types::DataType;
 use crate::view::ColumnView;
-use crate::wire::{Reader, WriteExt};
+use crate::wire::{Budget, Reader, WriteExt};
 
-/// Limits on what a block may announce before its bytes arrive.
+/// Limits on what a block may announce and on the memory it may take.
 #[derive(Debug, Clone, Copy)]
 pub struct BlockLimits {
     /// Columns per block.
     pub max_columns: u64,
     /// Rows per block.
     pub max_rows: u64,
+    /// Bytes the decoded block may take: every buffer a decoder fills (names
+    /// included) is charged before it is allocated. Sparse, replicated and
+    /// COMPACT Variant columns expand on decode, so this, not the wire size, is
+    /// what bounds a hostile block's memory.
+    pub max_bytes: u64,
 }
+
+/// [`BlockLimits::max_bytes`] by default: the client's default `max_block_bytes`.
+pub const DEFAULT_MAX_BLOCK_BYTES: u64 = 256 << 20;
 
 impl Default for BlockLimits {
     fn default() -> Self {
-        // Sparse columns materialise defaults that cost no wire bytes, so the row
-        // count is what bounds a block's memory: 64M rows is far above any
-        // server's max_block_size default (65409) and keeps a hostile block to
-        // a few hundred MiB per column.
-        BlockLimits { max_columns: 1 << 20, max_rows: 1 << 26 }
+        // 64M rows is far above any server's max_block_size default (65409);
+        // memory is bounded by max_bytes.
+        BlockLimits { max_columns: 1 << 20, max_rows: 1 << 26, max_bytes: DEFAULT_MAX_BLOCK_BYTES }
     }
 }
 
@@ -143,6 +149,8 @@ pub struct Block {
     /// buffers for the next wider block instead of going back to the pool.
     spare: Vec<Column>,
     partial: Option<Partial>,
+    /// Progress of the measure of the column that was cut short.
+    scan: ScanMemo,
 }
 
 /// Where a decode that ran out of input stopped.
@@ -154,6 +162,8 @@ struct Partial {
     offset: usize,
     columns: usize,
     rows: usize,
+    /// The memory budget as it was before that column.
+    budget: Budget,
 }
 
 impl Block {
@@ -168,7 +178,14 @@ impl Block {
         if let Some(c) = columns.iter().find(|c| c.rows() != rows) {
             return Err(ProtoError::violation(format!("column `{}` has {} rows, expected {rows}", c.name, c.rows())));
         }
-        Ok(Block { info: BlockInfo::default(), rows, columns, spare: Vec::new(), partial: None })
+        Ok(Block {
+            info: BlockInfo::default(),
+            rows,
+            columns,
+            spare: Vec::new(),
+            partial: None,
+            scan: ScanMemo::default(),
+        })
     }
 
     /// Number of rows.
@@ -201,7 +218,7 @@ impl Block {
                 data: c.data.empty_like(&mut none),
             })
             .collect();
-        Block { info: self.info.clone(), rows: 0, columns, spare: Vec::new(), partial: None }
+        Block { info: self.info.clone(), rows: 0, columns, spare: Vec::new(), partial: None, scan: ScanMemo::default() }
     }
 
     /// Returns every buffer to `pool` and empties the block (names are kept for reuse).
@@ -214,6 +231,7 @@ impl Block {
         }
         self.rows = 0;
         self.partial = None;
+        self.scan.clear();
     }
 
     /// Decodes a block (after the packet's table name) into `self`, reusing
@@ -222,9 +240,29 @@ impl Block {
     /// When this fails with [`ProtoError::Incomplete`], the block remembers the
     /// column that was cut short: call again with the same input, extended, and
     /// decoding resumes at that column instead of starting over (so a wide block
-    /// arriving in pieces is decoded once, not once per piece). Call
-    /// [`Block::forget_partial`] before decoding a different input.
+    /// arriving in pieces is decoded once, not once per piece). Within a column
+    /// whose size the input does not state up front (VarUInt-prefixed strings),
+    /// the scan for its end resumes too, and the column is decoded once it has
+    /// fully arrived. Call [`Block::forget_partial`] before decoding a different
+    /// input.
+    ///
+    /// What the decoded block may allocate is bounded by `limits.max_bytes`
+    /// ([`ProtoError::TooLarge`] before the allocation); the reader's own budget
+    /// is left as it was.
     pub fn read(
+        &mut self,
+        r: &mut Reader<'_>,
+        revision: u64,
+        limits: &BlockLimits,
+        pool: &mut BufferPool,
+    ) -> Result<()> {
+        let outer = r.budget();
+        let res = self.read_budgeted(r, revision, limits, pool);
+        r.set_budget(outer);
+        res
+    }
+
+    fn read_budgeted(
         &mut self,
         r: &mut Reader<'_>,
         revision: u64,
@@ -234,9 +272,12 @@ impl Block {
         let (first, ncols, rows) = match self.partial.take() {
             Some(p) => {
                 r.bytes(p.offset)?;
+                r.set_budget(p.budget);
                 (p.column, p.columns, p.rows)
             }
             None => {
+                self.scan.clear();
+                r.set_budget(Budget::new(limits.max_bytes));
                 self.info.read(r)?;
                 let ncols = r.varuint_bounded("column count", limits.max_columns)?;
                 let rows = r.varuint_bounded("row count", limits.max_rows)?;
@@ -256,13 +297,17 @@ impl Block {
         let layout = Layout::for_revision(revision);
         for i in first..ncols {
             let offset = r.position();
-            match self.read_column(i, r, rows, revision, layout, pool) {
-                Ok(()) => {}
+            let budget = r.budget();
+            match self.read_column(i, r, rows, revision, layout, limits, pool) {
+                Ok(()) => self.scan.clear(),
                 Err(ProtoError::Incomplete { needed }) => {
-                    self.partial = Some(Partial { column: i, offset, columns: ncols, rows });
+                    self.partial = Some(Partial { column: i, offset, columns: ncols, rows, budget });
                     return Err(ProtoError::Incomplete { needed });
                 }
-                Err(e) => return Err(e),
+                Err(e) => {
+                    self.scan.clear();
+                    return Err(e);
+                }
             }
         }
         self.rows = rows;
@@ -272,8 +317,10 @@ impl Block {
     /// Drops the state of a decode that ended in `Incomplete`.
     pub fn forget_partial(&mut self) {
         self.partial = None;
+        self.scan.clear();
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn read_column(
         &mut self,
         i: usize,
@@ -281,10 +328,15 @@ impl Block {
         rows: usize,
         revision: u64,
         layout: Layout,
+        limits: &BlockLimits,
         pool: &mut BufferPool,
     ) -> Result<()> {
-        let name = r.string(1 << 20)?;
-        let type_name = r.string(1 << 20)?;
+        // Names come from the query text (an expression's name is its text), so
+        // their bound is the block's, not a small constant; they count against it.
+        let name = r.string(limits.max_bytes)?;
+        r.charge(name.len())?;
+        let type_name = r.string(limits.max_bytes)?;
+        r.charge(type_name.len())?;
         if i >= self.columns.len() {
             if let Some(c) = self.spare.pop() {
                 self.columns.push(c);
@@ -314,6 +366,14 @@ impl Block {
             None
         };
         if rows > 0 {
+            // Wait for the whole column before decoding it, when its size can be
+            // measured: a decode cut short would start over on the next piece.
+            let mut probe = r.clone();
+            if let Err(ProtoError::Incomplete { needed }) =
+                col.data.measure(&mut probe, rows, info.as_ref(), layout, &mut self.scan)
+            {
+                return Err(ProtoError::Incomplete { needed });
+            }
             col.data.read_prefix(r)?;
             col.data.read_data(r, rows, info.as_ref(), layout, pool).map_err(|e| match e {
                 ProtoError::Type { ty, reason } => {

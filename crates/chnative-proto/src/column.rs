@@ -26,7 +26,7 @@
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
 use crate::types::DataType;
-use crate::wire::{Reader, WriteExt};
+use crate::wire::{Budget, Reader, WriteExt};
 
 mod dynamic;
 pub use dynamic::*;
@@ -394,6 +394,8 @@ impl ColumnData {
             }
             Some((Kind::Sparse, rest)) => {
                 // Offsets: defaults skipped before each non-default row, then trailing | END flag.
+                // The index list has one entry per row whatever the wire holds: charge it first.
+                r.charge_n(rows, 8)?;
                 let mut idx = pool.take();
                 let mut row = 0usize;
                 let mut values = 0u64;
@@ -431,11 +433,12 @@ impl ColumnData {
                     let mut tmp = inner.empty_like(pool);
                     let res = tmp.read_kinds(r, values as usize, rest, elems, layout, pool).and_then(|_| {
                         let idx = idx.typed::<u64>()?;
+                        r.charge(idx.len())?;
                         nulls.clear();
                         for &i in idx {
                             nulls.push(u8::from(i == u64::MAX));
                         }
-                        inner.take_from(&tmp, idx, pool)
+                        inner.gather(&tmp, idx, pool, r.budget_mut())
                     });
                     tmp.recycle(pool);
                     res
@@ -443,7 +446,7 @@ impl ColumnData {
                     let mut tmp = self.empty_like(pool);
                     let res = tmp
                         .read_kinds(r, values as usize, rest, elems, layout, pool)
-                        .and_then(|_| self.take_from(&tmp, idx.typed::<u64>()?, pool));
+                        .and_then(|_| self.gather(&tmp, idx.typed::<u64>()?, pool, r.budget_mut()));
                     tmp.recycle(pool);
                     res
                 };
@@ -458,6 +461,7 @@ impl ColumnData {
                 let width = r.u8()?;
                 let raw = r.bytes(checked_len(rows, usize::from(width))?)?;
                 let elements = r.varuint_bounded("replicated elements", u32::MAX as u64)?;
+                r.charge_n(rows, 8)?;
                 let mut idx = pool.take();
                 macro_rules! widen {
                     ($t:ty) => {
@@ -484,7 +488,7 @@ impl ColumnData {
                 let mut tmp = self.empty_like(pool);
                 let res = tmp
                     .read_kinds(r, elements, rest, elems, layout, pool)
-                    .and_then(|_| self.take_from(&tmp, idx.typed::<u64>()?, pool));
+                    .and_then(|_| self.gather(&tmp, idx.typed::<u64>()?, pool, r.budget_mut()));
                 tmp.recycle(pool);
                 pool.give(idx);
                 res
@@ -502,15 +506,21 @@ impl ColumnData {
     ) -> Result<()> {
         match self {
             ColumnData::Fixed { width, data } => {
-                data.set_from(r.bytes(checked_len(rows, *width)?)?);
+                let raw = r.bytes(checked_len(rows, *width)?)?;
+                r.charge(raw.len())?;
+                data.set_from(raw);
             }
             ColumnData::String { offsets, data } => read_strings(r, rows, offsets, data, layout.sized_strings)?,
             ColumnData::Nullable { nulls, inner } => {
-                nulls.set_from(r.bytes(rows)?);
+                let raw = r.bytes(rows)?;
+                r.charge(raw.len())?;
+                nulls.set_from(raw);
                 inner.read_data(r, rows, None, layout, pool)?;
             }
             ColumnData::Array { offsets, inner } => {
-                offsets.set_from(r.bytes(checked_len(rows, 8)?)?);
+                let raw = r.bytes(checked_len(rows, 8)?)?;
+                r.charge(raw.len())?;
+                offsets.set_from(raw);
                 let n = check_offsets(offsets.typed::<u64>()?)?;
                 inner.read_data(r, n, None, layout, pool)?;
             }
@@ -547,7 +557,9 @@ impl ColumnData {
                     return Err(ProtoError::violation("LowCardinality row count differs from the block"));
                 }
                 *key_width = kw;
-                keys.set_from(r.bytes(checked_len(rows, usize::from(kw))?)?);
+                let raw = r.bytes(checked_len(rows, usize::from(kw))?)?;
+                r.charge(raw.len())?;
+                keys.set_from(raw);
                 let max = max_key(keys, kw)?;
                 if rows > 0 && max >= nkeys as u64 {
                     return Err(ProtoError::violation("LowCardinality key beyond its dictionary"));
@@ -560,20 +572,137 @@ impl ColumnData {
         Ok(())
     }
 
+    // ----- measuring (how many bytes a column takes, without decoding) ---
+
+    /// Steps over the column's prefix and `rows` rows of data without decoding or
+    /// allocating. Returns `Ok(false)` for shapes it does not measure (Variant,
+    /// Dynamic, JSON, sparse and replicated serializations): decode those directly.
+    ///
+    /// Below revision 54492 a String column has no length up front, so a decoder
+    /// that runs out of input can only say it needs "one more string". Measuring
+    /// first, with the progress kept in `memo` between calls on longer input, lets a
+    /// column arriving in many pieces be scanned once and decoded once.
+    pub(crate) fn measure(
+        &self,
+        r: &mut Reader<'_>,
+        rows: usize,
+        info: Option<&SerInfo>,
+        layout: Layout,
+        memo: &mut ScanMemo,
+    ) -> Result<bool> {
+        Ok(self.measure_prefix(r)? && self.measure_data(r, rows, info, layout, memo)?)
+    }
+
+    fn measure_prefix(&self, r: &mut Reader<'_>) -> Result<bool> {
+        match self {
+            ColumnData::Fixed { .. } | ColumnData::String { .. } => Ok(true),
+            ColumnData::Nullable { inner, .. } | ColumnData::Array { inner, .. } => inner.measure_prefix(r),
+            ColumnData::Tuple(cols) => {
+                for c in cols {
+                    if !c.measure_prefix(r)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            ColumnData::LowCardinality { .. } => r.u64_le().map(|_| true),
+            ColumnData::Variant(_) | ColumnData::Dynamic(_) | ColumnData::Json(_) => Ok(false),
+        }
+    }
+
+    fn measure_data(
+        &self,
+        r: &mut Reader<'_>,
+        rows: usize,
+        info: Option<&SerInfo>,
+        layout: Layout,
+        memo: &mut ScanMemo,
+    ) -> Result<bool> {
+        if info.is_some_and(|i| i.stack.last().is_some_and(|k| *k != Kind::Default)) {
+            return Ok(false);
+        }
+        match self {
+            ColumnData::Fixed { width, .. } => {
+                r.bytes(checked_len(rows, *width)?)?;
+            }
+            ColumnData::String { .. } if layout.sized_strings => {
+                let total = last_offset(r.bytes(checked_len(rows, 8)?)?)?;
+                r.bytes(total)?;
+            }
+            ColumnData::String { .. } => memo.skip_strings(r, rows)?,
+            ColumnData::Nullable { inner, .. } => {
+                r.bytes(rows)?;
+                return inner.measure_data(r, rows, None, layout, memo);
+            }
+            ColumnData::Array { inner, .. } => {
+                let n = last_offset(r.bytes(checked_len(rows, 8)?)?)?;
+                return inner.measure_data(r, n, None, layout, memo);
+            }
+            ColumnData::Tuple(cols) => {
+                for (i, c) in cols.iter().enumerate() {
+                    let elem = info.and_then(|info| info.elems.get(i));
+                    if !c.measure_data(r, rows, elem, layout, memo)? {
+                        return Ok(false);
+                    }
+                }
+            }
+            ColumnData::LowCardinality { dict, .. } => {
+                if rows == 0 {
+                    return Ok(true);
+                }
+                let index_type = r.u64_le()?;
+                if index_type & LC_NEED_GLOBAL_DICTIONARY != 0 || index_type & LC_HAS_ADDITIONAL_KEYS == 0 {
+                    // Refused by the decoder, which says why.
+                    return Ok(false);
+                }
+                let kw: usize = match index_type & 0xff {
+                    0 => 1,
+                    1 => 2,
+                    2 => 4,
+                    3 => 8,
+                    _ => return Ok(false),
+                };
+                let nkeys = usize::try_from(r.u64_le()?).map_err(|_| ProtoError::violation("dictionary too large"))?;
+                let dict_layout = Layout { sized_strings: layout.sized_dict_strings, ..layout };
+                if !dict.measure_data(r, nkeys, None, dict_layout, memo)? {
+                    return Ok(false);
+                }
+                r.u64_le()?;
+                r.bytes(checked_len(rows, kw)?)?;
+            }
+            ColumnData::Variant(_) | ColumnData::Dynamic(_) | ColumnData::Json(_) => return Ok(false),
+        }
+        Ok(true)
+    }
+
     // ----- gathering (sparse / replicated materialisation) ---------------
 
     /// Replaces `self` with rows of `src` picked by `idx`; `u64::MAX` picks the
     /// type's default (zero, empty, NULL).
     pub fn take_from(&mut self, src: &ColumnData, idx: &[u64], pool: &mut BufferPool) -> Result<()> {
-        self.clear();
-        self.append_from(src, idx, pool)
+        let mut unlimited = Budget::UNLIMITED;
+        self.gather(src, idx, pool, &mut unlimited)
     }
 
-    fn append_from(&mut self, src: &ColumnData, idx: &[u64], pool: &mut BufferPool) -> Result<()> {
+    /// [`ColumnData::take_from`], charging what it allocates to `budget` first:
+    /// a few index bytes can pick the same large row many times.
+    pub(crate) fn gather(
+        &mut self,
+        src: &ColumnData,
+        idx: &[u64],
+        pool: &mut BufferPool,
+        budget: &mut Budget,
+    ) -> Result<()> {
+        self.clear();
+        self.append_from(src, idx, pool, budget)
+    }
+
+    fn append_from(&mut self, src: &ColumnData, idx: &[u64], pool: &mut BufferPool, budget: &mut Budget) -> Result<()> {
         let oob = || ProtoError::violation("row index out of range");
         match (self, src) {
             (ColumnData::Fixed { width, data }, ColumnData::Fixed { data: s, .. }) => {
                 let w = *width;
+                budget.charge_n(idx.len(), w)?;
                 let sb = s.as_bytes();
                 for &i in idx {
                     if i == u64::MAX {
@@ -587,6 +716,17 @@ impl ColumnData {
             (ColumnData::String { offsets, data }, ColumnData::String { offsets: so, data: sd }) => {
                 let so = so.typed::<u64>()?;
                 let sd = sd.as_bytes();
+                let mut total = 0u64;
+                for &i in idx {
+                    if i != u64::MAX {
+                        let i = i as usize;
+                        let end = *so.get(i).ok_or_else(oob)?;
+                        let start = if i == 0 { 0 } else { so[i - 1] };
+                        total = total.saturating_add(end.saturating_sub(start));
+                    }
+                }
+                budget.charge_n(idx.len(), 8)?;
+                budget.charge(usize::try_from(total).unwrap_or(usize::MAX))?;
                 for &i in idx {
                     if i != u64::MAX {
                         let i = i as usize;
@@ -599,13 +739,26 @@ impl ColumnData {
             }
             (ColumnData::Nullable { nulls, inner }, ColumnData::Nullable { nulls: sn, inner: si }) => {
                 let sn = sn.as_bytes();
+                budget.charge(idx.len())?;
                 for &i in idx {
                     nulls.push(if i == u64::MAX { 1u8 } else { *sn.get(i as usize).ok_or_else(oob)? });
                 }
-                inner.append_from(si, idx, pool)?;
+                inner.append_from(si, idx, pool, budget)?;
             }
             (ColumnData::Array { offsets, inner }, ColumnData::Array { offsets: so, inner: si }) => {
                 let so = so.typed::<u64>()?;
+                let mut elements = 0u64;
+                for &i in idx {
+                    if i != u64::MAX {
+                        let i = i as usize;
+                        let end = *so.get(i).ok_or_else(oob)?;
+                        let start = if i == 0 { 0 } else { so[i - 1] };
+                        elements = elements.saturating_add(end.saturating_sub(start));
+                    }
+                }
+                // Offsets, and the temporary element index list.
+                budget.charge_n(idx.len(), 8)?;
+                budget.charge_n(usize::try_from(elements).unwrap_or(usize::MAX), 8)?;
                 let mut inner_idx = pool.take();
                 let mut total = offsets.typed::<u64>()?.last().copied().unwrap_or(0);
                 for &i in idx {
@@ -620,13 +773,13 @@ impl ColumnData {
                     }
                     offsets.push(total);
                 }
-                let res = inner.append_from(si, inner_idx.typed::<u64>()?, pool);
+                let res = inner.append_from(si, inner_idx.typed::<u64>()?, pool, budget);
                 pool.give(inner_idx);
                 res?;
             }
             (ColumnData::Tuple(cols), ColumnData::Tuple(scols)) if cols.len() == scols.len() => {
                 for (c, s) in cols.iter_mut().zip(scols) {
-                    c.append_from(s, idx, pool)?;
+                    c.append_from(s, idx, pool, budget)?;
                 }
             }
             (
@@ -634,8 +787,10 @@ impl ColumnData {
                 ColumnData::LowCardinality { dict: sdict, key_width: skw, keys: skeys, .. },
             ) => {
                 // Copy the dictionary whole and re-key with u64 keys: simple, and rare.
+                budget.charge_n(sdict.rows(), 8)?;
                 let all: Vec<u64> = (0..sdict.rows() as u64).collect();
-                dict.take_from(sdict, &all, pool)?;
+                dict.gather(sdict, &all, pool, budget)?;
+                budget.charge_n(idx.len(), 8)?;
                 *key_width = 8;
                 let n = skeys.len() / usize::from(*skw).max(1);
                 for &i in idx {
@@ -651,7 +806,7 @@ impl ColumnData {
                     keys.push(k);
                 }
             }
-            (ColumnData::Variant(v), ColumnData::Variant(s)) => v.append_from(s, idx, pool)?,
+            (ColumnData::Variant(v), ColumnData::Variant(s)) => v.append_from(s, idx, pool, budget)?,
             (ColumnData::Dynamic(_), _) | (ColumnData::Json(_), _) => {
                 return Err(ProtoError::ty(
                     "Dynamic/JSON",
@@ -723,6 +878,55 @@ impl ColumnData {
     }
 }
 
+/// The last of a run of u64 end offsets (0 for none): the size of what they index.
+fn last_offset(raw: &[u8]) -> Result<usize> {
+    let Some(last) = raw.len().checked_sub(8) else { return Ok(0) };
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&raw[last..]);
+    usize::try_from(u64::from_le_bytes(a)).map_err(|_| ProtoError::violation("offset does not fit in memory"))
+}
+
+/// How far [`ColumnData::measure`] got through each run of VarUInt-prefixed
+/// strings of one column, kept between calls on the same, longer input.
+#[derive(Debug, Default)]
+pub(crate) struct ScanMemo {
+    runs: Vec<StringRun>,
+}
+
+#[derive(Debug)]
+struct StringRun {
+    /// Input offset of the run's first row, and its row count: what identifies it.
+    start: usize,
+    rows: usize,
+    /// Rows passed so far, and the input offset of the next one.
+    done: usize,
+    next: usize,
+    bytes: usize,
+}
+
+impl ScanMemo {
+    /// Forgets every run (for a new input, or once a column is decoded).
+    pub(crate) fn clear(&mut self) {
+        self.runs.clear();
+    }
+
+    fn skip_strings(&mut self, r: &mut Reader<'_>, rows: usize) -> Result<()> {
+        let start = r.position();
+        let i = match self.runs.iter().position(|x| x.start == start && x.rows == rows) {
+            Some(i) => i,
+            None => {
+                self.runs.push(StringRun { start, rows, done: 0, next: start, bytes: 0 });
+                self.runs.len() - 1
+            }
+        };
+        let run = &mut self.runs[i];
+        r.set_position(run.next);
+        let res = skip_var_strings(r, rows, &mut run.done, &mut run.bytes);
+        run.next = r.position();
+        res
+    }
+}
+
 fn key_at(keys: &AlignedBuf, kw: u8, i: usize) -> u64 {
     let b = keys.as_bytes();
     let w = usize::from(kw);
@@ -750,22 +954,86 @@ fn read_strings(
     sized: bool,
 ) -> Result<()> {
     if sized {
-        offsets.set_from(r.bytes(checked_len(rows, 8)?)?);
+        let raw = r.bytes(checked_len(rows, 8)?)?;
+        r.charge(raw.len())?;
+        offsets.set_from(raw);
         let total = check_offsets(offsets.typed::<u64>()?)?;
-        data.set_from(r.bytes(total)?);
+        let raw = r.bytes(total)?;
+        r.charge(total)?;
+        data.set_from(raw);
     } else {
         // Each row needs at least its length byte: check before reserving anything.
         r.need(rows)?;
+        // Lengths first, without copying: the exact size to charge and allocate
+        // once, and an exact `Incomplete` bound when the input is short.
+        let start = r.position();
+        let (mut done, mut total) = (0, 0);
+        skip_var_strings(r, rows, &mut done, &mut total)?;
+        r.charge_n(rows, 8)?;
+        r.charge(total)?;
+        r.set_position(start);
         offsets.clear();
         data.clear();
         offsets.resize_zeroed(checked_len(rows, 8)?);
-        for i in 0..rows {
-            let n = r.varuint()?;
-            let n = usize::try_from(n).map_err(|_| ProtoError::violation("string length overflows"))?;
-            data.extend_from(r.bytes(n)?);
-            let end = data.len() as u64;
-            offsets.typed_mut::<u64>()?[i] = end;
+        data.resize_zeroed(total);
+        let (offs, bytes) = (offsets.typed_mut::<u64>()?, data.as_bytes_mut());
+        let mut end = 0usize;
+        for o in offs.iter_mut() {
+            let n = r.varuint()? as usize;
+            bytes[end..end + n].copy_from_slice(r.bytes(n)?);
+            end += n;
+            *o = end as u64;
         }
+    }
+    Ok(())
+}
+
+/// Steps over VarUInt-prefixed strings from row `*done` to `rows`, adding their
+/// lengths to `*bytes`. When the input runs out, the reader is left at the start
+/// of the first missing row (`*done` counts the rows passed), so a later call on
+/// longer input resumes there, and the error's bound counts at least one byte per
+/// row still to come.
+pub(crate) fn skip_var_strings(r: &mut Reader<'_>, rows: usize, done: &mut usize, bytes: &mut usize) -> Result<()> {
+    let first = *done;
+    let res = skip_var_strings_from(r, rows, done, bytes);
+    ROWS_STEPPED.with(|n| n.set(n.get() + (*done - first) as u64));
+    res
+}
+
+thread_local! {
+    static ROWS_STEPPED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Rows of VarUInt-prefixed strings this thread has stepped over so far, measuring
+/// or decoding: tests use it to check that a column arriving in pieces is not
+/// re-read from its start on every piece.
+#[doc(hidden)]
+pub fn var_string_rows_stepped() -> u64 {
+    ROWS_STEPPED.with(|n| n.get())
+}
+
+fn skip_var_strings_from(r: &mut Reader<'_>, rows: usize, done: &mut usize, bytes: &mut usize) -> Result<()> {
+    while *done < rows {
+        let at = r.position();
+        let after = rows - *done - 1;
+        let n = match r.varuint() {
+            Ok(n) => n,
+            Err(ProtoError::Incomplete { .. }) => {
+                let end = r.position() + r.remaining();
+                r.set_position(at);
+                return Err(ProtoError::Incomplete { needed: (end + 1).max(at.saturating_add(after + 1)) });
+            }
+            Err(e) => return Err(e),
+        };
+        let n = usize::try_from(n).map_err(|_| ProtoError::violation("string length overflows"))?;
+        if r.remaining() < n {
+            let needed = r.position().saturating_add(n).saturating_add(after);
+            r.set_position(at);
+            return Err(ProtoError::Incomplete { needed });
+        }
+        r.bytes(n)?;
+        *bytes = bytes.checked_add(n).ok_or_else(|| ProtoError::violation("string lengths overflow"))?;
+        *done += 1;
     }
     Ok(())
 }

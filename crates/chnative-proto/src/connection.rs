@@ -87,7 +87,7 @@ impl Default for Options {
         Options {
             revision: revision::DEFAULT,
             compression: Some(Method::Lz4),
-            max_block_bytes: 2 << 30,
+            max_block_bytes: crate::block::DEFAULT_MAX_BLOCK_BYTES as usize,
             limits: BlockLimits::default(),
             max_silent_packets: DEFAULT_MAX_SILENT_PACKETS,
         }

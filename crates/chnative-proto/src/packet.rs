@@ -414,27 +414,62 @@ pub struct Exception {
     pub nested: Vec<Exception>,
 }
 
+/// Most nested exceptions accepted in one Exception packet.
+pub const MAX_EXCEPTION_DEPTH: usize = 64;
+/// Most bytes of names, messages and stack traces accepted in one Exception packet.
+pub const MAX_EXCEPTION_BYTES: u64 = 64 << 20;
+
 impl Exception {
     /// Reads an Exception body.
+    ///
+    /// The whole chain is measured before anything is copied: a large exception
+    /// arriving in pieces costs a walk over its length fields per piece, not a copy
+    /// of everything received so far, and its `Incomplete` bound covers every
+    /// string whose length is known.
     pub fn read(r: &mut Reader<'_>) -> Result<Exception> {
+        Self::measure(&mut r.clone())?;
         let mut chain = Vec::new();
         loop {
             let code = r.i32_le()?;
-            let name = r.string_lossy(MAX_META_STRING)?;
-            let message = r.string_lossy(MAX_META_STRING)?;
-            let stack_trace = r.string_lossy(MAX_META_STRING)?;
+            let name = r.string_lossy(MAX_EXCEPTION_BYTES)?;
+            let message = r.string_lossy(MAX_EXCEPTION_BYTES)?;
+            let stack_trace = r.string_lossy(MAX_EXCEPTION_BYTES)?;
             let has_nested = r.bool()?;
             chain.push(Exception { code, name, message, stack_trace, nested: Vec::new() });
             if !has_nested {
                 break;
             }
-            if chain.len() > 64 {
-                return Err(ProtoError::violation("exception chain too deep"));
-            }
         }
         let mut first = chain.remove(0);
         first.nested = chain;
         Ok(first)
+    }
+
+    /// Steps over a whole chain, checking its depth and size, without copying.
+    fn measure(r: &mut Reader<'_>) -> Result<()> {
+        let mut total = 0u64;
+        for _ in 0..MAX_EXCEPTION_DEPTH {
+            r.i32_le()?;
+            for _ in 0..3 {
+                let n = r.varuint()?;
+                total = total.saturating_add(n);
+                if total > MAX_EXCEPTION_BYTES {
+                    return Err(ProtoError::TooLarge {
+                        what: "exception text",
+                        got: total,
+                        limit: MAX_EXCEPTION_BYTES,
+                    });
+                }
+                // The rest of this level (two more lengths at least, and the flag)
+                // must follow as well.
+                r.need(n as usize + 1)?;
+                r.bytes(n as usize)?;
+            }
+            if !r.bool()? {
+                return Ok(());
+            }
+        }
+        Err(ProtoError::violation(format!("exception chain deeper than {MAX_EXCEPTION_DEPTH}")))
     }
 }
 

@@ -3,6 +3,11 @@
 //! [`Reader`] is a cursor over bytes the caller already holds. When the bytes run
 //! out it fails with [`ProtoError::Incomplete`] carrying a lower bound on the total
 //! input length, so a caller can read more and decode again from the start.
+//!
+//! A reader also carries the decode's memory budget: decoders charge it before
+//! allocating what they will fill, so a few wire bytes that expand into many
+//! (sparse defaults, replicated rows, collapsed Variant granules) are refused
+//! before the allocation, not after.
 
 use crate::error::{ProtoError, Result};
 
@@ -11,17 +16,85 @@ use crate::error::{ProtoError, Result};
 pub struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
+    budget: Budget,
+}
+
+/// How many decoded bytes a decode may still allocate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// The most a decode may allocate in total.
+    pub limit: u64,
+    /// What it has allocated so far.
+    pub used: u64,
+}
+
+impl Budget {
+    /// No limit (what a plain [`Reader::new`] has).
+    pub const UNLIMITED: Budget = Budget { limit: u64::MAX, used: 0 };
+
+    /// A budget of `limit` bytes, none used.
+    pub fn new(limit: u64) -> Budget {
+        Budget { limit, used: 0 }
+    }
+
+    /// Records `n` more bytes, or fails without recording them when they do not fit.
+    #[inline]
+    pub fn charge(&mut self, n: usize) -> Result<()> {
+        let total = self.used.saturating_add(n as u64);
+        if total > self.limit {
+            return Err(ProtoError::TooLarge { what: "decoded block bytes", got: total, limit: self.limit });
+        }
+        self.used = total;
+        Ok(())
+    }
+
+    /// [`Budget::charge`] for `count × width` bytes, failing on overflow.
+    #[inline]
+    pub fn charge_n(&mut self, count: usize, width: usize) -> Result<()> {
+        self.charge(count.saturating_mul(width))
+    }
 }
 
 impl<'a> Reader<'a> {
-    /// A reader at the start of `buf`.
+    /// A reader at the start of `buf`, with no memory budget.
     pub fn new(buf: &'a [u8]) -> Self {
-        Reader { buf, pos: 0 }
+        Reader { buf, pos: 0, budget: Budget::UNLIMITED }
+    }
+
+    /// The memory budget decoders charge before allocating.
+    pub fn budget(&self) -> Budget {
+        self.budget
+    }
+
+    /// Replaces the memory budget.
+    pub fn set_budget(&mut self, budget: Budget) {
+        self.budget = budget;
+    }
+
+    /// Charges `n` decoded bytes to the budget; see [`Budget::charge`].
+    #[inline]
+    pub fn charge(&mut self, n: usize) -> Result<()> {
+        self.budget.charge(n)
+    }
+
+    /// Charges `count × width` decoded bytes to the budget.
+    #[inline]
+    pub fn charge_n(&mut self, count: usize, width: usize) -> Result<()> {
+        self.budget.charge_n(count, width)
+    }
+
+    pub(crate) fn budget_mut(&mut self) -> &mut Budget {
+        &mut self.budget
     }
 
     /// Bytes consumed so far.
     pub fn position(&self) -> usize {
         self.pos
+    }
+
+    /// Moves back (or forward) to `pos`, which must lie within the input.
+    pub(crate) fn set_position(&mut self, pos: usize) {
+        self.pos = pos.min(self.buf.len());
     }
 
     /// Bytes left.

@@ -961,7 +961,7 @@ proptest! {
 
 /// Bounded limits for fuzzing, so that a mutated row count cannot make a sparse
 /// column materialise billions of rows (see `sparse_amplification` below).
-const FUZZ_LIMITS: BlockLimits = BlockLimits { max_columns: 1 << 10, max_rows: 1 << 20 };
+const FUZZ_LIMITS: BlockLimits = BlockLimits { max_columns: 1 << 10, max_rows: 1 << 20, max_bytes: 1 << 28 };
 
 fn mutate(bytes: &mut Vec<u8>, edits: &[(usize, u8, u8)]) {
     for &(at, op, b) in edits {

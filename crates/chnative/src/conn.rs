@@ -123,7 +123,11 @@ impl Conn {
             revision: cfg.revision,
             compression: cfg.compression.method(),
             max_block_bytes: cfg.max_block_bytes,
-            limits: BlockLimits { max_rows: cfg.max_block_rows, ..BlockLimits::default() },
+            limits: BlockLimits {
+                max_rows: cfg.max_block_rows,
+                max_bytes: cfg.max_block_bytes as u64,
+                ..BlockLimits::default()
+            },
             max_silent_packets: cfg.max_silent_packets,
         };
         let mut c = Conn {

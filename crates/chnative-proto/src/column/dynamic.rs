@@ -30,7 +30,7 @@
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
 use crate::types::{DataType, JsonType};
-use crate::wire::{Reader, WriteExt};
+use crate::wire::{Budget, Reader, WriteExt};
 
 use super::{ColumnData, Layout, SerInfo};
 
@@ -77,8 +77,6 @@ const MAX_DYNAMIC_TYPES: u64 = 1 << 16;
 const MAX_VARIANT_DYNAMIC_TYPES: u64 = 254;
 /// Bound on the number of paths a JSON prefix may announce.
 const MAX_JSON_PATHS: u64 = 1 << 16;
-/// Bound on the length of a type name or a path.
-const MAX_NAME: u64 = 1 << 20;
 
 fn checked_len(rows: usize, width: usize) -> Result<usize> {
     rows.checked_mul(width).ok_or_else(|| ProtoError::violation("column size overflows"))
@@ -151,6 +149,8 @@ impl VariantData {
     ) -> Result<()> {
         self.discriminators.clear();
         if rows > 0 {
+            // A discriminator and an offset per row, however few bytes COMPACT granules take.
+            r.charge_n(rows, 9)?;
             match self.mode {
                 VARIANT_MODE_BASIC => self.discriminators.set_from(r.bytes(rows)?),
                 _ => {
@@ -225,10 +225,18 @@ impl VariantData {
     }
 
     /// Appends rows of `src` picked by `idx` (`u64::MAX` = NULL).
-    pub(super) fn append_from(&mut self, src: &VariantData, idx: &[u64], pool: &mut BufferPool) -> Result<()> {
+    pub(super) fn append_from(
+        &mut self,
+        src: &VariantData,
+        idx: &[u64],
+        pool: &mut BufferPool,
+        budget: &mut Budget,
+    ) -> Result<()> {
         if self.variants.len() != src.variants.len() {
             return Err(ProtoError::violation("column shapes differ"));
         }
+        // A discriminator, an offset and (temporarily) a pick per row.
+        budget.charge_n(idx.len(), 17)?;
         let oob = || ProtoError::violation("row index out of range");
         let sd = src.discriminators.as_bytes();
         let so = src.offsets.typed::<u64>()?;
@@ -248,7 +256,7 @@ impl VariantData {
         }
         for ((v, s), p) in self.variants.iter_mut().zip(&src.variants).zip(&picks) {
             if !p.is_empty() {
-                v.append_from(s, p, pool)?;
+                v.append_from(s, p, pool, budget)?;
             }
         }
         Ok(())
@@ -548,6 +556,7 @@ impl DynamicData {
             self.flat_columns.iter_mut().for_each(ColumnData::clear);
             return Ok(());
         }
+        r.charge_n(rows, 12)?;
         self.row_types.resize_zeroed(checked_len(rows, 4)?);
         self.row_index.resize_zeroed(checked_len(rows, 8)?);
         if self.version == DYNAMIC_FLATTENED {
@@ -560,7 +569,9 @@ impl DynamicData {
 
     fn read_flat_body(&mut self, r: &mut Reader<'_>, rows: usize, layout: Layout, pool: &mut BufferPool) -> Result<()> {
         let w = usize::from(self.flat_width);
-        self.flat_indexes.set_from(r.bytes(checked_len(rows, w)?)?);
+        let raw = r.bytes(checked_len(rows, w)?)?;
+        r.charge(raw.len())?;
+        self.flat_indexes.set_from(raw);
         let n = self.flat_columns.len();
         let mut counts = vec![0u64; n];
         {
@@ -669,7 +680,12 @@ fn read_names(r: &mut Reader<'_>, what: &'static str, limit: u64) -> Result<Vec<
     r.need(n)?;
     let mut names = Vec::with_capacity(n);
     for _ in 0..n {
-        names.push(r.string_owned(MAX_NAME)?);
+        // Paths are JSON keys and types may carry Enum labels: user data, so the
+        // bound is the block's memory budget, which every name is charged to.
+        let budget = r.budget();
+        let name = r.string_owned(budget.limit.saturating_sub(budget.used))?;
+        r.charge(name.len())?;
+        names.push(name);
     }
     Ok(names)
 }

@@ -1,0 +1,197 @@
+//! A fake server for bytes a real server cannot send (hostile lengths, expansion
+//! bombs, pathological framing).
+//!
+//! It accepts one connection on 127.0.0.1, answers the client's Hello with a
+//! ServerHello captured from ClickHouse 26.9 at the client's revision, reads the
+//! Addendum and the Query (up to the empty Data block that ends it), writes the
+//! scripted reply, and then records everything the client sends until it closes
+//! the connection: a client that found the reply broken must send nothing more.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use chnative::proto::compression::{self, Method};
+use chnative::proto::wire::{Reader, WriteExt};
+use chnative::proto::ProtoError;
+
+/// Revisions there is a captured ServerHello for.
+pub const REVISIONS: [u64; 3] = [54460, 54485, 54492];
+
+/// What the client sent.
+#[derive(Debug)]
+pub struct Received {
+    /// The Query packet and the empty Data block after it.
+    pub query: Vec<u8>,
+    /// Everything after the Query, until the client closed the connection.
+    pub after: Vec<u8>,
+}
+
+/// A fake server serving one scripted connection.
+pub struct FakeServer {
+    /// The port it listens on.
+    pub port: u16,
+    handle: JoinHandle<Received>,
+}
+
+impl FakeServer {
+    /// Starts a fake that talks `revision` and, once the Query has arrived,
+    /// writes `reply`. `compressed` says whether the client compresses blocks
+    /// (it decides how the client's empty Data block looks).
+    pub fn start(revision: u64, compressed: bool, reply: Vec<u8>) -> FakeServer {
+        assert!(REVISIONS.contains(&revision), "no captured ServerHello for {revision}");
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake server");
+        let port = listener.local_addr().unwrap().port();
+        let handle = std::thread::spawn(move || {
+            let (sock, _) = listener.accept().expect("accept");
+            serve(sock, revision, compressed, &reply)
+        });
+        FakeServer { port, handle }
+    }
+
+    /// A connection string to the fake.
+    pub fn url(&self, revision: u64, compression: &str) -> String {
+        format!("clickhouse://default@127.0.0.1:{}/default?revision={revision}&compression={compression}", self.port)
+    }
+
+    /// Waits for the client to close the connection; returns what it sent.
+    pub fn finish(self) -> Received {
+        self.handle.join().expect("fake server thread")
+    }
+}
+
+fn hello_capture(revision: u64) -> Vec<u8> {
+    let path = format!("{}/../chnative-proto/tests/data/captures/hello_{revision}.bin", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Reads until `parse` accepts the bytes received so far; returns what it consumed.
+fn read_until(
+    sock: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    mut parse: impl FnMut(&mut Reader<'_>) -> Result<(), ProtoError>,
+) {
+    loop {
+        let mut r = Reader::new(buf);
+        match parse(&mut r) {
+            Ok(()) => {
+                let used = r.position();
+                buf.drain(..used);
+                return;
+            }
+            Err(ProtoError::Incomplete { .. }) => {}
+            Err(e) => panic!("fake server: cannot parse the client's bytes: {e}"),
+        }
+        let mut chunk = [0u8; 64 << 10];
+        let n = sock.read(&mut chunk).expect("fake server read");
+        assert!(n > 0, "client closed the connection during the handshake");
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// The bytes that end a client's Query: the empty external-tables Data block.
+fn query_tail(revision: u64, compressed: bool) -> Vec<u8> {
+    let mut block = Vec::new();
+    chnative::proto::block::write_empty_block(&mut block, revision);
+    let mut tail = vec![2u8, 0];
+    if compressed {
+        compression::compress_frames(Method::Lz4, &block, 1 << 20, &mut tail).unwrap();
+    } else {
+        tail.extend_from_slice(&block);
+    }
+    tail
+}
+
+fn serve(mut sock: TcpStream, revision: u64, compressed: bool, reply: &[u8]) -> Received {
+    // Only a guard against a test that never closes its client.
+    sock.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut buf = Vec::new();
+    read_until(&mut sock, &mut buf, |r| {
+        assert_eq!(r.varuint()?, 0, "client Hello");
+        r.string(1 << 20)?;
+        r.varuint()?;
+        r.varuint()?;
+        r.varuint()?;
+        for _ in 0..3 {
+            r.string(1 << 20)?;
+        }
+        Ok(())
+    });
+    sock.write_all(&hello_capture(revision)).unwrap();
+    read_until(&mut sock, &mut buf, |r| {
+        r.string(1 << 20)?;
+        if revision >= 54470 {
+            r.string(64)?;
+            r.string(64)?;
+        }
+        if revision >= 54471 {
+            r.varuint()?;
+        }
+        Ok(())
+    });
+    let tail = query_tail(revision, compressed);
+    while !buf.ends_with(&tail) {
+        let mut chunk = [0u8; 64 << 10];
+        let n = sock.read(&mut chunk).expect("fake server read");
+        assert!(n > 0, "client closed the connection before its query was complete");
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    let query = std::mem::take(&mut buf);
+    // The client may stop reading (and close) before the whole reply is written.
+    let _ = sock.write_all(reply);
+    let mut after = Vec::new();
+    let _ = sock.read_to_end(&mut after);
+    Received { query, after }
+}
+
+// ----- building server packets -------------------------------------------------
+
+/// A Data packet holding `block`, compressed in frames of at most `frame` bytes
+/// when `frame` is `Some`.
+pub fn data_packet(block: &[u8], frame: Option<usize>) -> Vec<u8> {
+    let mut p = Vec::new();
+    p.put_varuint(1);
+    p.put_string("");
+    match frame {
+        Some(n) => compression::compress_frames(Method::Lz4, block, n, &mut p).unwrap(),
+        None => p.extend_from_slice(block),
+    }
+    p
+}
+
+/// A block: BlockInfo, counts, then per column name, type, serialization byte(s)
+/// (`[0]` for plain at revision ≥ 54454, `[]` below) and data.
+pub fn block(revision: u64, rows: u64, columns: &[(&str, &str, &[u8], &[u8])]) -> Vec<u8> {
+    let mut b = Vec::new();
+    chnative::proto::BlockInfo::default().write(&mut b, revision);
+    b.put_varuint(columns.len() as u64);
+    b.put_varuint(rows);
+    for (name, ty, ser, data) in columns {
+        b.put_string(name);
+        b.put_string(ty);
+        b.extend_from_slice(ser);
+        b.extend_from_slice(data);
+    }
+    b
+}
+
+/// An Exception packet: `levels` nested exceptions with `message`-byte messages.
+pub fn exception_packet(levels: usize, message: usize) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.put_varuint(2);
+    for i in 0..levels {
+        b.put_i32_le(1000 + i as i32);
+        b.put_string("DB::Exception");
+        b.put_string("m".repeat(message));
+        b.put_string("");
+        b.put_u8(u8::from(i + 1 < levels));
+    }
+    b
+}
+
+/// EndOfStream.
+pub fn end_of_stream() -> Vec<u8> {
+    vec![5]
+}
