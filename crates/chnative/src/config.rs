@@ -49,6 +49,8 @@ pub struct Config {
     pub(crate) max_silent_packets: u64,
     pub(crate) cancel_timeout: Duration,
     pub(crate) query_timeout: Option<Duration>,
+    /// Pool, TLS, hosts and keepalive (see netopts.rs).
+    pub(crate) net: crate::netopts::NetOptions,
 }
 
 impl Default for Config {
@@ -72,11 +74,12 @@ impl Default for Config {
             max_silent_packets: chnative_proto::connection::DEFAULT_MAX_SILENT_PACKETS,
             cancel_timeout: Duration::from_secs(30),
             query_timeout: None,
+            net: Default::default(),
         }
     }
 }
 
-fn parse_duration(key: &str, v: &str) -> Result<Duration> {
+pub(crate) fn parse_duration(key: &str, v: &str) -> Result<Duration> {
     let bad = || Error::Config(format!("{key}: `{v}` is not a duration (e.g. 5s, 250ms, 2m)"));
     let (num, unit) = match v.find(|c: char| !c.is_ascii_digit() && c != '.') {
         Some(i) => (&v[..i], &v[i..]),
@@ -134,8 +137,10 @@ impl Config {
     /// assert_eq!(c.address(), "db:9000");
     /// ```
     pub fn from_url(url: &str) -> Result<Config> {
+        let secure_scheme = url.starts_with("clickhouses://");
         let rest = url
             .strip_prefix("clickhouse://")
+            .or_else(|| url.strip_prefix("clickhouses://"))
             .or_else(|| url.strip_prefix("tcp://"))
             .ok_or_else(|| Error::Config(format!("`{url}` must start with clickhouse://")))?;
         let (rest, query) = match rest.split_once('?') {
@@ -147,6 +152,7 @@ impl Config {
             None => (rest, ""),
         };
         let mut c = Config::default();
+        c.net.tls.enabled = secure_scheme;
         let hostport = match authority.rsplit_once('@') {
             Some((userinfo, hp)) => {
                 match userinfo.split_once(':') {
@@ -159,6 +165,16 @@ impl Config {
                 hp
             }
             None => authority,
+        };
+        // Failover hosts: `h1:9000,h2,[::1]:9001`; the first is parsed below.
+        let hostport = match hostport.split_once(',') {
+            Some((first, more)) => {
+                for h in more.split(',') {
+                    c.net.more_hosts.push(crate::netopts::parse_host(h)?);
+                }
+                first
+            }
+            None => hostport,
         };
         let (host, port) = if let Some(h) = hostport.strip_prefix('[') {
             let (h, rest) = h.split_once(']').ok_or_else(|| Error::Config(format!("bad IPv6 host in `{url}`")))?;
@@ -175,6 +191,7 @@ impl Config {
         if let Some(p) = port {
             c.port = p.parse().map_err(|_| Error::Config(format!("bad port `{p}`")))?;
         }
+        c.net.port_given = port.is_some();
         c.database = percent_decode(path.trim_end_matches('/'))?;
         for pair in query.into_iter().flat_map(|q| q.split('&')).filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
@@ -205,18 +222,20 @@ impl Config {
                 "password" => c.password = v,
                 "database" => c.database = v,
                 k if k.starts_with("set_") => c.settings.push((k[4..].to_string(), v)),
+                k if c.net.set(k, &v)? => {}
                 _ => return Err(Error::Config(format!("unknown option `{k}` (server settings take a set_ prefix)"))),
             }
         }
+        c.net.validate()?;
         Ok(c)
     }
 
-    /// `host:port`.
+    /// `host:port` of the first host.
     pub fn address(&self) -> String {
         if self.host.contains(':') {
-            format!("[{}]:{}", self.host, self.port)
+            format!("[{}]:{}", self.host, self.effective_port())
         } else {
-            format!("{}:{}", self.host, self.port)
+            format!("{}:{}", self.host, self.effective_port())
         }
     }
 
@@ -228,6 +247,7 @@ impl Config {
     /// Native protocol port (9000 by default).
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
+        self.net.port_given = true;
         self
     }
     /// User name.

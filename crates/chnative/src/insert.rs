@@ -5,15 +5,16 @@
 //! into the outgoing block.
 
 use chnative_proto::column::write_strings;
-use chnative_proto::convert::{I256, U256};
 use chnative_proto::connection::{BlockSink, Event, Poll};
+use chnative_proto::convert::{I256, U256};
 use chnative_proto::packet::{BlockKind, Exception, Progress};
 use chnative_proto::view::{FixedValue, StrView, WireUuid};
 use chnative_proto::wire::WriteExt;
 use chnative_proto::{revision, Block, Column, DataType};
 
-use crate::conn::{map_err, new_query_id, Conn, ConnSlot, QueryWire};
+use crate::conn::{map_err, new_query_id, Conn, QueryWire};
 use crate::error::{Error, Result};
+use crate::pool::Target;
 
 /// Column data borrowed for an INSERT.
 #[derive(Debug, Clone)]
@@ -390,12 +391,13 @@ pub struct InsertSummary {
 
 /// An INSERT being assembled: `client.insert("t").column("a", &a[..]).send().await`.
 pub struct Insert<'c, 'a> {
-    conn: &'c mut ConnSlot,
+    conn: Target<'c>,
     table: String,
     columns: Vec<(String, InsertData<'a>)>,
     settings: Vec<(String, String, u64)>,
     allow_missing: bool,
     error: Option<Error>,
+    trace: Option<crate::trace::TraceContext>,
 }
 
 fn quote_ident(name: &str) -> String {
@@ -438,7 +440,7 @@ fn columns_with_defaults(description: &str) -> Vec<(String, bool)> {
 }
 
 impl<'c, 'a> Insert<'c, 'a> {
-    pub(crate) fn new(conn: &'c mut ConnSlot, table: &str) -> Self {
+    pub(crate) fn new(conn: Target<'c>, table: &str) -> Self {
         Insert {
             conn,
             table: table.to_string(),
@@ -446,6 +448,7 @@ impl<'c, 'a> Insert<'c, 'a> {
             settings: Vec::new(),
             allow_missing: false,
             error: None,
+            trace: None,
         }
     }
 
@@ -482,6 +485,12 @@ impl<'c, 'a> Insert<'c, 'a> {
         self.setting("insert_deduplication_token", token)
     }
 
+    /// Continues this W3C trace on the server (sent in ClientInfo).
+    pub fn trace_context(mut self, trace: crate::trace::TraceContext) -> Self {
+        self.trace = Some(trace);
+        self
+    }
+
     /// Lets table columns without a DEFAULT expression be left out (they get
     /// their type's default value). Without this, leaving one out is an error.
     pub fn allow_missing_columns(mut self) -> Self {
@@ -491,7 +500,18 @@ impl<'c, 'a> Insert<'c, 'a> {
 
     /// Sends the data and waits for the server to confirm.
     pub async fn send(self) -> Result<InsertSummary> {
-        let Insert { conn: slot, table, columns, mut settings, allow_missing, error } = self;
+        let id = new_query_id();
+        let mut span = crate::trace::OpSpan::insert(&id);
+        let res = tracing::Instrument::instrument(self.send_as(id), span.span().clone()).await;
+        match &res {
+            Ok(s) => span.finish(Some(s.rows), s.progress.written_bytes, "ok"),
+            Err(_) => span.finish(None, 0, "error"),
+        }
+        res
+    }
+
+    async fn send_as(self, id: String) -> Result<InsertSummary> {
+        let Insert { conn: slot, table, columns, mut settings, allow_missing, error, trace } = self;
         if let Some(e) = error {
             return Err(e);
         }
@@ -516,7 +536,17 @@ impl<'c, 'a> Insert<'c, 'a> {
             // deduplication tokens apply as documented.
             settings.push(("async_insert".into(), "0".into(), 0));
         }
-        let q = QueryWire { id: new_query_id(), sql, settings, params: Vec::new() };
+        let q = QueryWire { id, sql, settings, params: Vec::new(), trace: trace.map(|t| t.0) };
+        // A pooled connection is held until `send` ends; dropped halfway, the
+        // lease finishes or closes it (see pool.rs).
+        let mut lease;
+        let slot = match slot {
+            Target::Slot(s) => s,
+            Target::Pool(pool) => {
+                lease = pool.acquire().await?;
+                &mut lease.slot
+            }
+        };
         let conn: &mut Conn = slot.get().await?;
         conn.send_query(&q, true).await?;
 

@@ -16,6 +16,7 @@ pub struct Query {
     pub(crate) params: Vec<(String, String)>,
     pub(crate) settings: Vec<(String, String)>,
     pub(crate) id: Option<String>,
+    pub(crate) trace: Option<crate::trace::TraceContext>,
 }
 
 impl Query {
@@ -39,6 +40,12 @@ impl Query {
     /// A server setting for this query only.
     pub fn setting(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.settings.push((name.into(), value.into()));
+        self
+    }
+
+    /// Continues this W3C trace on the server (sent in ClientInfo).
+    pub fn trace_context(mut self, trace: crate::trace::TraceContext) -> Self {
+        self.trace = Some(trace);
         self
     }
 

@@ -8,8 +8,9 @@ use chnative_proto::packet::{BlockKind, ProfileInfo, Progress};
 use chnative_proto::Block;
 use tokio::sync::Notify;
 
-use crate::conn::{Conn, ConnSlot};
+use crate::conn::Conn;
 use crate::error::{Error, Result};
+use crate::pool::Home;
 
 #[derive(Debug, Default)]
 struct CancelState {
@@ -58,7 +59,7 @@ pub struct QueryStream<'c> {
     /// The connection, owned while the query runs; `None` only inside `drop`.
     conn: Option<Box<Conn>>,
     /// Where the connection goes back when the stream ends.
-    home: &'c mut ConnSlot,
+    home: Home<'c>,
     query_id: String,
     blocks: Blocks,
     header: Option<Block>,
@@ -68,6 +69,7 @@ pub struct QueryStream<'c> {
     finished: bool,
     cancel: CancelHandle,
     cancel_sent: bool,
+    span: crate::trace::OpSpan,
 }
 
 /// The blocks a stream lends the connection to decode into.
@@ -93,7 +95,8 @@ impl BlockSink for Blocks {
 }
 
 impl<'c> QueryStream<'c> {
-    pub(crate) fn new(conn: Box<Conn>, home: &'c mut ConnSlot, query_id: String) -> Self {
+    pub(crate) fn new(conn: Box<Conn>, home: Home<'c>, query_id: String) -> Self {
+        let span = crate::trace::OpSpan::query(&query_id);
         QueryStream {
             conn: Some(conn),
             home,
@@ -106,6 +109,7 @@ impl<'c> QueryStream<'c> {
             finished: false,
             cancel: CancelHandle::default(),
             cancel_sent: false,
+            span,
         }
     }
 
@@ -209,6 +213,7 @@ impl<'c> QueryStream<'c> {
                 Ok(e) => e,
                 Err(e) => {
                     self.finished = true;
+                    self.span.finish(None, self.progress.read_bytes, "error");
                     return Err(e);
                 }
             };
@@ -220,6 +225,7 @@ impl<'c> QueryStream<'c> {
                 }
                 Event::Data => {
                     if self.blocks.data.rows() > 0 && !self.cancel_sent {
+                        self.span.add_rows(self.blocks.data.rows());
                         break;
                     }
                 }
@@ -233,10 +239,13 @@ impl<'c> QueryStream<'c> {
                 | Event::TimezoneUpdate(_) => {}
                 Event::EndOfStream => {
                     self.finished = true;
+                    let outcome = if self.cancel_sent { "cancelled" } else { "ok" };
+                    self.span.finish(None, self.progress.read_bytes, outcome);
                     return if self.cancel_sent { Err(Error::Cancelled) } else { Ok(None) };
                 }
                 Event::Exception(e) => {
                     self.finished = true;
+                    self.span.finish(None, self.progress.read_bytes, "error");
                     return Err(Error::Server(e.into()));
                 }
                 other @ (Event::Hello | Event::Pong) => {
