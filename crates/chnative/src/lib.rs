@@ -8,7 +8,7 @@
 //! ```no_run
 //! # async fn demo() -> chnative::Result<()> {
 //! use chnative::{params, Client};
-//! let mut client = Client::connect("clickhouse://default@127.0.0.1:9000/default").await?;
+//! let client = Client::connect("clickhouse://default@127.0.0.1:9000/default").await?;
 //! let mut stream = client.stream(("SELECT number AS id, toString(number) AS name FROM numbers(10) WHERE id > {min:UInt64}", params! {"min" => 3u64})).await?;
 //! while let Some(block) = stream.next().await? {
 //!     let ids: &[u64] = block.column("id").unwrap().view().values::<u64>()?;
@@ -23,6 +23,13 @@
 //! **The borrowing rule:** a block borrows the stream, so it must be dropped before
 //! the next call to `next()`; that is how its buffers are reused without copies.
 //! To keep data longer, copy out what you need.
+//!
+//! **Connections.** [`Client`] is a pool behind a cheap, cloneable, `Send + Sync`
+//! handle (every call takes `&self`); a stream holds one pooled connection until
+//! it is dropped. [`Session`] pins one pooled connection for calls that share
+//! server-side state (`SET`, `USE`, temporary tables). [`Connection`] is the single
+//! socket underneath, with `&mut self` calls. TLS, several hosts with failover,
+//! and the pool's sizes are [`Config`] options (see the README).
 #![warn(missing_docs)]
 
 mod config;
