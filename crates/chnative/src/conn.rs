@@ -31,7 +31,7 @@ pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + Send {
     }
 
     /// Reads what is already there without waiting, if the transport can.
-    fn try_read_now(&self, _buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    fn try_read_now(&mut self, _buf: &mut Vec<u8>) -> std::io::Result<usize> {
         Err(std::io::ErrorKind::WouldBlock.into())
     }
 }
@@ -41,7 +41,7 @@ impl Transport for TcpStream {
         self.try_write(buf)
     }
 
-    fn try_read_now(&self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    fn try_read_now(&mut self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
         self.try_read_buf(buf)
     }
 }

@@ -127,11 +127,26 @@ fn handshake_error(e: std::io::Error) -> Error {
     Error::Io(std::io::Error::new(e.kind(), format!("TLS handshake failed: {e}{hint}")))
 }
 
-// Neither writes nor reads without waiting: both need the session's state
-// (`&mut`). So a Cancel from `Drop` waits for the background drain, and a
-// server that closed an idle TLS connection is noticed by the health check
-// or the next query rather than at checkout.
-impl Transport for tokio_rustls::client::TlsStream<TcpStream> {}
+// Writes from `Drop` are left to the background drain: a TLS record half
+// flushed there would need the session's care. Reads poll once with a waker
+// that does nothing, so a server that closed an idle connection (a restart,
+// its idle timeout) is noticed at checkout, as with plain TCP.
+impl Transport for tokio_rustls::client::TlsStream<TcpStream> {
+    fn try_read_now(&mut self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+        use tokio::io::AsyncRead;
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let mut tmp = [0u8; 4096];
+        let mut rb = tokio::io::ReadBuf::new(&mut tmp);
+        match std::pin::Pin::new(self).poll_read(&mut cx, &mut rb) {
+            std::task::Poll::Ready(Ok(())) => {
+                buf.extend_from_slice(rb.filled());
+                Ok(rb.filled().len())
+            }
+            std::task::Poll::Ready(Err(e)) => Err(e),
+            std::task::Poll::Pending => Err(std::io::ErrorKind::WouldBlock.into()),
+        }
+    }
+}
 
 /// Verifies the chain and everything else, except that the certificate
 /// names the host (see [`crate::Config::danger_disable_hostname_verification`]).

@@ -119,19 +119,32 @@ struct Socat {
 impl Socat {
     fn start(cert: &str, key: &str, client_ca: Option<&str>) -> Socat {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        Self::start_at(port, cert, key, client_ca, true)
+    }
+
+    /// `fork`: serve many connections; without, serve one and exit (killing
+    /// the process then cuts that connection).
+    fn start_at(port: u16, cert: &str, key: &str, client_ca: Option<&str>, fork: bool) -> Socat {
+        let fork = if fork { ",fork" } else { "" };
         let verify = match client_ca {
             Some(ca) => format!("verify=1,cafile={ca}"),
             None => "verify=0".into(),
         };
         let mut child = Command::new("socat")
-            .arg(format!("OPENSSL-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork,cert={cert},key={key},{verify}"))
+            .arg(format!("OPENSSL-LISTEN:{port},bind=127.0.0.1,reuseaddr{fork},cert={cert},key={key},{verify}"))
             .arg(format!("TCP:127.0.0.1:{}", server().tcp_port))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("socat (apt-get install socat)");
         for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            // A single-connection socat is ready once its port is bound (a probe would use it up).
+            let ready = if fork.is_empty() {
+                std::net::TcpListener::bind(("127.0.0.1", port)).is_err()
+            } else {
+                std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+            };
+            if ready {
                 return Socat { child, port };
             }
             std::thread::sleep(Duration::from_millis(25));
@@ -263,4 +276,21 @@ fn bad_tls_files_are_config_errors() {
     let e = rt.block_on(Client::connect_with(tls_cfg(1).tls_ca_file(&empty))).unwrap_err();
     assert!(e.to_string().contains("no certificate"), "{e}");
     let _ = std::fs::remove_file(empty);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tls_connection_closed_while_idle_is_replaced_at_checkout() {
+    let cert = proxy_cert().display().to_string();
+    let key = cert.replace("cert.pem", "key.pem");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let first = Socat::start_at(port, &cert, &key, None, false);
+    // No health-check ping: the dead connection must be noticed without one.
+    let cfg = tls_cfg(port).tls_ca_file(&cert).pool_max_size(1).pool_health_check_after(None);
+    let client = Client::connect_with(cfg).await.unwrap();
+    assert_eq!(client.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
+    drop(first); // the connection's only proxy dies: the idle TLS connection is closed
+    let _second = Socat::start_at(port, &cert, &key, None, false);
+    // Loopback delivers the close at once; this only lets the runtime see it.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(client.query_scalar::<u8>("SELECT 2").await.unwrap(), 2, "the stale connection was reused");
 }
