@@ -64,6 +64,7 @@ impl Connector {
     /// Connects (TCP, TLS, handshake) to the first host that answers.
     pub(crate) async fn connect(&self) -> Result<Conn> {
         let mut last = None;
+        let mut failures: Vec<String> = Vec::new();
         for i in self.order() {
             let (host, port) = &self.hosts[i];
             let span = tracing::debug_span!("chnative.connect", host = %host, port = *port, tls = self.tls.is_some());
@@ -84,12 +85,20 @@ impl Connector {
                     let e = self.explain(e);
                     tracing::warn!(parent: &span, error = %e, "connect failed");
                     self.mark(i, true);
+                    failures.push(format!("{host}:{port}: {e}"));
                     last = Some(e);
                 }
                 Err(e) => return Err(e),
             }
         }
-        Err(last.unwrap_or_else(|| Error::Config("no host to connect to".into())))
+        match last {
+            // Several hosts: say what happened at each, keeping the last error's kind.
+            Some(Error::Io(io)) if failures.len() > 1 => {
+                Err(Error::Io(std::io::Error::new(io.kind(), format!("no host answered ({})", failures.join("; ")))))
+            }
+            Some(e) => Err(e),
+            None => Err(Error::Config("no host to connect to".into())),
+        }
     }
 
     /// A plaintext client talking to a TLS port sees the server hang up.

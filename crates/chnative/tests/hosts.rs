@@ -45,6 +45,7 @@ async fn a_dead_host_is_skipped_under_every_policy() {
     let err =
         Client::connect_with(multi(&format!("127.0.0.1:{dead},127.0.0.1:{}", dead_port()), "")).await.unwrap_err();
     assert!(matches!(err, chnative::Error::Io(_)), "{err:?}");
+    assert!(err.to_string().contains(&format!("127.0.0.1:{dead}")), "each host's failure is named: {err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

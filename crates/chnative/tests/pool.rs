@@ -71,3 +71,21 @@ fn client_is_send_sync_and_cheap_to_clone() {
     fn send<T: Send>() {}
     send::<chnative::Session>();
 }
+
+#[tokio::test]
+async fn a_connection_past_its_lifetime_is_closed_when_it_comes_back() {
+    let cfg = Config::from_url(&url("")).unwrap().pool_max_lifetime(Some(Duration::from_nanos(1)));
+    let client = Client::connect_with(cfg).await.unwrap();
+    for i in 0..3u8 {
+        assert_eq!(client.query_scalar::<u8>(chnative::Query::new("SELECT {i:UInt8}").bind("i", i)).await.unwrap(), i);
+        assert_eq!(client.pool_status().size, 0, "{:?}", client.pool_status());
+    }
+    // Health checks on every checkout still hand out working connections.
+    let cfg =
+        Config::from_url(&url("pool_health_check_after=1ms")).unwrap().pool_health_check_after(Some(Duration::ZERO));
+    let client = Client::connect_with(cfg).await.unwrap();
+    for _ in 0..3 {
+        assert_eq!(client.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
+        assert_eq!(client.pool_status().size, 1);
+    }
+}
