@@ -398,6 +398,7 @@ pub struct Insert<'c, 'a> {
     allow_missing: bool,
     error: Option<Error>,
     trace: Option<crate::trace::TraceContext>,
+    observer: crate::observe::ObserverSlot,
 }
 
 fn quote_ident(name: &str) -> String {
@@ -449,6 +450,7 @@ impl<'c, 'a> Insert<'c, 'a> {
             allow_missing: false,
             error: None,
             trace: None,
+            observer: Default::default(),
         }
     }
 
@@ -491,6 +493,12 @@ impl<'c, 'a> Insert<'c, 'a> {
         self
     }
 
+    /// Watches the INSERT's progress and profile events as it runs.
+    pub fn observer(mut self, observer: impl crate::observe::Observer + 'static) -> Self {
+        self.observer = crate::observe::ObserverSlot(Some(std::sync::Arc::new(observer)));
+        self
+    }
+
     /// Lets table columns without a DEFAULT expression be left out (they get
     /// their type's default value). Without this, leaving one out is an error.
     pub fn allow_missing_columns(mut self) -> Self {
@@ -511,7 +519,7 @@ impl<'c, 'a> Insert<'c, 'a> {
     }
 
     async fn send_as(self, id: String) -> Result<InsertSummary> {
-        let Insert { conn: slot, table, columns, mut settings, allow_missing, error, trace } = self;
+        let Insert { conn: slot, table, columns, mut settings, allow_missing, error, trace, observer } = self;
         if let Some(e) = error {
             return Err(e);
         }
@@ -552,7 +560,7 @@ impl<'c, 'a> Insert<'c, 'a> {
 
         // Wait for the header; the server describes the table first.
         let mut described: Vec<(String, bool)> = Vec::new();
-        let mut sink = InsertBlocks::default();
+        let mut sink = InsertBlocks { observer, ..InsertBlocks::default() };
         loop {
             match conn.next_event(&mut sink).await? {
                 Event::TableColumns { description, .. } => described = columns_with_defaults(&description),
@@ -626,6 +634,7 @@ struct InsertBlocks {
     profile_events: Block,
     written_rows: u64,
     written_bytes: u64,
+    observer: crate::observe::ObserverSlot,
 }
 
 impl BlockSink for InsertBlocks {
@@ -641,6 +650,9 @@ impl BlockSink for InsertBlocks {
 impl InsertBlocks {
     /// Adds the InsertedRows / InsertedBytes increments of a ProfileEvents block.
     fn count_written(&mut self) {
+        if let Some(o) = &self.observer.0 {
+            o.profile_events(&self.profile_events);
+        }
         let (rows, bytes) = inserted_counters(&self.profile_events);
         self.written_rows += rows;
         self.written_bytes += bytes;
@@ -719,7 +731,12 @@ async fn finish_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<Progr
         match conn.next_event(sink).await? {
             Event::EndOfStream => return Ok(progress),
             Event::Exception(e) => return Err(Error::Server(e.into())),
-            Event::Progress(p) => progress.accumulate(&p),
+            Event::Progress(p) => {
+                progress.accumulate(&p);
+                if let Some(o) = &sink.observer.0 {
+                    o.progress(&p, &progress);
+                }
+            }
             Event::ProfileEvents => sink.count_written(),
             _ => {}
         }

@@ -38,6 +38,7 @@ mod error;
 mod hosts;
 mod insert;
 mod netopts;
+mod observe;
 mod params;
 mod pool;
 mod query;
@@ -57,6 +58,7 @@ pub use config::{Compression, Config};
 pub use error::{Error, Result, ServerError};
 pub use insert::{fixed, Insert, InsertData, InsertSummary, IntoInsertData};
 pub use netopts::LoadBalancing;
+pub use observe::Observer;
 pub use params::{Params, ToParam};
 pub use pool::{Client, PoolStatus};
 pub use query::Query;
@@ -144,14 +146,16 @@ macro_rules! single_socket_api {
 
         /// Starts a query and streams its result block by block.
         pub async fn stream(&mut self, query: impl Into<Query>) -> Result<QueryStream<'_>> {
-            let q = crate::wire(query.into());
+            let mut query: Query = query.into();
+            let observer = std::mem::take(&mut query.observer);
+            let q = crate::wire(query);
             let slot = &mut self.$($slot)+;
             let mut conn = slot.take().await?;
             if let Err(e) = conn.send_query(&q, false).await {
                 slot.put(conn);
                 return Err(e);
             }
-            Ok(QueryStream::new(conn, crate::pool::Home::Slot(slot), q.id))
+            Ok(QueryStream::new(conn, crate::pool::Home::Slot(slot), q.id).observed(observer))
         }
 
         /// Runs a statement (DDL, INSERT … SELECT, SYSTEM …) and discards any result.

@@ -370,14 +370,16 @@ impl Client {
     /// Starts a query and streams its result block by block. The stream holds
     /// one pooled connection until it is dropped.
     pub async fn stream(&self, query: impl Into<Query>) -> Result<QueryStream<'_>> {
-        let q = crate::wire(query.into());
+        let mut query: Query = query.into();
+        let observer = std::mem::take(&mut query.observer);
+        let q = crate::wire(query);
         let mut lease = self.shared.acquire().await?;
         let mut conn = lease.slot.take().await?;
         if let Err(e) = conn.send_query(&q, false).await {
             lease.slot.put(conn);
             return Err(e);
         }
-        Ok(QueryStream::new(conn, Home::Lease(lease, PhantomData), q.id))
+        Ok(QueryStream::new(conn, Home::Lease(lease, PhantomData), q.id).observed(observer))
     }
 
     /// Runs a statement (DDL, INSERT … SELECT, SYSTEM …) and discards any result.

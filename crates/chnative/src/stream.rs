@@ -70,6 +70,7 @@ pub struct QueryStream<'c> {
     cancel: CancelHandle,
     cancel_sent: bool,
     span: crate::trace::OpSpan,
+    observer: crate::observe::ObserverSlot,
 }
 
 /// The blocks a stream lends the connection to decode into.
@@ -110,7 +111,13 @@ impl<'c> QueryStream<'c> {
             cancel: CancelHandle::default(),
             cancel_sent: false,
             span,
+            observer: Default::default(),
         }
+    }
+
+    pub(crate) fn observed(mut self, observer: crate::observe::ObserverSlot) -> Self {
+        self.observer = observer;
+        self
     }
 
     /// The query id sent to the server (visible in `system.processes`).
@@ -229,14 +236,26 @@ impl<'c> QueryStream<'c> {
                         break;
                     }
                 }
-                Event::Log => self.log_lines += self.blocks.logs.rows() as u64,
-                Event::Progress(p) => self.progress.accumulate(&p),
-                Event::ProfileInfo(p) => self.profile_info = Some(p),
-                Event::Totals
-                | Event::Extremes
-                | Event::ProfileEvents
-                | Event::TableColumns { .. }
-                | Event::TimezoneUpdate(_) => {}
+                Event::Log => {
+                    self.log_lines += self.blocks.logs.rows() as u64;
+                    self.observe(|o, b| o.log(&b.logs));
+                }
+                Event::Progress(p) => {
+                    self.progress.accumulate(&p);
+                    if let Some(o) = &self.observer.0 {
+                        o.progress(&p, &self.progress);
+                    }
+                }
+                Event::ProfileInfo(p) => {
+                    if let Some(o) = &self.observer.0 {
+                        o.profile_info(&p);
+                    }
+                    self.profile_info = Some(p);
+                }
+                Event::Totals => self.observe(|o, b| b.totals.iter().for_each(|t| o.totals(t))),
+                Event::Extremes => self.observe(|o, b| b.extremes.iter().for_each(|t| o.extremes(t))),
+                Event::ProfileEvents => self.observe(|o, b| o.profile_events(&b.profile_events)),
+                Event::TableColumns { .. } | Event::TimezoneUpdate(_) => {}
                 Event::EndOfStream => {
                     self.finished = true;
                     let outcome = if self.cancel_sent { "cancelled" } else { "ok" };
@@ -259,6 +278,12 @@ impl<'c> QueryStream<'c> {
             }
         }
         Ok(Some(&self.blocks.data))
+    }
+
+    fn observe(&self, f: impl FnOnce(&dyn crate::observe::Observer, &Blocks)) {
+        if let Some(o) = &self.observer.0 {
+            f(o.as_ref(), &self.blocks);
+        }
     }
 
     /// Stops the query: sends Cancel and reads the server's answer to its end,
