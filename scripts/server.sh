@@ -127,6 +127,12 @@ write_config() {
         <level>information</level>
         <console>0</console>
     </logger>
+    <!-- Spans of queries that arrive with a sampled W3C trace context (tests/tracing.rs). -->
+    <opentelemetry_span_log>
+        <database>system</database>
+        <table>opentelemetry_span_log</table>
+        <flush_interval_milliseconds>1000</flush_interval_milliseconds>
+    </opentelemetry_span_log>
 </clickhouse>
 EOF
     cat >"$RUN_DIR/users.xml" <<'EOF'

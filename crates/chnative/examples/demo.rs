@@ -50,7 +50,7 @@ fn start_embedded_server() -> String {
 async fn main() -> chnative::Result<()> {
     let url =
         std::env::args().nth(1).or_else(|| std::env::var("CHNATIVE_URL").ok()).unwrap_or_else(start_embedded_server);
-    let mut client = chnative::Client::connect(&url).await?;
+    let client = chnative::Client::connect(&url).await?;
     let info = client.server_info();
     println!(
         "connected to {} {}.{}.{} (revision {}, negotiated {}), LZ4 compression",

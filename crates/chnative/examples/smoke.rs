@@ -1,7 +1,7 @@
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> chnative::Result<()> {
     let url = std::env::args().nth(1).unwrap_or("clickhouse://default@127.0.0.1:19000/default".into());
-    let mut c = chnative::Client::connect(&url).await?;
+    let c = chnative::Client::connect(&url).await?;
     println!("{:?}", c.server_info());
     c.ping().await?;
     let v: u8 = c.query_scalar("SELECT 1").await?;

@@ -77,6 +77,8 @@ pub struct Config {
     pub(crate) max_silent_packets: u64,
     pub(crate) cancel_timeout: Duration,
     pub(crate) query_timeout: Option<Duration>,
+    /// Pool, TLS, hosts and keepalive (see netopts.rs).
+    pub(crate) net: crate::netopts::NetOptions,
 }
 
 impl Default for Config {
@@ -102,13 +104,14 @@ impl Default for Config {
             max_silent_packets: chnative_proto::connection::DEFAULT_MAX_SILENT_PACKETS,
             cancel_timeout: Duration::from_secs(30),
             query_timeout: None,
+            net: Default::default(),
         }
     }
 }
 
 /// Reads a duration: a number with an optional unit (`ms`, `s`, `m`, `h`; seconds
 /// without one). Zero means "no timeout", so it comes back as `None`.
-fn parse_timeout(key: &str, v: &str) -> Result<Option<Duration>> {
+pub(crate) fn parse_timeout(key: &str, v: &str) -> Result<Option<Duration>> {
     let bad = || Error::Config(format!("{key}: `{v}` is not a duration (e.g. 5s, 250ms, 2m; 0 for none)"));
     let (num, unit) = match v.find(|c: char| !c.is_ascii_digit() && c != '.') {
         Some(i) => (&v[..i], &v[i..]),
@@ -156,7 +159,7 @@ fn percent_decode(what: &str, s: &str) -> Result<String> {
 }
 
 /// Splits `host`, `host:port`, `[v6]` or `[v6]:port`; anything else is an error.
-fn parse_host_port(hostport: &str) -> Result<(String, Option<u16>)> {
+pub(crate) fn parse_host_port(hostport: &str) -> Result<(String, Option<u16>)> {
     let bad = |why: &str| Error::Config(format!("host `{hostport}`: {why}"));
     let (host, port) = if let Some(inner) = hostport.strip_prefix('[') {
         let (v6, after) = inner.split_once(']').ok_or_else(|| bad("no closing `]`"))?;
@@ -266,8 +269,11 @@ impl Config {
     pub fn from_url(url: &str) -> Result<Config> {
         let (scheme, rest) =
             url.split_once("://").ok_or_else(|| Error::Config("the URL must start with clickhouse://".into()))?;
-        if !scheme.eq_ignore_ascii_case("clickhouse") && !scheme.eq_ignore_ascii_case("tcp") {
-            return Err(Error::Config(format!("scheme `{scheme}`: the URL must start with clickhouse://")));
+        let secure_scheme = scheme.eq_ignore_ascii_case("clickhouses");
+        if !secure_scheme && !scheme.eq_ignore_ascii_case("clickhouse") && !scheme.eq_ignore_ascii_case("tcp") {
+            return Err(Error::Config(format!(
+                "scheme `{scheme}`: the URL must start with clickhouse:// (or clickhouses:// for TLS)"
+            )));
         }
         if rest.contains('#') {
             return Err(Error::Config("a `#` in the URL must be written %23".into()));
@@ -281,6 +287,7 @@ impl Config {
             None => (rest, None),
         };
         let mut c = Config::default();
+        c.net.tls.enabled = secure_scheme;
         let mut given: Vec<String> = Vec::new();
         let (userinfo, hostport) = match authority.split_once('@') {
             Some((u, hp)) => (Some(u), hp),
@@ -304,7 +311,20 @@ impl Config {
                 given.push("password".into());
             }
         }
+        // Failover hosts: `h1:9000,h2,[::1]:9001`; the first is the primary.
+        let (hostport, more_hosts) = match hostport.split_once(',') {
+            Some((first, more)) => (first, Some(more)),
+            None => (hostport, None),
+        };
+        for h in more_hosts.into_iter().flat_map(|m| m.split(',')) {
+            let (host, port) = parse_host_port(h)?;
+            if host.is_empty() {
+                return Err(Error::Config(format!("host list: an empty host before or after `,` in `{h}`")));
+            }
+            c.net.more_hosts.push((host, port));
+        }
         let (host, port) = parse_host_port(hostport)?;
+        c.net.port_given = port.is_some();
         if !host.is_empty() {
             c.host = host;
         }
@@ -357,6 +377,7 @@ impl Config {
                         }
                         c.settings.push((name.to_string(), v));
                     }
+                    None if c.net.set(&k, &v)? => {}
                     None => {
                         return Err(Error::Config(format!("unknown option `{k}` (server settings take a set_ prefix)")))
                     }
@@ -364,15 +385,16 @@ impl Config {
             }
             given.push(k);
         }
+        c.net.validate()?;
         Ok(c)
     }
 
-    /// `host:port`.
+    /// `host:port` of the first host.
     pub fn address(&self) -> String {
         if self.host.contains(':') {
-            format!("[{}]:{}", self.host, self.port)
+            format!("[{}]:{}", self.host, self.effective_port())
         } else {
-            format!("{}:{}", self.host, self.port)
+            format!("{}:{}", self.host, self.effective_port())
         }
     }
 
@@ -384,6 +406,7 @@ impl Config {
     /// Native protocol port (9000 by default).
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
+        self.net.port_given = true;
         self
     }
     /// User name.

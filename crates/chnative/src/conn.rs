@@ -31,7 +31,7 @@ pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + Send {
     }
 
     /// Reads what is already there without waiting, if the transport can.
-    fn try_read_now(&self, _buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    fn try_read_now(&mut self, _buf: &mut Vec<u8>) -> std::io::Result<usize> {
         Err(std::io::ErrorKind::WouldBlock.into())
     }
 }
@@ -41,7 +41,7 @@ impl Transport for TcpStream {
         self.try_write(buf)
     }
 
-    fn try_read_now(&self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    fn try_read_now(&mut self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
         self.try_read_buf(buf)
     }
 }
@@ -53,6 +53,8 @@ pub(crate) struct QueryWire {
     pub sql: String,
     pub settings: Vec<(String, String, u64)>,
     pub params: Vec<(String, String)>,
+    /// W3C trace context for ClientInfo.
+    pub trace: Option<chnative_proto::packet::TraceContext>,
 }
 
 static QUERY_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -108,17 +110,17 @@ pub(crate) struct Conn {
 }
 
 impl Conn {
-    pub(crate) async fn connect(cfg: Config) -> Result<Conn> {
-        let Some(deadline) = cfg.connect_deadline() else { return Self::connect_inner(cfg).await };
-        match tokio::time::timeout(deadline, Self::connect_inner(cfg)).await {
+    /// Connects to `cfg`'s first host (see `hosts::Connector` for the rest).
+    pub(crate) async fn connect(cfg: Config, tls: Option<&crate::tls::Tls>) -> Result<Conn> {
+        let Some(deadline) = cfg.connect_deadline() else { return Self::connect_inner(cfg, tls).await };
+        match tokio::time::timeout(deadline, Self::connect_inner(cfg, tls)).await {
             Ok(r) => r,
             Err(_) => Err(Error::Timeout("connecting")),
         }
     }
 
-    async fn connect_inner(cfg: Config) -> Result<Conn> {
-        let tcp = TcpStream::connect(cfg.address()).await?;
-        tcp.set_nodelay(true)?;
+    async fn connect_inner(cfg: Config, tls: Option<&crate::tls::Tls>) -> Result<Conn> {
+        let io = crate::hosts::open(&cfg, tls).await?;
         let options = Options {
             revision: cfg.revision,
             compression: cfg.compression.method(),
@@ -131,7 +133,7 @@ impl Conn {
             max_silent_packets: cfg.max_silent_packets,
         };
         let mut c = Conn {
-            io: Box::new(tcp),
+            io,
             proto: Connection::new(options),
             cfg,
             hostname: std::env::var("HOSTNAME").unwrap_or_default(),
@@ -408,7 +410,7 @@ impl Conn {
                 os_user: &self.os_user,
                 hostname: &self.hostname,
                 quota_key: &self.cfg.quota_key,
-                trace: None,
+                trace: q.trace.as_ref(),
                 start_time_us,
             },
             settings: &settings,
@@ -450,6 +452,10 @@ pub(crate) struct ConnSlot {
 impl ConnSlot {
     pub(crate) fn new(conn: Conn) -> Self {
         ConnSlot { conn: Some(Box::new(conn)), draining: None }
+    }
+
+    pub(crate) fn from_box(conn: Box<Conn>) -> Self {
+        ConnSlot { conn: Some(conn), draining: None }
     }
 
     /// Gives the connection back to the slot.
@@ -501,5 +507,11 @@ impl ConnSlot {
     /// The connection if it is here right now.
     pub(crate) fn peek(&self) -> Option<&Conn> {
         self.conn.as_deref()
+    }
+
+    /// Empties the slot: the connection, or the drain that will return it.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn take_parts(&mut self) -> (Option<Box<Conn>>, Option<tokio::sync::oneshot::Receiver<Box<Conn>>>) {
+        (self.conn.take(), self.draining.take())
     }
 }

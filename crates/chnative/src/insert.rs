@@ -12,9 +12,10 @@ use chnative_proto::view::{FixedValue, StrView, WireUuid};
 use chnative_proto::wire::WriteExt;
 use chnative_proto::{revision, Block, Column, DataType};
 
-use crate::conn::{map_err, new_query_id, Conn, ConnSlot, QueryWire};
+use crate::conn::{map_err, new_query_id, Conn, QueryWire};
 use crate::error::{Error, Result};
 use crate::ident::{check_setting_name, quote_ident, quote_table};
+use crate::pool::Target;
 
 /// Column data borrowed for an INSERT.
 #[derive(Debug, Clone)]
@@ -393,12 +394,14 @@ pub struct InsertSummary {
 
 /// An INSERT being assembled: `client.insert("t").column("a", &a[..]).send().await`.
 pub struct Insert<'c, 'a> {
-    conn: &'c mut ConnSlot,
+    conn: Target<'c>,
     table: String,
     columns: Vec<(String, InsertData<'a>)>,
     settings: Vec<(String, String, u64)>,
     allow_missing: bool,
     error: Option<Error>,
+    trace: Option<crate::trace::TraceContext>,
+    observer: crate::observe::ObserverSlot,
 }
 
 /// Columns with a default expression, from a TableColumns description.
@@ -428,7 +431,7 @@ fn columns_with_defaults(description: &str) -> Vec<(String, bool)> {
 }
 
 impl<'c, 'a> Insert<'c, 'a> {
-    pub(crate) fn new(conn: &'c mut ConnSlot, table: &str) -> Self {
+    pub(crate) fn new(conn: Target<'c>, table: &str) -> Self {
         Insert {
             conn,
             table: table.to_string(),
@@ -436,6 +439,8 @@ impl<'c, 'a> Insert<'c, 'a> {
             settings: Vec::new(),
             allow_missing: false,
             error: None,
+            trace: None,
+            observer: Default::default(),
         }
     }
 
@@ -476,6 +481,18 @@ impl<'c, 'a> Insert<'c, 'a> {
         self.setting("insert_deduplication_token", token)
     }
 
+    /// Continues this W3C trace on the server (sent in ClientInfo).
+    pub fn trace_context(mut self, trace: crate::trace::TraceContext) -> Self {
+        self.trace = Some(trace);
+        self
+    }
+
+    /// Watches the INSERT's progress and profile events as it runs.
+    pub fn observer(mut self, observer: impl crate::observe::Observer + 'static) -> Self {
+        self.observer = crate::observe::ObserverSlot(Some(std::sync::Arc::new(observer)));
+        self
+    }
+
     /// Lets table columns without a DEFAULT expression be left out (they get
     /// their type's default value). Without this, leaving one out is an error.
     pub fn allow_missing_columns(mut self) -> Self {
@@ -485,7 +502,18 @@ impl<'c, 'a> Insert<'c, 'a> {
 
     /// Sends the data and waits for the server to confirm.
     pub async fn send(self) -> Result<InsertSummary> {
-        let Insert { conn: slot, table, columns, mut settings, allow_missing, error } = self;
+        let id = new_query_id();
+        let mut span = crate::trace::OpSpan::insert(&id);
+        let res = tracing::Instrument::instrument(self.send_as(id), span.span().clone()).await;
+        match &res {
+            Ok(s) => span.finish(Some(s.rows), s.progress.written_bytes, "ok"),
+            Err(_) => span.finish(None, 0, "error"),
+        }
+        res
+    }
+
+    async fn send_as(self, id: String) -> Result<InsertSummary> {
+        let Insert { conn: slot, table, columns, mut settings, allow_missing, error, trace, observer } = self;
         if let Some(e) = error {
             return Err(e);
         }
@@ -510,13 +538,23 @@ impl<'c, 'a> Insert<'c, 'a> {
             // deduplication tokens apply as documented.
             settings.push(("async_insert".into(), "0".into(), 0));
         }
-        let q = QueryWire { id: new_query_id(), sql, settings, params: Vec::new() };
+        let q = QueryWire { id, sql, settings, params: Vec::new(), trace: trace.map(|t| t.0) };
+        // A pooled connection is held until `send` ends; dropped halfway, the
+        // lease finishes or closes it (see pool.rs).
+        let mut lease;
+        let slot = match slot {
+            Target::Slot(s) => s,
+            Target::Pool(pool) => {
+                lease = pool.acquire().await?;
+                &mut lease.slot
+            }
+        };
         let conn: &mut Conn = slot.get().await?;
         conn.send_query(&q, true).await?;
 
         // Wait for the header; the server describes the table first.
         let mut described: Vec<(String, bool)> = Vec::new();
-        let mut sink = InsertBlocks::default();
+        let mut sink = InsertBlocks { observer, ..InsertBlocks::default() };
         loop {
             match conn.next_event(&mut sink).await? {
                 Event::TableColumns { description, .. } => described = columns_with_defaults(&description),
@@ -590,6 +628,7 @@ struct InsertBlocks {
     profile_events: Block,
     written_rows: u64,
     written_bytes: u64,
+    observer: crate::observe::ObserverSlot,
 }
 
 impl BlockSink for InsertBlocks {
@@ -605,6 +644,9 @@ impl BlockSink for InsertBlocks {
 impl InsertBlocks {
     /// Adds the InsertedRows / InsertedBytes increments of a ProfileEvents block.
     fn count_written(&mut self) {
+        if let Some(o) = &self.observer.0 {
+            o.profile_events(&self.profile_events);
+        }
         let (rows, bytes) = inserted_counters(&self.profile_events);
         self.written_rows += rows;
         self.written_bytes += bytes;
@@ -694,7 +736,12 @@ async fn finish_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<Progr
         match conn.next_event(sink).await? {
             Event::EndOfStream => return Ok(progress),
             Event::Exception(e) => return Err(Error::Server(e.into())),
-            Event::Progress(p) => progress.accumulate(&p),
+            Event::Progress(p) => {
+                progress.accumulate(&p);
+                if let Some(o) = &sink.observer.0 {
+                    o.progress(&p, &progress);
+                }
+            }
             Event::ProfileEvents => sink.count_written(),
             _ => {}
         }

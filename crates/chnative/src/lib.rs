@@ -8,7 +8,7 @@
 //! ```no_run
 //! # async fn demo() -> chnative::Result<()> {
 //! use chnative::{params, Client};
-//! let mut client = Client::connect("clickhouse://default@127.0.0.1:9000/default").await?;
+//! let client = Client::connect("clickhouse://default@127.0.0.1:9000/default").await?;
 //! let mut stream = client.stream(("SELECT number AS id, toString(number) AS name FROM numbers(10) WHERE id > {min:UInt64}", params! {"min" => 3u64})).await?;
 //! while let Some(block) = stream.next().await? {
 //!     let ids: &[u64] = block.column("id").unwrap().view().values::<u64>()?;
@@ -23,16 +23,30 @@
 //! **The borrowing rule:** a block borrows the stream, so it must be dropped before
 //! the next call to `next()`; that is how its buffers are reused without copies.
 //! To keep data longer, copy out what you need.
+//!
+//! **Connections.** [`Client`] is a pool behind a cheap, cloneable, `Send + Sync`
+//! handle (every call takes `&self`); a stream holds one pooled connection until
+//! it is dropped. [`Session`] pins one pooled connection for calls that share
+//! server-side state (`SET`, `USE`, temporary tables). [`Connection`] is the single
+//! socket underneath, with `&mut self` calls. TLS, several hosts with failover,
+//! and the pool's sizes are [`Config`] options (see the README).
 #![warn(missing_docs)]
 
 mod config;
 mod conn;
 mod error;
+mod hosts;
 mod ident;
 mod insert;
+mod netopts;
+mod observe;
 mod params;
+mod pool;
 mod query;
+mod session;
 mod stream;
+mod tls;
+mod trace;
 
 pub use chnative_proto as proto;
 pub use chnative_proto::convert::{self, I256, U256};
@@ -44,14 +58,21 @@ pub use chnative_proto::{Block, Column, DataType};
 pub use config::{Compression, Config};
 pub use error::{Error, ErrorKind, Result, ServerError};
 pub use insert::{fixed, Insert, InsertData, InsertSummary, IntoInsertData};
+pub use netopts::LoadBalancing;
+pub use observe::Observer;
 pub use params::{Params, ToParam};
+pub use pool::{Client, PoolStatus};
 pub use query::Query;
+pub use session::Session;
 pub use stream::{CancelHandle, QueryStream};
+pub use trace::TraceContext;
 
 use conn::{new_query_id, Conn, ConnSlot, QueryWire};
 
-/// One connection to a ClickHouse server.
-pub struct Client {
+/// One connection to a ClickHouse server: a single socket, one call at a time
+/// (`&mut self`). Most programs want the pooled [`Client`]; this is the layer
+/// below it, for programs that want exactly one socket.
+pub struct Connection {
     slot: ConnSlot,
     info: ServerInfo,
 }
@@ -73,107 +94,127 @@ pub struct ServerInfo {
     pub display_name: String,
 }
 
-impl Client {
-    /// Connects with a connection string (see [`Config::from_url`]).
-    pub async fn connect(url: &str) -> Result<Client> {
-        Self::connect_with(Config::from_url(url)?).await
-    }
-
-    /// Connects with a [`Config`].
-    ///
-    /// A socket error here is [`Error::Connect`] and a deadline is
-    /// `Error::Timeout("connecting")`: no query was sent, so both are
-    /// [retryable](Error::is_retryable).
-    pub async fn connect_with(config: Config) -> Result<Client> {
-        config.validate()?;
-        let conn = Conn::connect(config).await.map_err(|e| match e {
-            Error::Io(e) => Error::Connect(e),
-            Error::Timeout(_) => Error::Timeout(error::TIMEOUT_CONNECTING),
-            e => e,
-        })?;
+impl ServerInfo {
+    fn of(conn: &Conn) -> ServerInfo {
         let h = conn.server();
-        let info = ServerInfo {
+        ServerInfo {
             name: h.name.clone(),
             version: (h.version_major, h.version_minor, h.version_patch),
             revision: h.revision,
             negotiated_revision: conn.revision(),
             timezone: h.timezone.clone(),
             display_name: h.display_name.clone(),
-        };
-        Ok(Client { slot: ConnSlot::new(conn), info })
-    }
-
-    /// What the server said about itself.
-    pub fn server_info(&self) -> ServerInfo {
-        self.info.clone()
-    }
-
-    /// False once the connection was closed after an error; make a new client then.
-    /// (While a cancelled query is being finished in the background this says true;
-    /// the next call waits for it.)
-    pub fn is_usable(&self) -> bool {
-        self.slot.peek().is_none_or(|c| !c.is_broken())
-    }
-
-    /// The query as sent. Names are checked here, before anything is written: an
-    /// empty one would end its list on the wire early.
-    fn wire(q: Query) -> Result<QueryWire> {
-        for (name, _) in &q.settings {
-            ident::check_setting_name(name)?;
         }
-        for (name, _) in &q.params {
-            ident::check_param_name(name)?;
+    }
+}
+
+/// The query as sent. Names are checked here, before anything is written: an
+/// empty one would end its list on the wire early.
+fn wire(q: Query) -> Result<QueryWire> {
+    for (name, _) in &q.settings {
+        ident::check_setting_name(name)?;
+    }
+    for (name, _) in &q.params {
+        ident::check_param_name(name)?;
+    }
+    Ok(QueryWire {
+        id: q.id.unwrap_or_else(new_query_id),
+        sql: q.sql,
+        settings: q.settings.into_iter().map(|(k, v)| (k, v, chnative_proto::packet::SETTING_IMPORTANT)).collect(),
+        params: q.params.into_iter().map(|(k, v)| (k, chnative_proto::packet::encode_parameter(&v))).collect(),
+        trace: q.trace.map(|t| t.0),
+    })
+}
+
+async fn scalar_of<T: Scalar>(mut s: QueryStream<'_>) -> Result<T> {
+    let mut out: Option<T> = None;
+    while let Some(block) = s.next().await? {
+        if out.is_none() {
+            let col = block.columns().first().ok_or_else(|| Error::Usage("the query returned no columns".into()))?;
+            out = Some(T::from_column(&col.view())?);
         }
-        Ok(QueryWire {
-            id: q.id.unwrap_or_else(new_query_id),
-            sql: q.sql,
-            settings: q.settings.into_iter().map(|(k, v)| (k, v, chnative_proto::packet::SETTING_IMPORTANT)).collect(),
-            params: q.params.into_iter().map(|(k, v)| (k, chnative_proto::packet::encode_parameter(&v))).collect(),
-        })
     }
+    out.ok_or_else(|| Error::Usage("the query returned no rows".into()))
+}
 
-    /// Starts a query and streams its result block by block.
-    pub async fn stream(&mut self, query: impl Into<Query>) -> Result<QueryStream<'_>> {
-        let q = Self::wire(query.into())?;
-        let mut conn = self.slot.take().await?;
-        let res = conn.send_query(&q, false).await;
-        if let Err(e) = res {
-            self.slot.put(conn);
-            return Err(e);
+/// The calls of a type that owns one socket (a [`Connection`], a [`Session`]),
+/// each taking `&mut self`. `$slot` names the `ConnSlot` in `self`.
+macro_rules! single_socket_api {
+    ($($slot:tt)+) => {
+        /// What the server said about itself.
+        pub fn server_info(&self) -> ServerInfo {
+            self.info.clone()
         }
-        Ok(QueryStream::new(conn, &mut self.slot, q.id))
-    }
 
-    /// Runs a statement (DDL, INSERT … SELECT, SYSTEM …) and discards any result.
-    pub async fn execute(&mut self, query: impl Into<Query>) -> Result<Progress> {
-        self.stream(query).await?.finish_all().await
-    }
+        /// False once the connection was closed after an error; make a new one then.
+        /// (While a cancelled query is being finished in the background this says true;
+        /// the next call waits for it.)
+        pub fn is_usable(&self) -> bool {
+            self.$($slot)+.peek().is_none_or(|c| !c.is_broken())
+        }
 
-    /// Runs a query returning one value: the first column of the first row.
-    pub async fn query_scalar<T: Scalar>(&mut self, query: impl Into<Query>) -> Result<T> {
-        let mut s = self.stream(query).await?;
-        let mut out: Option<T> = None;
-        while let Some(block) = s.next().await? {
-            if out.is_none() {
-                let col =
-                    block.columns().first().ok_or_else(|| Error::Usage("the query returned no columns".into()))?;
-                out = Some(T::from_column(&col.view())?);
+        /// Starts a query and streams its result block by block.
+        pub async fn stream(&mut self, query: impl Into<Query>) -> Result<QueryStream<'_>> {
+            let mut query: Query = query.into();
+            let observer = std::mem::take(&mut query.observer);
+            let q = crate::wire(query)?;
+            let slot = &mut self.$($slot)+;
+            let mut conn = slot.take().await?;
+            if let Err(e) = conn.send_query(&q, false).await {
+                slot.put(conn);
+                return Err(e);
             }
+            Ok(QueryStream::new(conn, crate::pool::Home::Slot(slot), q.id).observed(observer))
         }
-        out.ok_or_else(|| Error::Usage("the query returned no rows".into()))
+
+        /// Runs a statement (DDL, INSERT … SELECT, SYSTEM …) and discards any result.
+        pub async fn execute(&mut self, query: impl Into<Query>) -> Result<Progress> {
+            self.stream(query).await?.finish_all().await
+        }
+
+        /// Runs a query returning one value: the first column of the first row.
+        pub async fn query_scalar<T: Scalar>(&mut self, query: impl Into<Query>) -> Result<T> {
+            crate::scalar_of(self.stream(query).await?).await
+        }
+
+        /// Starts an INSERT into `table`: `table` or `db.table`, each part quoted as an
+        /// identifier (parts may come quoted already, with backticks or double quotes;
+        /// quote a name that holds a dot).
+        pub fn insert<'a>(&mut self, table: &str) -> Insert<'_, 'a> {
+            Insert::new(crate::pool::Target::Slot(&mut self.$($slot)+), table)
+        }
+
+        /// Checks the server answers.
+        pub async fn ping(&mut self) -> Result<()> {
+            self.$($slot)+.get().await?.ping().await
+        }
+    };
+}
+pub(crate) use single_socket_api;
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("server", &self.info.display_name)
+            .field("usable", &self.is_usable())
+            .finish()
+    }
+}
+
+impl Connection {
+    /// Connects with a connection string (see [`Config::from_url`]).
+    pub async fn connect(url: &str) -> Result<Connection> {
+        Self::connect_with(Config::from_url(url)?).await
     }
 
-    /// Starts an INSERT into `table`: `table` or `db.table`, each part quoted as an
-    /// identifier (parts may come quoted already, with backticks or double quotes;
-    /// quote a name that holds a dot).
-    pub fn insert<'a>(&mut self, table: &str) -> Insert<'_, 'a> {
-        Insert::new(&mut self.slot, table)
+    /// Connects with a [`Config`] (to the first of its hosts that answers).
+    pub async fn connect_with(config: Config) -> Result<Connection> {
+        let conn = hosts::Connector::new(config)?.connect().await?;
+        let info = ServerInfo::of(&conn);
+        Ok(Connection { slot: ConnSlot::new(conn), info })
     }
 
-    /// Checks the server answers.
-    pub async fn ping(&mut self) -> Result<()> {
-        self.slot.get().await?.ping().await
-    }
+    single_socket_api!(slot);
 }
 
 /// A value [`Client::query_scalar`] can return.

@@ -16,6 +16,8 @@ pub struct Query {
     pub(crate) params: Vec<(String, String)>,
     pub(crate) settings: Vec<(String, String)>,
     pub(crate) id: Option<String>,
+    pub(crate) trace: Option<crate::trace::TraceContext>,
+    pub(crate) observer: crate::observe::ObserverSlot,
 }
 
 impl Query {
@@ -45,6 +47,18 @@ impl Query {
     /// refused like a bad parameter name (see [`Query::bind`]).
     pub fn setting(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.settings.push((name.into(), value.into()));
+        self
+    }
+
+    /// Continues this W3C trace on the server (sent in ClientInfo).
+    pub fn trace_context(mut self, trace: crate::trace::TraceContext) -> Self {
+        self.trace = Some(trace);
+        self
+    }
+
+    /// Watches the query's progress, profile, logs, totals and extremes as it runs.
+    pub fn observer(mut self, observer: impl crate::observe::Observer + 'static) -> Self {
+        self.observer = crate::observe::ObserverSlot(Some(std::sync::Arc::new(observer)));
         self
     }
 

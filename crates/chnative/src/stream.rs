@@ -8,8 +8,9 @@ use chnative_proto::packet::{BlockKind, ProfileInfo, Progress};
 use chnative_proto::Block;
 use tokio::sync::Notify;
 
-use crate::conn::{Conn, ConnSlot};
+use crate::conn::Conn;
 use crate::error::{Error, Result};
+use crate::pool::Home;
 
 #[derive(Debug, Default)]
 struct CancelState {
@@ -58,7 +59,7 @@ pub struct QueryStream<'c> {
     /// The connection, owned while the query runs; `None` only inside `drop`.
     conn: Option<Box<Conn>>,
     /// Where the connection goes back when the stream ends.
-    home: &'c mut ConnSlot,
+    home: Home<'c>,
     query_id: String,
     blocks: Blocks,
     header: Option<Block>,
@@ -68,6 +69,8 @@ pub struct QueryStream<'c> {
     finished: bool,
     cancel: CancelHandle,
     cancel_sent: bool,
+    span: crate::trace::OpSpan,
+    observer: crate::observe::ObserverSlot,
 }
 
 /// The blocks a stream lends the connection to decode into.
@@ -93,7 +96,8 @@ impl BlockSink for Blocks {
 }
 
 impl<'c> QueryStream<'c> {
-    pub(crate) fn new(conn: Box<Conn>, home: &'c mut ConnSlot, query_id: String) -> Self {
+    pub(crate) fn new(conn: Box<Conn>, home: Home<'c>, query_id: String) -> Self {
+        let span = crate::trace::OpSpan::query(&query_id);
         QueryStream {
             conn: Some(conn),
             home,
@@ -106,7 +110,14 @@ impl<'c> QueryStream<'c> {
             finished: false,
             cancel: CancelHandle::default(),
             cancel_sent: false,
+            span,
+            observer: Default::default(),
         }
+    }
+
+    pub(crate) fn observed(mut self, observer: crate::observe::ObserverSlot) -> Self {
+        self.observer = observer;
+        self
     }
 
     /// The query id sent to the server (visible in `system.processes`).
@@ -209,6 +220,7 @@ impl<'c> QueryStream<'c> {
                 Ok(e) => e,
                 Err(e) => {
                     self.finished = true;
+                    self.span.finish(None, self.progress.read_bytes, "error");
                     return Err(e);
                 }
             };
@@ -220,23 +232,39 @@ impl<'c> QueryStream<'c> {
                 }
                 Event::Data => {
                     if self.blocks.data.rows() > 0 && !self.cancel_sent {
+                        self.span.add_rows(self.blocks.data.rows());
                         break;
                     }
                 }
-                Event::Log => self.log_lines += self.blocks.logs.rows() as u64,
-                Event::Progress(p) => self.progress.accumulate(&p),
-                Event::ProfileInfo(p) => self.profile_info = Some(p),
-                Event::Totals
-                | Event::Extremes
-                | Event::ProfileEvents
-                | Event::TableColumns { .. }
-                | Event::TimezoneUpdate(_) => {}
+                Event::Log => {
+                    self.log_lines += self.blocks.logs.rows() as u64;
+                    self.observe(|o, b| o.log(&b.logs));
+                }
+                Event::Progress(p) => {
+                    self.progress.accumulate(&p);
+                    if let Some(o) = &self.observer.0 {
+                        o.progress(&p, &self.progress);
+                    }
+                }
+                Event::ProfileInfo(p) => {
+                    if let Some(o) = &self.observer.0 {
+                        o.profile_info(&p);
+                    }
+                    self.profile_info = Some(p);
+                }
+                Event::Totals => self.observe(|o, b| b.totals.iter().for_each(|t| o.totals(t))),
+                Event::Extremes => self.observe(|o, b| b.extremes.iter().for_each(|t| o.extremes(t))),
+                Event::ProfileEvents => self.observe(|o, b| o.profile_events(&b.profile_events)),
+                Event::TableColumns { .. } | Event::TimezoneUpdate(_) => {}
                 Event::EndOfStream => {
                     self.finished = true;
+                    let outcome = if self.cancel_sent { "cancelled" } else { "ok" };
+                    self.span.finish(None, self.progress.read_bytes, outcome);
                     return if self.cancel_sent { Err(Error::Cancelled) } else { Ok(None) };
                 }
                 Event::Exception(e) => {
                     self.finished = true;
+                    self.span.finish(None, self.progress.read_bytes, "error");
                     return Err(Error::Server(e.into()));
                 }
                 other @ (Event::Hello | Event::Pong) => {
@@ -250,6 +278,12 @@ impl<'c> QueryStream<'c> {
             }
         }
         Ok(Some(&self.blocks.data))
+    }
+
+    fn observe(&self, f: impl FnOnce(&dyn crate::observe::Observer, &Blocks)) {
+        if let Some(o) = &self.observer.0 {
+            f(o.as_ref(), &self.blocks);
+        }
     }
 
     /// Stops the query: sends Cancel and reads the server's answer to its end,

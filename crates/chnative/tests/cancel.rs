@@ -29,7 +29,7 @@ fn is_running(query_id: &str) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn explicit_cancel_stops_the_server_query() {
     for rev in [54460, 54492] {
-        let mut c = client_at(rev, "lz4").await;
+        let c = client_at(rev, "lz4").await;
         let mut s = c.stream(SLEEPY).await.unwrap();
         let id = s.query_id().to_string();
         assert!(s.next().await.unwrap().is_some());
@@ -44,7 +44,7 @@ async fn explicit_cancel_stops_the_server_query() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_a_stream_cancels_and_the_next_query_drains() {
-    let mut c = client().await;
+    let c = client().await;
     let id;
     {
         let mut s = c.stream(SLEEPY).await.unwrap();
@@ -58,7 +58,7 @@ async fn dropping_a_stream_cancels_and_the_next_query_drains() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_handle_from_another_task() {
-    let mut c = client().await;
+    let c = client().await;
     let mut s = c.stream(SLEEPY).await.unwrap();
     let id = s.query_id().to_string();
     let h = s.cancel_handle();
@@ -83,7 +83,7 @@ async fn cancel_handle_from_another_task() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_an_endless_scan_cancels_it() {
-    let mut c = client().await;
+    let c = client().await;
     let id;
     {
         let mut s = c.stream("SELECT number FROM system.numbers").await.unwrap();

@@ -19,7 +19,7 @@ use std::pin::pin;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use chnative::{Client, Compression, Config, Error};
+use chnative::{Compression, Config, Connection as Client, Error};
 use common::*;
 use common_proxy::{Dir, Proxy};
 

@@ -245,7 +245,7 @@ async fn int256_and_uint256_render_parse_and_order() {
 
 #[tokio::test]
 async fn int256_insert_round_trip() {
-    let mut c = client().await;
+    let c = client().await;
     let t = Table::create("conv_i256", "i Int256, u UInt256, si String, su String");
     let n = I256_EDGES.len().max(U256_EDGES.len());
     let si: Vec<String> = (0..n).map(|k| I256_EDGES[k % I256_EDGES.len()].to_string()).collect();
@@ -405,7 +405,7 @@ async fn decimal_insert_round_trip() {
 #[tokio::test]
 async fn rust_decimal_insert_round_trip_and_limits() {
     use convert::ext::rust_decimal::Decimal as Rd;
-    let mut c = client().await;
+    let c = client().await;
     let t = Table::create("conv_rd", "d Decimal(28, 10), src String");
     let src: Vec<String> =
         ["0", "-0.0000000001", "123456789012345678.0123456789", "-999999999999999999.9999999999", "1.5", "-7"]
@@ -840,7 +840,7 @@ async fn datetime64_every_precision_and_zone() {
 async fn chrono_datetimes_insert_round_trip_with_dst() {
     use convert::chrono as cc;
     use convert::ext::chrono::{DateTime, TimeDelta, TimeZone};
-    let mut c = client().await;
+    let c = client().await;
     // Local wall-clock times around DST changes; ambiguous ones give two instants
     // that both show the same text, non-existent ones (spring gap) are skipped.
     type Local = (i32, u32, u32, u32, u32, u32);
@@ -920,7 +920,7 @@ async fn jiff_datetimes_insert_round_trip() {
     use convert::ext::jiff::civil::date;
     use convert::ext::jiff::{SignedDuration, ZonedDateTime};
     use convert::jiff as jc;
-    let mut c = client().await;
+    let c = client().await;
     let zone = "Pacific/Chatham";
     let tz = jc::tz(zone).unwrap();
     let mut vals: Vec<ZonedDateTime> = Vec::new();
@@ -954,7 +954,7 @@ async fn jiff_datetimes_insert_round_trip() {
 async fn time_datetimes_insert_round_trip() {
     use convert::ext::time::{Duration, OffsetDateTime};
     use convert::time as tc;
-    let mut c = client().await;
+    let c = client().await;
     let vals: Vec<OffsetDateTime> = [-62_167_219_200i64, -2_208_988_800, -1, 0, 1_704_067_200, 253_402_300_799]
         .iter()
         .map(|&s| OffsetDateTime::from_unix_timestamp(s).unwrap() + Duration::nanoseconds(987_654_321))
@@ -1074,7 +1074,7 @@ async fn time_and_time64_render_like_to_string() {
 async fn chrono_durations_insert_round_trip() {
     use convert::chrono as cc;
     use convert::ext::chrono::TimeDelta;
-    let mut c = client().await;
+    let c = client().await;
     let mut rng = Rng(3);
     let mut vals: Vec<TimeDelta> =
         [0i64, 1, -1, 999, -999_999_999, 3_599_999_999_999_999, -3_599_999_999_999_999, 86_400_000_000_000]

@@ -12,7 +12,7 @@ use tokio::net::{TcpListener, TcpStream};
 #[tokio::test]
 async fn exception_in_the_middle_of_a_stream() {
     for rev in REVISIONS {
-        let mut c = client_at(rev, "lz4").await;
+        let c = client_at(rev, "lz4").await;
         let mut s = c
             .stream(
                 chnative::Query::new("SELECT throwIf(number = 50000, 'mid-stream') AS x FROM numbers(100000)")
@@ -94,9 +94,11 @@ async fn proxy(flip_at: Option<usize>, cut_at: Option<usize>, stall_at: Option<u
 #[tokio::test]
 async fn corrupted_compressed_frame_is_a_checksum_error() {
     let port = damaging_proxy(Some(300_000), None).await;
-    let mut c = chnative::Client::connect(&format!("clickhouse://default@127.0.0.1:{port}/default?compression=lz4"))
-        .await
-        .unwrap();
+    // One socket: the check below is that *this* connection stays closed.
+    let mut c =
+        chnative::Connection::connect(&format!("clickhouse://default@127.0.0.1:{port}/default?compression=lz4"))
+            .await
+            .unwrap();
     // Random strings do not compress, so byte 300000 lies inside a frame body.
     let mut s = c.stream("SELECT randomString(100) FROM numbers(20000) SETTINGS max_block_size = 20000").await.unwrap();
     let err = loop {
@@ -120,7 +122,7 @@ async fn cut_connection_is_an_io_error_not_a_hang() {
     for cut in [10, 190, 5_000, 150_000] {
         let port = damaging_proxy(None, Some(cut)).await;
         let res = async {
-            let mut c = chnative::Client::connect(&format!(
+            let c = chnative::Client::connect(&format!(
                 "clickhouse://default@127.0.0.1:{port}/default?compression=none&read_timeout=10s"
             ))
             .await?;
@@ -141,7 +143,7 @@ async fn cut_connection_is_an_io_error_not_a_hang() {
 
 #[tokio::test]
 async fn read_timeout_closes_the_connection() {
-    let mut c = chnative::Client::connect(&url("read_timeout=300ms&set_interactive_delay=10000000")).await.unwrap();
+    let c = chnative::Client::connect(&url("read_timeout=300ms&set_interactive_delay=10000000")).await.unwrap();
     let err = c.execute("SELECT sleep(2)").await.unwrap_err();
     assert!(matches!(err, chnative::Error::Timeout(_)), "{err:?}");
     assert!(!c.is_usable());
@@ -151,7 +153,7 @@ async fn read_timeout_closes_the_connection() {
 async fn block_larger_than_the_limit_is_refused_before_allocating() {
     for comp in ["none", "lz4"] {
         let cfg = chnative::Config::from_url(&url(&format!("compression={comp}"))).unwrap().max_block_bytes(100_000);
-        let mut c = chnative::Client::connect_with(cfg).await.unwrap();
+        let c = chnative::Client::connect_with(cfg).await.unwrap();
         let err = c.execute("SELECT number FROM numbers(1000000) SETTINGS max_block_size = 1000000").await.unwrap_err();
         assert!(
             matches!(err, chnative::Error::Protocol(chnative::proto::ProtoError::TooLarge { .. })),
@@ -163,7 +165,7 @@ async fn block_larger_than_the_limit_is_refused_before_allocating() {
 
 #[tokio::test]
 async fn type_mismatch_names_column_and_both_types() {
-    let mut c = client().await;
+    let c = client().await;
     let mut s = c.stream("SELECT toUInt64(1) AS id").await.unwrap();
     let b = s.next().await.unwrap().unwrap();
     let err = b.column("id").unwrap().view().values::<u32>().map_err(chnative::Error::from).unwrap_err();
@@ -177,7 +179,7 @@ async fn type_mismatch_names_column_and_both_types() {
 
 #[tokio::test]
 async fn query_parameters_are_sent_not_spliced() {
-    let mut c = client().await;
+    let c = client().await;
     let tricky = "it's a\ttab\\and\nnewline '; DROP TABLE x; --";
     let q =
         chnative::Query::new("SELECT {s:String} AS s, {n:UInt64} + 1 AS n, {a:Array(String)} AS a, {f:Float64} AS f")
@@ -203,7 +205,7 @@ async fn query_parameters_are_sent_not_spliced() {
 #[tokio::test]
 async fn abandoning_a_read_mid_packet_closes_the_connection() {
     let port = proxy(None, None, Some(150_000)).await;
-    let mut c = chnative::Client::connect(&format!(
+    let mut c = chnative::Connection::connect(&format!(
         "clickhouse://default@127.0.0.1:{port}/default?compression=none&read_timeout=2s"
     ))
     .await

@@ -11,7 +11,7 @@ mod common_proxy;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use chnative::{Client, Compression, Config, Error};
+use chnative::{Compression, Config, Connection as Client, Error};
 use common::*;
 use common_proxy::{Dir, Proxy};
 

@@ -7,7 +7,7 @@ use common::*;
 async fn connects_at_every_revision_and_compression() {
     for rev in REVISIONS {
         for comp in ["none", "lz4", "zstd"] {
-            let mut c = client_at(rev, comp).await;
+            let c = client_at(rev, comp).await;
             let info = c.server_info();
             assert_eq!(info.name, "ClickHouse");
             assert_eq!(info.version.0, 26);
@@ -26,7 +26,7 @@ async fn connects_at_every_revision_and_compression() {
 #[tokio::test]
 async fn password_user_and_wrong_password() {
     let s = server();
-    let mut ok = chnative::Client::connect(&format!("clickhouse://chn_pw:secret@{}:{}/default", s.host, s.tcp_port))
+    let ok = chnative::Client::connect(&format!("clickhouse://chn_pw:secret@{}:{}/default", s.host, s.tcp_port))
         .await
         .expect("user with password");
     let me: String = ok.query_scalar("SELECT currentUser()").await.unwrap();
@@ -34,8 +34,7 @@ async fn password_user_and_wrong_password() {
 
     let err = chnative::Client::connect(&format!("clickhouse://chn_pw:wrong@{}:{}/default", s.host, s.tcp_port))
         .await
-        .err()
-        .expect("wrong password must fail");
+        .expect_err("wrong password must fail");
     match &err {
         chnative::Error::Server(e) => {
             assert_eq!(e.code, 516, "{e}");
@@ -50,14 +49,13 @@ async fn unknown_database_is_a_server_error() {
     let s = server();
     let err = chnative::Client::connect(&format!("clickhouse://default@{}:{}/no_such_db_xyz", s.host, s.tcp_port))
         .await
-        .err()
-        .expect("must fail");
+        .expect_err("must fail");
     assert_eq!(err.server_code(), Some(81), "{err}");
 }
 
 #[tokio::test]
 async fn ping_between_queries_and_settings_from_url() {
-    let mut c = chnative::Client::connect(&url("set_max_threads=3&client_name=chn-test")).await.unwrap();
+    let c = chnative::Client::connect(&url("set_max_threads=3&client_name=chn-test")).await.unwrap();
     c.ping().await.unwrap();
     let v: String = c.query_scalar("SELECT getSetting('max_threads')::String").await.unwrap();
     assert_eq!(v, "3");
@@ -68,7 +66,7 @@ async fn ping_between_queries_and_settings_from_url() {
 async fn unknown_setting_is_an_error() {
     // Settings from the caller carry the IMPORTANT flag, so a typo fails loudly
     // instead of being skipped by the server.
-    let mut c = chnative::Client::connect(&url("set_no_such_setting_xyz=1")).await.unwrap();
+    let mut c = chnative::Connection::connect(&url("set_no_such_setting_xyz=1")).await.unwrap();
     let err = c.execute("SELECT 1").await.unwrap_err();
     assert_eq!(err.server_code(), Some(115), "{err}");
     match &err {
@@ -86,7 +84,7 @@ async fn unknown_setting_is_an_error() {
 
 #[tokio::test]
 async fn server_exception_leaves_connection_usable() {
-    let mut c = client().await;
+    let c = client().await;
     let err = c.execute(chnative::Query::new("SELECT throwIf(1, 'nope')")).await.unwrap_err();
     assert_eq!(err.server_code(), Some(395), "{err}");
     match &err {

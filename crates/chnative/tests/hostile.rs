@@ -13,7 +13,7 @@ mod fake_server;
 use chnative::proto::column::var_string_rows_stepped;
 use chnative::proto::wire::WriteExt;
 use chnative::proto::ProtoError;
-use chnative::{params, Client, Config, Error};
+use chnative::{params, Config, Connection as Client, Error};
 use fake_server::{block, data_packet, end_of_stream, exception_packet, FakeServer};
 
 const MIB: usize = 1 << 20;
@@ -208,7 +208,7 @@ async fn low_cardinality_dictionary_in_many_frames_is_decoded_once() {
 #[tokio::test]
 async fn huge_expression_names_work() {
     let s = "z".repeat(3 * MIB / 2);
-    let mut client = common::client().await;
+    let mut client = Client::connect(&common::url("")).await.unwrap();
     let n: u64 = client.query_scalar(("SELECT length({s:String})", params! {"s" => s.as_str()})).await.unwrap();
     assert_eq!(n, s.len() as u64);
     let mut stream = client.stream(("SELECT length({s:String})", params! {"s" => s.as_str()})).await.unwrap();

@@ -707,8 +707,8 @@ async fn strings_from_a_str_view() {
     for (rev, comp) in combos() {
         let what = format!("revision {rev}, {comp}");
         let dst = Table::create("ins_sv_dst", "(id UInt64, s String) ENGINE = MergeTree ORDER BY id");
-        let mut reader = client_at(rev, comp).await;
-        let mut writer = client_rows(rev, comp, 333).await;
+        let reader = client_at(rev, comp).await;
+        let writer = client_rows(rev, comp, 333).await;
         let mut s = reader
             .stream(
                 chnative::Query::new(format!("SELECT id, s FROM {} ORDER BY id", &*src))
@@ -813,8 +813,8 @@ async fn select_blocks_round_trip() {
     for (rev, comp) in combos() {
         let what = format!("revision {rev}, {comp}");
         let b = Table::create("ins_rt_b", &format!("AS {}", &*a));
-        let mut reader = client_at(rev, comp).await;
-        let mut writer = client_at(rev, comp).await;
+        let reader = client_at(rev, comp).await;
+        let writer = client_at(rev, comp).await;
         let mut s = reader
             .stream(chnative::Query::new(format!("SELECT * FROM {}", &*a)).setting("max_block_size", "700"))
             .await
@@ -1311,7 +1311,7 @@ async fn values_the_type_cannot_hold() {
 
 #[tokio::test]
 async fn fixed_strings_bulk_insert() {
-    let mut c = client().await;
+    let c = client().await;
     let t = unique_table("ins_fixed");
     c.execute(
         format!("CREATE TABLE {t} (s FixedString(4), l LowCardinality(FixedString(2))) ENGINE = Memory").as_str(),

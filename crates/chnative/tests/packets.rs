@@ -7,7 +7,7 @@ use common::*;
 async fn totals_extremes_profile_info_and_progress() {
     for rev in REVISIONS {
         for comp in ["lz4", "none"] {
-            let mut c = client_at(rev, comp).await;
+            let c = client_at(rev, comp).await;
             let q = chnative::Query::new(
                 "SELECT number % 3 AS k, count() AS n FROM numbers(10) GROUP BY k WITH TOTALS ORDER BY k LIMIT 2",
             )
@@ -36,7 +36,7 @@ async fn totals_extremes_profile_info_and_progress() {
 
 #[tokio::test]
 async fn progress_accumulates_over_a_long_query() {
-    let mut c = client().await;
+    let c = client().await;
     let q = chnative::Query::new("SELECT sum(number) FROM numbers(20000000)").setting("max_block_size", "100000");
     let mut s = c.stream(q).await.unwrap();
     let mut sum = 0u64;

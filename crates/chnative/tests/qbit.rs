@@ -211,7 +211,7 @@ async fn server_vectors_float64_and_bfloat16() {
 /// The whole vectors through `read_f32`, for a BFloat16 QBit widened to f32.
 #[tokio::test]
 async fn bfloat16_widened_to_f32() {
-    let mut c = client().await;
+    let c = client().await;
     let sql = "SELECT CAST([1.5, -2.25, 0, 1e30, -1e-30] AS QBit(BFloat16, 5)) AS v, \
                CAST(CAST(v AS Array(BFloat16)) AS Array(Float32)) AS f";
     let mut s = c.stream(Query::new(sql).setting(QBIT_SETTING, "1")).await.unwrap();
@@ -348,7 +348,7 @@ async fn insert_at_every_revision() {
 /// A QBit column read from the server goes back in unchanged (`&Column`).
 #[tokio::test]
 async fn selected_column_reinserted() {
-    let mut reader = client().await;
+    let reader = client().await;
     let mut writer = client().await;
     let dim = 77;
     let dst = Table::create(&mut writer, "qbit_copy", &format!("v QBit(Float32, {dim})")).await;
@@ -378,7 +378,7 @@ async fn selected_column_reinserted() {
 /// into an INSERT unchanged.
 #[tokio::test]
 async fn strided_and_int8_qbits_decode_and_round_trip() {
-    let mut c = common::client().await;
+    let c = common::client().await;
     let table = common::unique_table("qbit_strided");
     let create = chnative::Query::new(format!(
         "CREATE TABLE {table} (id UInt32, a QBit(Float32, 24, 8), b QBit(Int8, 12), after String) ENGINE = Memory"
@@ -397,7 +397,7 @@ async fn strided_and_int8_qbits_decode_and_round_trip() {
     )
     .await
     .unwrap();
-    let mut writer = common::client().await;
+    let writer = common::client().await;
     let mut s = c.stream(format!("SELECT * FROM {table} ORDER BY id").as_str()).await.unwrap();
     let mut rows = 0;
     while let Some(block) = s.next().await.unwrap() {

@@ -477,7 +477,7 @@ async fn array_join_four_byte_indexes() {
          SETTINGS max_block_size = 200000 FORMAT TSV"
     ));
     for (rev, comp) in [(54492, "lz4"), (54482, "none")] {
-        let mut c = client_at(rev, comp).await;
+        let c = client_at(rev, comp).await;
         let mut q = Query::new(sql);
         for (k, v) in settings {
             q = q.setting(k, v);
@@ -555,7 +555,7 @@ async fn hash_join_checksums_over_100k_rows() {
          FROM ({sql}) SETTINGS query_plan_join_swap_table = 1 FORMAT TSV"
     ));
     for (rev, comp) in [(54492, "lz4"), (54482, "none"), (54460, "lz4")] {
-        let mut c = client_at(rev, comp).await;
+        let c = client_at(rev, comp).await;
         let mut s = c.stream(Query::new(sql).setting("query_plan_join_swap_table", "1")).await.unwrap();
         let mut sums = [0u64; 6];
         while let Some(b) = s.next().await.unwrap() {

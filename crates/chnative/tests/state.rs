@@ -12,7 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use chnative::{Client, Config, Error};
+// These tests are about one connection's state, so they use the single-socket
+// `Connection` (a pooled `Client` would open a fresh socket for the next call).
+use chnative::{Config, Connection, Error};
 use common::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -48,7 +50,7 @@ async fn an_insert_dropped_anywhere_is_never_resent_nor_reported_stored() {
     let mut total_landed = 0u64;
     for n in [1usize, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610, 987] {
         let cfg = Config::from_url(&url("compression=none")).unwrap().insert_block_rows(250_000);
-        let mut c = Client::connect_with(cfg).await.unwrap();
+        let mut c = Connection::connect_with(cfg).await.unwrap();
         let before = count(&t);
         let out = poll_n_times(c.insert(&t).column("n", &rows).send(), n).await;
         match out {
@@ -125,7 +127,7 @@ async fn an_insert_stops_sending_once_the_server_refused_it() {
     let cfg = Config::from_url(&format!("clickhouse://default@127.0.0.1:{port}/default?compression=none"))
         .unwrap()
         .insert_block_rows(100_000);
-    let mut c = Client::connect_with(cfg).await.unwrap();
+    let mut c = Connection::connect_with(cfg).await.unwrap();
     // Row 1 breaks the constraint; 80 MB follow it.
     let rows: Vec<u64> = (0..10_000_000).collect();
     let err = c.insert(&t).column("n", &rows).send().await.unwrap_err();
@@ -144,7 +146,7 @@ async fn insert_summary_reports_the_rows_the_server_wrote() {
     let t = table("sm_written", "n UInt64, s String");
     for compression in ["none", "lz4"] {
         let cfg = Config::from_url(&url(&format!("compression={compression}"))).unwrap().insert_block_rows(1000);
-        let mut c = Client::connect_with(cfg).await.unwrap();
+        let mut c = Connection::connect_with(cfg).await.unwrap();
         let n: Vec<u64> = (0..2500).collect();
         let s: Vec<String> = n.iter().map(|i| i.to_string()).collect();
         let summary = c.insert(&t).column("n", &n).column("s", &s).send().await.unwrap();
@@ -158,7 +160,7 @@ async fn insert_summary_reports_the_rows_the_server_wrote() {
 
 #[tokio::test]
 async fn unknown_setting_makes_the_client_unusable_at_once() {
-    let mut c = Client::connect(&url("")).await.unwrap();
+    let mut c = Connection::connect(&url("")).await.unwrap();
     let err = c.execute(chnative::Query::new("SELECT 1").setting("no_such_setting_sm", "1")).await.unwrap_err();
     assert_eq!(err.server_code(), Some(115));
     assert!(!c.is_usable(), "the server closes the connection after code 115");
@@ -171,7 +173,7 @@ async fn unknown_setting_makes_the_client_unusable_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn query_deadline_cancels_and_keeps_the_connection() {
     let cfg = Config::from_url(&url("")).unwrap().query_timeout(Some(Duration::from_millis(300)));
-    let mut c = Client::connect_with(cfg).await.unwrap();
+    let mut c = Connection::connect_with(cfg).await.unwrap();
     let sleepy = "SELECT sleepEachRow(0.1), number FROM numbers(1000) \
                   SETTINGS max_block_size = 1, function_sleep_max_microseconds_per_block = 0";
     let err = c.execute(sleepy).await.unwrap_err();
@@ -283,7 +285,7 @@ async fn endless_progress_is_capped() {
     for script in [Script::EndlessProgress, Script::EndlessEmptyBlocks] {
         let port = fake_server(script).await;
         let cfg = Config::from_url(&fake_url(port)).unwrap().max_silent_packets(1000);
-        let mut c = Client::connect_with(cfg).await.unwrap();
+        let mut c = Connection::connect_with(cfg).await.unwrap();
         let err = tokio::time::timeout(Duration::from_secs(60), c.execute("SELECT 1"))
             .await
             .expect("the cap ends the query")
@@ -297,7 +299,7 @@ async fn endless_progress_is_capped() {
 async fn a_server_ignoring_cancel_is_given_up_on() {
     let port = fake_server(Script::EndlessProgress).await;
     let cfg = Config::from_url(&fake_url(port)).unwrap().cancel_timeout(Duration::from_millis(200));
-    let mut c = Client::connect_with(cfg).await.unwrap();
+    let mut c = Connection::connect_with(cfg).await.unwrap();
     let s = c.stream("SELECT 1").await.unwrap();
     let r = tokio::time::timeout(Duration::from_secs(60), s.cancel()).await.expect("cancel returns");
     assert!(matches!(r, Err(Error::Timeout(_))), "{r:?}");
@@ -310,7 +312,7 @@ async fn a_server_ignoring_cancel_is_given_up_on() {
 async fn a_dropped_stream_on_a_server_ignoring_cancel_does_not_hang_the_client() {
     let port = fake_server(Script::EndlessProgress).await;
     let cfg = Config::from_url(&fake_url(port)).unwrap().cancel_timeout(Duration::from_millis(200));
-    let mut c = Client::connect_with(cfg).await.unwrap();
+    let mut c = Connection::connect_with(cfg).await.unwrap();
     drop(c.stream("SELECT 1").await.unwrap());
     let next = tokio::time::timeout(Duration::from_secs(60), c.ping()).await.expect("no hang");
     assert!(next.is_err(), "{next:?}");
@@ -320,7 +322,7 @@ async fn a_dropped_stream_on_a_server_ignoring_cancel_does_not_hang_the_client()
 #[tokio::test]
 async fn after_a_decode_error_later_calls_name_it() {
     let port = fake_server(Script::BadType).await;
-    let mut c = Client::connect(&fake_url(port)).await.unwrap();
+    let mut c = Connection::connect(&fake_url(port)).await.unwrap();
     let first = c.execute("SELECT 1").await.unwrap_err();
     assert!(first.to_string().contains("NoSuchTypeSM"), "{first}");
     assert!(!c.is_usable());

@@ -529,7 +529,7 @@ async fn round_trip(rev_read: u64, rev_write: u64, settings: &[(&str, &str)]) {
         json_sql(700)
     ));
     let mut reader = client_at(rev_read, "lz4").await;
-    let mut writer = client_at(rev_write, "zstd").await;
+    let writer = client_at(rev_write, "zstd").await;
     let mut q = Query::new(format!("SELECT * FROM {src} ORDER BY id")).setting("max_block_size", "256");
     for (k, v) in settings {
         q = q.setting(*k, *v);

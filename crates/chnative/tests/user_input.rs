@@ -27,7 +27,7 @@ async fn injected_table_names_run_nothing() {
     let t = unique_table("chn_inj");
     let _cleanup = Tables(vec![t.clone()]);
     http(&format!("CREATE TABLE {t} (a UInt64) ENGINE = Memory"));
-    let mut c = client().await;
+    let c = client().await;
     let a = [1u64];
     for name in [
         format!("{t} (a) SELECT 7 --"),
@@ -61,7 +61,7 @@ async fn qualified_and_unusual_table_names_still_work() {
     for t in [plain.clone(), spaced_sql.clone(), format!("`{dotted}`")] {
         http(&format!("CREATE TABLE default.{t} (a UInt64) ENGINE = Memory"));
     }
-    let mut c = client().await;
+    let c = client().await;
     let a = [5u64];
     let cases = [
         (plain.clone(), plain.clone()),
@@ -82,7 +82,7 @@ async fn qualified_and_unusual_table_names_still_work() {
 
 #[tokio::test]
 async fn malformed_table_names_are_refused_before_sending() {
-    let mut c = client().await;
+    let c = client().await;
     let a = [1u64];
     for name in ["", "a.b.c", "db.", ".t", "`t", "t\n", "a\0b"] {
         let err = c.insert(name).column("a", &a[..]).send().await.unwrap_err();
@@ -94,7 +94,7 @@ async fn malformed_table_names_are_refused_before_sending() {
 
 #[tokio::test]
 async fn empty_or_malformed_setting_names_are_refused_and_the_connection_stays_usable() {
-    let mut c = client().await;
+    let c = client().await;
     for name in ["", " ", "max threads", "max_threads\0", "1x"] {
         let err = c.execute(Query::new("SELECT 1").setting(name, "1")).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidInput, "{name:?}: {err}");
@@ -112,7 +112,7 @@ async fn empty_or_malformed_setting_names_are_refused_and_the_connection_stays_u
 
 #[tokio::test]
 async fn empty_or_malformed_parameter_names_are_refused_and_the_connection_stays_usable() {
-    let mut c = client().await;
+    let c = client().await;
     let queries = [
         Query::new("SELECT {x:UInt8}").bind("x", 1u8).bind("", 2u8),
         Query::new("SELECT 1").bind("", 2u8),
@@ -133,7 +133,7 @@ async fn empty_insert_setting_name_is_refused_before_sending() {
     let t = unique_table("chn_inset");
     let _cleanup = Tables(vec![t.clone()]);
     http(&format!("CREATE TABLE {t} (a UInt64) ENGINE = Memory"));
-    let mut c = client().await;
+    let c = client().await;
     let a = [1u64];
     let err = c.insert(&t).setting("", "1").column("a", &a[..]).send().await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
@@ -145,13 +145,13 @@ async fn empty_insert_setting_name_is_refused_before_sending() {
 #[tokio::test]
 async fn config_with_an_empty_setting_name_is_refused_at_connect() {
     let cfg = Config::from_url(&url("")).unwrap().setting("", "1");
-    let err = Client::connect_with(cfg).await.err().expect("must be refused");
+    let err = Client::connect_with(cfg).await.expect_err("must be refused");
     assert_eq!(err.kind(), ErrorKind::Config, "{err}");
 }
 
 #[tokio::test]
 async fn connect_timeout_zero_means_no_deadline() {
-    let mut c = Client::connect(&url("connect_timeout=0&read_timeout=0")).await.unwrap();
+    let c = Client::connect(&url("connect_timeout=0&read_timeout=0")).await.unwrap();
     assert_eq!(c.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
 }
 
@@ -159,7 +159,7 @@ async fn connect_timeout_zero_means_no_deadline() {
 async fn zstd_levels_at_the_ends_of_the_range_work() {
     // ClickHouse refuses levels above 22 (code 433) and takes 0 and negative ones.
     for level in [22, 0, -131072] {
-        let mut c = Client::connect(&url(&format!("compression=zstd:{level}"))).await.unwrap();
+        let c = Client::connect(&url(&format!("compression=zstd:{level}"))).await.unwrap();
         let n: u64 = c.query_scalar("SELECT sum(number) FROM numbers(100000)").await.unwrap();
         assert_eq!(n, 4_999_950_000, "level {level}");
     }
@@ -170,12 +170,12 @@ async fn zstd_levels_at_the_ends_of_the_range_work() {
 async fn refused_connection_is_retryable() {
     // A port that was free a moment ago: nothing listens there now.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let err = Client::connect(&format!("clickhouse://127.0.0.1:{port}")).await.err().expect("nothing listens");
+    let err = Client::connect(&format!("clickhouse://127.0.0.1:{port}")).await.expect_err("nothing listens");
     assert_eq!(err.kind(), ErrorKind::Io, "{err:?}");
     assert!(err.is_retryable() && err.is_closed(), "{err:?}");
     // A server exception is not.
     let _ = server();
-    let mut c = client().await;
+    let c = client().await;
     let err = c.execute("SELECT throwIf(1)").await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Server);
     assert!(!err.is_retryable() && !err.is_closed());
@@ -188,6 +188,6 @@ async fn wrong_password_is_a_server_error_at_connect() {
     assert_eq!(err.server_code(), Some(516), "{err}");
     assert!(!err.is_retryable());
     // The right password, written with escapes, works.
-    let mut c = Client::connect(&format!("clickhouse://chn_pw:%73ecret@{}:{}", s.host, s.tcp_port)).await.unwrap();
+    let c = Client::connect(&format!("clickhouse://chn_pw:%73ecret@{}:{}", s.host, s.tcp_port)).await.unwrap();
     c.ping().await.unwrap();
 }

@@ -43,7 +43,7 @@ impl Drop for Table {
 /// Runs `sql` (columns `u UUID`, `s String` = the server's text) and checks every row
 /// with every kernel; returns the rows seen.
 async fn check_query(sql: &str) -> usize {
-    let mut c = client().await;
+    let c = client().await;
     let mut s = c.stream(Query::new(sql).setting("max_block_size", "3001")).await.unwrap();
     let mut rows = 0;
     while let Some(block) = s.next().await.unwrap() {
@@ -96,7 +96,7 @@ async fn uuid_literals_match_server_text() {
     let sql = format!("SELECT toUUID(x) AS u, toString(u) AS s FROM (SELECT arrayJoin([{}]) AS x)", list.join(","));
     assert_eq!(check_query(&sql).await, literals.len());
     // Our bytes are the literal's hex digits in order.
-    let mut c = client().await;
+    let c = client().await;
     let mut s = c.stream(sql.as_str()).await.unwrap();
     let mut i = 0;
     while let Some(block) = s.next().await.unwrap() {
@@ -111,7 +111,7 @@ async fn uuid_literals_match_server_text() {
 #[tokio::test]
 async fn insert_round_trip() {
     for rev in [REVISIONS[0], *REVISIONS.last().unwrap()] {
-        let mut c = client_at(rev, "lz4").await;
+        let c = client_at(rev, "lz4").await;
         let guard = Table(unique_table("uuid_rt"));
         let table = guard.0.as_str();
         http(&format!("CREATE TABLE {table} (id UInt32, u UUID, s String) ENGINE = MergeTree ORDER BY id"));
