@@ -13,6 +13,7 @@ pub mod column;
 pub mod compression;
 pub mod convert;
 pub mod error;
+pub mod insert;
 pub mod packet;
 pub mod qbit;
 pub mod revision;
