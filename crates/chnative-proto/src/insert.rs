@@ -2,7 +2,7 @@
 //! an INSERT, the rules for which data may go into which column type, and the
 //! encoding of rows `lo..hi` of such columns as a Native block.
 //!
-//! The block and column headers come from the same writers [`crate::Block::write`]
+//! The block and column headers come from the same writers [`Block::write`]
 //! uses; a [`Column`] taken from a SELECT is encoded by the column codecs
 //! themselves. Each fixed-width column is copied once, from the caller's slice
 //! into the outgoing block.
@@ -13,14 +13,15 @@ use crate::convert::{I256, U256};
 use crate::error::{ProtoError, Result};
 use crate::view::{FixedValue, StrView, WireUuid};
 use crate::wire::WriteExt;
-use crate::{Column, DataType};
+use crate::{Block, Column, DataType};
 
 /// Column data borrowed for an INSERT.
 ///
 /// Build it with [`fixed`], the [`IntoInsertData`] impls and the constructors
-/// below. Whatever way it was built, [`InsertData::validate`] checks its shape
-/// and [`InsertData::check_type`] its fit to the table's column before
-/// [`write_insert_block`] encodes any of it.
+/// below. Whatever way it was built, the encoder takes it only through
+/// [`InsertColumns`], which checks its shape ([`InsertData::validate`]), and
+/// [`TypedInsert`], which checks its fit to the table's column
+/// ([`InsertData::check_type`]).
 #[derive(Debug, Clone)]
 pub enum InsertData<'a> {
     /// Fixed-width values as their wire bytes.
@@ -225,7 +226,7 @@ impl<'a> InsertData<'a> {
     }
 
     /// Whether rows `lo..hi` can be encoded on their own; a [`Column`] is sent whole.
-    pub fn splittable(&self) -> bool {
+    fn splittable(&self) -> bool {
         match self {
             InsertData::Column(_) => false,
             InsertData::Nullable { inner, .. } | InsertData::Array { inner, .. } => inner.splittable(),
@@ -234,7 +235,7 @@ impl<'a> InsertData<'a> {
     }
 
     /// Encodes rows `lo..hi` (after the column header). Needs data that passed
-    /// [`InsertData::validate`].
+    /// [`InsertData::validate`], and all rows of a [`Column`].
     fn encode(&self, lo: usize, hi: usize, out: &mut Vec<u8>, layout: Layout) -> Result<()> {
         match self {
             InsertData::Fixed { bytes, width, .. } | InsertData::FixedStrings { bytes, width } => {
@@ -264,9 +265,6 @@ impl<'a> InsertData<'a> {
                 inner.encode(base as usize, end_before(offsets, hi) as usize, out, layout)?;
             }
             InsertData::Column(c) => {
-                if lo != 0 || hi != c.rows() {
-                    return Err(ProtoError::invalid_column(c.name(), c.type_name(), "a column is sent whole"));
-                }
                 c.data().write_prefix(out);
                 c.data().write_data(out, layout)?;
             }
@@ -301,31 +299,96 @@ fn encode_strs<'s>(items: impl Iterator<Item = &'s [u8]> + Clone, out: &mut Vec<
     }
 }
 
-/// Encodes rows `lo..hi` of `columns` as one Native block (BlockInfo, headers
-/// and data) for `revision`. `wire_types` are the type names
-/// [`InsertData::check_type`] returned, one per column; every column must have
-/// passed [`InsertData::validate`].
-pub fn write_insert_block(
-    out: &mut Vec<u8>,
-    revision: u64,
-    columns: &[(String, InsertData<'_>)],
-    wire_types: &[String],
-    lo: usize,
-    hi: usize,
-) -> Result<()> {
-    if columns.len() != wire_types.len() {
-        return Err(ProtoError::violation("one wire type per insert column is needed"));
+/// The columns of an INSERT, their shapes checked once: every column valid on
+/// its own ([`InsertData::validate`]) and all of the same length.
+#[derive(Debug, Clone, Copy)]
+pub struct InsertColumns<'s, 'a> {
+    columns: &'s [(String, InsertData<'a>)],
+    rows: usize,
+}
+
+impl<'s, 'a> InsertColumns<'s, 'a> {
+    /// Checks the shapes of `columns` (name, data).
+    pub fn new(columns: &'s [(String, InsertData<'a>)]) -> Result<Self> {
+        let rows = columns.first().map_or(0, |(_, d)| d.rows());
+        for (name, data) in columns {
+            if data.rows() != rows {
+                let reason = format!("{} rows, but column `{}` has {rows}", data.rows(), columns[0].0);
+                return Err(ProtoError::invalid_column(name, data.describe(), reason));
+            }
+            data.validate(name)?;
+        }
+        Ok(InsertColumns { columns, rows })
     }
-    if let Some((name, data)) = columns.iter().find(|(_, d)| d.rows() < hi) {
-        return Err(ProtoError::invalid_column(name, data.describe(), format!("has {} rows, not {hi}", data.rows())));
+
+    /// Rows in every column.
+    pub fn rows(&self) -> usize {
+        self.rows
     }
-    write_block_head(out, revision, &BlockInfo::default(), columns.len(), hi.saturating_sub(lo));
-    let layout = Layout::for_revision(revision);
-    for ((name, data), ty) in columns.iter().zip(wire_types) {
-        write_column_head(out, revision, name, ty);
-        data.encode(lo, hi, out, layout)?;
+
+    /// Checks every column against the server's INSERT header block (see
+    /// [`InsertData::check_type`]) and fixes the type names to send.
+    pub fn with_header(self, header: &Block) -> Result<TypedInsert<'s, 'a>> {
+        let mut types = Vec::with_capacity(self.columns.len());
+        for (name, data) in self.columns {
+            let Some(h) = header.column(name) else {
+                let present: Vec<String> = header.columns().iter().map(|c| format!("`{}`", c.name())).collect();
+                let reason = format!("the table has no such column (it has {})", present.join(", "));
+                return Err(ProtoError::invalid_column(name, data.describe(), reason));
+            };
+            types.push(data.check_type(name, h.data_type(), h.type_name())?);
+        }
+        Ok(TypedInsert { columns: self, types })
     }
-    Ok(())
+}
+
+/// INSERT columns checked in shape and against the table: what the encoder takes.
+#[derive(Debug, Clone)]
+pub struct TypedInsert<'s, 'a> {
+    columns: InsertColumns<'s, 'a>,
+    types: Vec<String>,
+}
+
+impl TypedInsert<'_, '_> {
+    /// Rows in every column.
+    pub fn rows(&self) -> usize {
+        self.columns.rows
+    }
+
+    /// Whether the rows may be sent in several blocks; a [`Column`] is sent whole.
+    pub fn splittable(&self) -> bool {
+        self.columns.columns.iter().all(|(_, d)| d.splittable())
+    }
+
+    /// Whether the INSERT has a column called `name`.
+    pub fn has_column(&self, name: &str) -> bool {
+        self.columns.columns.iter().any(|(n, _)| n == name)
+    }
+
+    /// The type name each column is sent as.
+    pub fn wire_types(&self) -> &[String] {
+        &self.types
+    }
+
+    /// Encodes rows `lo..hi` as one Native block (BlockInfo, headers and data)
+    /// for `revision`, with the same block and column head writers as
+    /// [`Block::write`].
+    pub fn write_block(&self, out: &mut Vec<u8>, revision: u64, lo: usize, hi: usize) -> Result<()> {
+        let rows = self.rows();
+        if lo > hi || hi > rows {
+            return Err(ProtoError::violation(format!("rows {lo}..{hi} of an INSERT of {rows}")));
+        }
+        if !self.splittable() && (lo, hi) != (0, rows) {
+            return Err(ProtoError::violation(format!("rows {lo}..{hi}: a column read from a block is sent whole")));
+        }
+        write_block_head(out, revision, &BlockInfo::default(), self.types.len(), hi - lo);
+        let layout = Layout::for_revision(revision);
+        for ((name, data), ty) in self.columns.columns.iter().zip(&self.types) {
+            write_column_head(out, revision, name, ty);
+            data.encode(lo, hi, out, layout)?;
+        }
+        Ok(())
+    }
 }
 
 /// Things that can be inserted as a column.
@@ -423,18 +486,33 @@ mod tests {
         b
     }
 
+    /// An INSERT header: empty columns of the given names and types.
+    fn header(cols: &[(&str, &str)]) -> Block {
+        let mut pool = BufferPool::new();
+        let cols = cols
+            .iter()
+            .map(|(n, t)| Column::new(*n, *t, crate::ColumnData::for_type(&ty(t), &mut pool).unwrap()).unwrap());
+        Block::from_columns(cols.collect()).unwrap()
+    }
+
     /// Checks, then encodes rows `lo..hi` of `(name, type, data)` columns.
     fn encode(cols: &[(&str, &str, InsertData<'_>)], lo: usize, hi: usize, revision: u64) -> Vec<u8> {
         let columns: Vec<(String, InsertData<'_>)> = cols.iter().map(|(n, _, d)| (n.to_string(), d.clone())).collect();
-        let types: Vec<String> = cols
-            .iter()
-            .map(|(n, t, d)| {
-                d.validate(n).unwrap();
-                d.check_type(n, &ty(t), t).unwrap()
-            })
-            .collect();
+        let names: Vec<(&str, &str)> = cols.iter().map(|(n, t, _)| (*n, *t)).collect();
+        let typed = InsertColumns::new(&columns).unwrap().with_header(&header(&names)).unwrap();
         let mut out = Vec::new();
-        write_insert_block(&mut out, revision, &columns, &types, lo, hi).unwrap();
+        typed.write_block(&mut out, revision, lo, hi).unwrap();
+        out
+    }
+
+    /// Encodes every column of `block` whole, as an INSERT of the block into a table of its shape.
+    fn encode_block(block: &Block, revision: u64) -> Vec<u8> {
+        let columns: Vec<(String, InsertData<'_>)> =
+            block.columns().iter().map(|c| (c.name().to_string(), InsertData::Column(c))).collect();
+        let typed = InsertColumns::new(&columns).unwrap().with_header(block).unwrap();
+        assert!(!typed.splittable());
+        let mut out = Vec::new();
+        typed.write_block(&mut out, revision, 0, block.rows()).unwrap();
         out
     }
 
@@ -464,12 +542,7 @@ mod tests {
     fn columns_from_a_select_encode_to_the_captured_bytes() {
         for (rev, capture) in [(54460, TYPES_54460), (54492, TYPES_54492)] {
             let (raw, block) = captured_block(capture, rev);
-            let columns: Vec<(String, InsertData<'_>)> =
-                block.columns().iter().map(|c| (c.name().to_string(), InsertData::Column(c))).collect();
-            let types: Vec<String> = block.columns().iter().map(|c| c.type_name().to_string()).collect();
-            let mut out = Vec::new();
-            write_insert_block(&mut out, rev, &columns, &types, 0, block.rows()).unwrap();
-            assert_eq!(out, raw, "{rev}");
+            assert_eq!(encode_block(&block, rev), raw, "{rev}");
             // Block::write shares the header writers and gives the same bytes.
             let mut again = Vec::new();
             block.write(&mut again, rev).unwrap();
@@ -584,17 +657,9 @@ mod tests {
                 assert_eq!(got, &words[ibase as usize..iend as usize]);
 
                 // What was decoded goes out again unchanged as whole columns.
-                let bytes = {
-                    let columns: Vec<(String, InsertData<'_>)> =
-                        b.columns().iter().map(|c| (c.name().to_string(), InsertData::Column(c))).collect();
-                    let types: Vec<String> = b.columns().iter().map(|c| c.type_name().to_string()).collect();
-                    let mut out = Vec::new();
-                    write_insert_block(&mut out, rev, &columns, &types, 0, b.rows()).unwrap();
-                    out
-                };
                 let mut direct = Vec::new();
                 b.write(&mut direct, rev).unwrap();
-                assert_eq!(bytes, direct);
+                assert_eq!(encode_block(&b, rev), direct);
             }
         }
     }
@@ -666,12 +731,31 @@ mod tests {
     #[test]
     fn a_column_is_sent_whole() {
         let b = decode(&encode(&[("c", "UInt8", fixed(&[1u8, 2]))], 0, 2, 54492), 54492);
-        let col = b.column("c").unwrap();
-        let columns = vec![("c".to_string(), InsertData::Column(col))];
-        assert!(!columns[0].1.splittable());
+        let columns = vec![("c".to_string(), InsertData::Column(b.column("c").unwrap()))];
+        let typed = InsertColumns::new(&columns).unwrap().with_header(&b).unwrap();
         let mut out = Vec::new();
-        invalid(write_insert_block(&mut out, 54492, &columns, &["UInt8".into()], 1, 2), "sent whole");
-        invalid(write_insert_block(&mut out, 54492, &columns, &["UInt8".into()], 0, 3), "has 2 rows, not 3");
-        assert!(matches!(write_insert_block(&mut out, 54492, &columns, &[], 0, 2), Err(ProtoError::Violation(_))));
+        assert!(matches!(typed.write_block(&mut out, 54492, 1, 2), Err(ProtoError::Violation(_))));
+        assert!(matches!(typed.write_block(&mut out, 54492, 0, 3), Err(ProtoError::Violation(_))));
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn columns_are_checked_together_and_against_the_header() {
+        let (a, b) = ([1u8, 2], [1u16]);
+        let columns = vec![("a".to_string(), fixed(&a)), ("b".to_string(), fixed(&b))];
+        let err = InsertColumns::new(&columns).unwrap_err();
+        assert_eq!(err.to_string(), "column `b` (u16 values): 1 rows, but column `a` has 2");
+        let columns = vec![("a".to_string(), fixed(&a)), ("c".to_string(), InsertData::array(&[1, 3], &a[..]))];
+        invalid(InsertColumns::new(&columns).map(|c| c.rows()), "array offsets end at 3");
+
+        let columns = vec![("a".to_string(), fixed(&a))];
+        let checked = InsertColumns::new(&columns).unwrap();
+        assert_eq!(checked.rows(), 2);
+        let err = checked.with_header(&header(&[("x", "UInt8"), ("y", "String")])).unwrap_err();
+        assert_eq!(err.to_string(), "column `a` (u8 values): the table has no such column (it has `x`, `y`)");
+        assert!(matches!(checked.with_header(&header(&[("a", "Int8")])), Err(ProtoError::TypeMismatch { .. })));
+        let typed = checked.with_header(&header(&[("a", "LowCardinality(UInt8)")])).unwrap();
+        assert_eq!(typed.wire_types(), ["UInt8"]);
+        assert!(typed.splittable());
     }
 }

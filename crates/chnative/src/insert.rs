@@ -5,6 +5,7 @@
 //! [`chnative_proto::insert`]'s.
 
 pub use chnative_proto::insert::{fixed, InsertData, IntoInsertData};
+use chnative_proto::insert::{InsertColumns, TypedInsert};
 use chnative_proto::packet::{BlockKind, Progress, ServerPacket};
 use chnative_proto::Block;
 
@@ -133,17 +134,8 @@ impl<'c, 'a> Insert<'c, 'a> {
         if columns.is_empty() {
             return Err(Error::Usage("an INSERT needs at least one column".into()));
         }
-        let rows = columns[0].1.rows();
-        for (name, data) in &columns {
-            if data.rows() != rows {
-                return Err(Error::Usage(format!(
-                    "column `{name}` has {} rows, `{}` has {rows}",
-                    data.rows(),
-                    columns[0].0
-                )));
-            }
-            data.validate(name)?;
-        }
+        let checked = InsertColumns::new(&columns)?;
+        let rows = checked.rows();
         let list: Vec<String> = columns.iter().map(|(n, _)| quote_ident(n)).collect();
         let sql = format!("INSERT INTO {table} ({}) VALUES", list.join(", "));
         if !settings.iter().any(|(k, _, _)| k == "async_insert") {
@@ -183,9 +175,9 @@ impl<'c, 'a> Insert<'c, 'a> {
             }
         }
 
-        let checked = check_against_header(&columns, &header, &described, allow_missing);
+        let checked = check_against_header(checked, &header, &described, allow_missing);
         header.recycle(&mut conn.pool);
-        let wire_types = match checked {
+        let typed = match checked {
             Ok(t) => t,
             Err(e) => {
                 // End the INSERT cleanly with no data so the connection stays usable.
@@ -196,7 +188,7 @@ impl<'c, 'a> Insert<'c, 'a> {
             }
         };
 
-        let step = if columns.iter().all(|(_, d)| d.splittable()) { conn.cfg.insert_block_rows } else { rows.max(1) };
+        let step = if typed.splittable() { conn.cfg.insert_block_rows } else { rows.max(1) };
         let rev = conn.revision;
         let mut blocks = 0u64;
         let mut lo = 0usize;
@@ -204,8 +196,7 @@ impl<'c, 'a> Insert<'c, 'a> {
             let hi = (lo + step).min(rows);
             let mut stage = std::mem::take(&mut conn.stage);
             stage.clear();
-            let res = chnative_proto::insert::write_insert_block(&mut stage, rev, &columns, &wire_types, lo, hi)
-                .map_err(Error::from);
+            let res = typed.write_block(&mut stage, rev, lo, hi).map_err(Error::from);
             let res = res.and_then(|_| conn.put_data_packet("", &stage));
             conn.stage = stage;
             if let Err(e) = res {
@@ -222,21 +213,17 @@ impl<'c, 'a> Insert<'c, 'a> {
     }
 }
 
-fn check_against_header(
-    columns: &[(String, InsertData<'_>)],
+fn check_against_header<'s, 'a>(
+    checked: InsertColumns<'s, 'a>,
     header: &Block,
     described: &[(String, bool)],
     allow_missing: bool,
-) -> Result<Vec<String>> {
-    let mut types = Vec::with_capacity(columns.len());
-    for (name, data) in columns {
-        let h = header.column(name).ok_or_else(|| Error::Usage(format!("table has no column `{name}`")))?;
-        types.push(data.check_type(name, h.data_type(), h.type_name())?);
-    }
+) -> Result<TypedInsert<'s, 'a>> {
+    let typed = checked.with_header(header)?;
     if !allow_missing {
         let missing: Vec<&str> = described
             .iter()
-            .filter(|(n, has_default)| !has_default && !columns.iter().any(|(c, _)| c == n))
+            .filter(|(n, has_default)| !has_default && !typed.has_column(n))
             .map(|(n, _)| n.as_str())
             .collect();
         if !missing.is_empty() {
@@ -246,7 +233,7 @@ fn check_against_header(
             )));
         }
     }
-    Ok(types)
+    Ok(typed)
 }
 
 async fn finish_insert(conn: &mut Conn) -> Result<Progress> {
