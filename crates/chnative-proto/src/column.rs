@@ -28,6 +28,7 @@ use crate::error::{ProtoError, Result};
 use crate::types::DataType;
 use crate::wire::{Reader, WriteExt};
 
+mod build;
 mod check;
 mod dynamic;
 pub(crate) use check::{check_end_offsets, check_fixed_values};
@@ -43,11 +44,13 @@ const SPARSE_END_OF_GRANULE: u64 = 1 << 62;
 
 /// The storage of one column, shaped by its type.
 ///
-/// This is the low level: outside this crate a `ColumnData` comes only from
-/// [`ColumnData::for_type`] and the decoders, its buffers cannot be written, and
-/// its variants cannot be built (they are `#[non_exhaustive]`; read them with
-/// `..` in the pattern). Data becomes a [`crate::Column`] only through
-/// [`crate::Column::new`], which checks it against the type.
+/// This is the low level: outside this crate a `ColumnData` comes from the
+/// decoders, [`ColumnData::for_type`] and the builders ([`ColumnData::from_values`],
+/// [`ColumnData::from_strings`], [`ColumnData::nullable`], [`ColumnData::array`],
+/// …); its buffers cannot be written and its variants cannot be built (they are
+/// `#[non_exhaustive]`; read them with `..` in the pattern). Data becomes a
+/// [`crate::Column`] only through [`crate::Column::new`], which checks it
+/// against the type.
 #[derive(Debug)]
 pub enum ColumnData {
     /// Any fixed-width type: numbers, dates, UUID, IPs, decimals, enums, FixedString(N), Nothing.

@@ -101,7 +101,7 @@ impl ColumnData {
             if *width != want {
                 return Err(format!("values are {width} bytes wide, {ty} needs {want}"));
             }
-            if data.len() % want != 0 {
+            if want == 0 || data.len() % want != 0 {
                 return Err(format!("{} bytes is not a whole number of {want}-byte values", data.len()));
             }
             return check_fixed_values(ty, data.as_bytes(), want, nulls);
