@@ -166,16 +166,21 @@ impl<'a> InsertData<'a> {
             t => t,
         };
         match self {
-            InsertData::Fixed { rust, accepts, .. } => {
+            InsertData::Fixed { rust, accepts, width, .. } => {
                 let target = match ty_plain {
                     DataType::LowCardinality(t) if accepts(t) => t.as_ref(),
                     t => t,
                 };
-                if accepts(target) {
-                    Ok(target.to_string())
-                } else {
-                    Err(mismatch(rust))
+                if !accepts(target) {
+                    return Err(mismatch(rust));
                 }
+                // `accepts` is the caller's for hand-made data: the width is the type's, not theirs.
+                let reason = match target.fixed_width() {
+                    Some(w) if w == *width => return Ok(target.to_string()),
+                    Some(w) => format!("values are {width} bytes wide, {target} needs {w}"),
+                    None => format!("{target} is not a fixed-width type"),
+                };
+                Err(ProtoError::invalid_column(column, type_name, reason))
             }
             InsertData::FixedStrings { width, .. } => match ty_plain {
                 DataType::FixedString(n) if n == width => Ok(ty_plain.to_string()),
@@ -707,6 +712,11 @@ mod tests {
             wire(InsertData::fixed_strings(b"ab", 2), "LowCardinality(FixedString(2))").unwrap(),
             "FixedString(2)"
         );
+        // Hand-made data that claims to fit is held to the type's width.
+        let lying = InsertData::Fixed { bytes: &[0; 8], width: 4, rust: "u32", accepts: |_| true };
+        invalid(wire(lying.clone(), "UInt64"), "values are 4 bytes wide, UInt64 needs 8");
+        invalid(wire(InsertData::array(&[2], lying.clone()), "Array(UInt64)"), "4 bytes wide");
+        invalid(wire(lying, "String"), "String is not a fixed-width type");
         // Two u32 values are not UInt64s.
         let err = wire(fixed(&[1u32, 2]), "UInt64").unwrap_err();
         assert_eq!(
