@@ -92,16 +92,14 @@ fn time(reps: usize, iters: usize, mut f: impl FnMut()) -> f64 {
 }
 
 fn planes_of(data: &ColumnData) -> Vec<&[u8]> {
-    match data {
-        ColumnData::Tuple(cols) => cols
-            .iter()
-            .map(|c| match c {
-                ColumnData::Fixed { data, .. } => data.as_bytes(),
-                _ => unreachable!(),
-            })
-            .collect(),
-        _ => unreachable!(),
-    }
+    data.tuple_elements()
+        .unwrap()
+        .iter()
+        .map(|c| match c {
+            ColumnData::Fixed { data, .. } => data.as_bytes(),
+            _ => unreachable!(),
+        })
+        .collect()
 }
 
 struct Opts {

@@ -101,10 +101,18 @@ pub struct Column {
 
 impl Column {
     /// A column from parts (for building insert blocks).
+    ///
+    /// The data is checked against the type: its shape and widths, every length,
+    /// offsets, LowCardinality keys, and Enum and Bool values. Data that does not
+    /// fit is a [`ProtoError::InvalidColumn`] naming the column, the type and the
+    /// problem, so it is refused here rather than by the server.
     pub fn new(name: impl Into<String>, type_name: impl Into<String>, data: ColumnData) -> Result<Column> {
-        let type_name = type_name.into();
+        let (name, type_name) = (name.into(), type_name.into());
         let ty = DataType::parse(&type_name)?;
-        Ok(Column { name: name.into(), type_name, ty, data })
+        if let Err(reason) = data.check_fits(&ty) {
+            return Err(ProtoError::InvalidColumn { column: name, ty: type_name, reason });
+        }
+        Ok(Column { name, type_name, ty, data })
     }
 
     /// Column name.
@@ -176,7 +184,8 @@ impl Block {
     pub fn from_columns(columns: Vec<Column>) -> Result<Block> {
         let rows = columns.first().map_or(0, Column::rows);
         if let Some(c) = columns.iter().find(|c| c.rows() != rows) {
-            return Err(ProtoError::violation(format!("column `{}` has {} rows, expected {rows}", c.name, c.rows())));
+            let reason = format!("{} rows, but column `{}` has {rows}", c.rows(), columns[0].name);
+            return Err(ProtoError::InvalidColumn { column: c.name.clone(), ty: c.type_name.clone(), reason });
         }
         Ok(Block {
             info: BlockInfo::default(),
@@ -201,6 +210,15 @@ impl Block {
     /// The column called `name`.
     pub fn column(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|c| c.name == name)
+    }
+
+    /// The column called `name`, or a [`ProtoError::NoSuchColumn`] that lists
+    /// the columns the block has.
+    pub fn try_column(&self, name: &str) -> Result<&Column> {
+        self.column(name).ok_or_else(|| ProtoError::NoSuchColumn {
+            column: name.to_string(),
+            present: self.columns.iter().map(|c| c.name.clone()).collect(),
+        })
     }
 
     /// The same column names and types with no rows and no buffers (allocates
@@ -406,16 +424,10 @@ pub fn write_block<'a>(
     rows: usize,
     columns: impl ExactSizeIterator<Item = (&'a str, &'a str, &'a ColumnData)>,
 ) -> Result<()> {
-    info.write(out, revision);
-    out.put_varuint(columns.len() as u64);
-    out.put_varuint(rows as u64);
+    write_block_head(out, revision, info, columns.len(), rows);
     let layout = Layout::for_revision(revision);
     for (name, ty, data) in columns {
-        out.put_string(name);
-        out.put_string(ty);
-        if revision >= revision::CUSTOM_SERIALIZATION {
-            out.put_u8(0);
-        }
+        write_column_head(out, revision, name, ty);
         if rows > 0 {
             data.write_prefix(out);
             data.write_data(out, layout)?;
@@ -424,16 +436,32 @@ pub fn write_block<'a>(
     Ok(())
 }
 
+/// Writes what precedes a block's columns: BlockInfo, the column count and the row count.
+pub fn write_block_head(out: &mut Vec<u8>, revision: u64, info: &BlockInfo, columns: usize, rows: usize) {
+    info.write(out, revision);
+    out.put_varuint(columns as u64);
+    out.put_varuint(rows as u64);
+}
+
+/// Writes what precedes a column's data: its name, its type and (from revision
+/// 54454) the custom-serialization flag, always 0 since we send plain columns.
+pub fn write_column_head(out: &mut Vec<u8>, revision: u64, name: &str, type_name: &str) {
+    out.put_string(name);
+    out.put_string(type_name);
+    if revision >= revision::CUSTOM_SERIALIZATION {
+        out.put_u8(0);
+    }
+}
+
 /// Writes an empty block: the end-of-data marker.
 pub fn write_empty_block(out: &mut Vec<u8>, revision: u64) {
-    BlockInfo::default().write(out, revision);
-    out.put_varuint(0);
-    out.put_varuint(0);
+    write_block_head(out, revision, &BlockInfo::default(), 0, 0);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::buffer::AlignedBuf;
 
     fn sample(revision: u64) -> Vec<u8> {
         let mut pool = BufferPool::new();
@@ -457,6 +485,50 @@ mod tests {
         let mut out = Vec::new();
         block.write(&mut out, revision).unwrap();
         out
+    }
+
+    #[test]
+    fn try_column_names_the_missing_column_and_the_present_ones() {
+        let block = Block::new();
+        let bytes = sample(54492);
+        let mut full = Block::new();
+        full.read(&mut Reader::new(&bytes), 54492, &BlockLimits::default(), &mut BufferPool::new()).unwrap();
+        assert_eq!(full.try_column("name").unwrap().name(), "name");
+        let err = full.try_column("nmae").unwrap_err();
+        assert_eq!(err, ProtoError::NoSuchColumn { column: "nmae".into(), present: vec!["id".into(), "name".into()] });
+        assert_eq!(err.to_string(), "no column `nmae` in the block (it has `id`, `name`)");
+        assert_eq!(block.try_column("x").unwrap_err().to_string(), "no column `x` in the block (it has no columns)");
+    }
+
+    #[test]
+    fn column_new_refuses_data_that_does_not_fit_the_type() {
+        // Two u32 values offered as UInt64: the server refused these with code 432.
+        let mut data = AlignedBuf::new();
+        data.set_from(&[1, 0, 0, 0, 2, 0, 0, 0]);
+        let err = Column::new("v", "UInt64", ColumnData::Fixed { width: 4, data }).unwrap_err();
+        assert_eq!(
+            err,
+            ProtoError::InvalidColumn {
+                column: "v".into(),
+                ty: "UInt64".into(),
+                reason: "values are 4 bytes wide, UInt64 needs 8".into()
+            }
+        );
+        assert_eq!(err.to_string(), "column `v` (UInt64): values are 4 bytes wide, UInt64 needs 8");
+        let mut data = AlignedBuf::new();
+        data.set_from(&[1, 0, 0, 0, 2, 0, 0, 0]);
+        assert_eq!(Column::new("v", "UInt32", ColumnData::Fixed { width: 4, data }).unwrap().rows(), 2);
+    }
+
+    #[test]
+    fn from_columns_refuses_columns_of_different_lengths() {
+        let col = |name: &str, rows: usize| {
+            let mut data = AlignedBuf::new();
+            data.set_from(&vec![0; rows]);
+            Column::new(name, "UInt8", ColumnData::Fixed { width: 1, data }).unwrap()
+        };
+        let err = Block::from_columns(vec![col("a", 2), col("b", 3)]).unwrap_err();
+        assert_eq!(err.to_string(), "column `b` (UInt8): 3 rows, but column `a` has 2");
     }
 
     #[test]

@@ -50,7 +50,7 @@ impl AlignedBuf {
     }
 
     /// Forgets the contents, keeps the memory.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.len = 0;
     }
 
@@ -71,14 +71,14 @@ impl AlignedBuf {
 
     /// The contents, mutable.
     #[inline]
-    pub fn as_bytes_mut(&mut self) -> &mut [u8] {
+    pub(crate) fn as_bytes_mut(&mut self) -> &mut [u8] {
         let len = self.len;
         &mut bytemuck::cast_slice_mut::<Line, u8>(&mut self.lines)[..len]
     }
 
     /// Replaces the contents with a copy of `src` (the one copy a column gets).
     #[inline]
-    pub fn set_from(&mut self, src: &[u8]) {
+    pub(crate) fn set_from(&mut self, src: &[u8]) {
         self.grow_to(src.len());
         bytemuck::cast_slice_mut::<Line, u8>(&mut self.lines)[..src.len()].copy_from_slice(src);
         self.len = src.len();
@@ -86,7 +86,7 @@ impl AlignedBuf {
 
     /// Appends a copy of `src`.
     #[inline]
-    pub fn extend_from(&mut self, src: &[u8]) {
+    pub(crate) fn extend_from(&mut self, src: &[u8]) {
         let end = self.len + src.len();
         self.grow_to(end);
         bytemuck::cast_slice_mut::<Line, u8>(&mut self.lines)[self.len..end].copy_from_slice(src);
@@ -95,12 +95,12 @@ impl AlignedBuf {
 
     /// Appends one plain-old-data value.
     #[inline]
-    pub fn push<T: Pod>(&mut self, v: T) {
+    pub(crate) fn push<T: Pod>(&mut self, v: T) {
         self.extend_from(bytemuck::bytes_of(&v));
     }
 
     /// Resizes to `len` bytes; new bytes are zero.
-    pub fn resize_zeroed(&mut self, len: usize) {
+    pub(crate) fn resize_zeroed(&mut self, len: usize) {
         self.grow_to(len);
         if len > self.len {
             bytemuck::cast_slice_mut::<Line, u8>(&mut self.lines)[self.len..len].fill(0);
@@ -123,7 +123,7 @@ impl AlignedBuf {
 
     /// Views the contents as `&mut [T]`.
     #[inline]
-    pub fn typed_mut<T: Pod>(&mut self) -> Result<&mut [T]> {
+    pub(crate) fn typed_mut<T: Pod>(&mut self) -> Result<&mut [T]> {
         let len = self.len;
         bytemuck::try_cast_slice_mut(self.as_bytes_mut()).map_err(|e| {
             ProtoError::violation(format!("buffer of {len} bytes viewed as {}: {e:?}", std::any::type_name::<T>()))

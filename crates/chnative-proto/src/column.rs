@@ -28,7 +28,10 @@ use crate::error::{ProtoError, Result};
 use crate::types::DataType;
 use crate::wire::{Budget, Reader, WriteExt};
 
+mod build;
+mod check;
 mod dynamic;
+pub(crate) use check::{check_end_offsets, check_fixed_values};
 pub use dynamic::*;
 
 /// `SharedDictionariesWithAdditionalKeys`, the only LowCardinality key version.
@@ -40,9 +43,18 @@ const LC_NEED_UPDATE_DICTIONARY: u64 = 1 << 10;
 const SPARSE_END_OF_GRANULE: u64 = 1 << 62;
 
 /// The storage of one column, shaped by its type.
+///
+/// This is the low level: outside this crate a `ColumnData` comes from the
+/// decoders, [`ColumnData::for_type`] and the builders ([`ColumnData::from_values`],
+/// [`ColumnData::from_strings`], [`ColumnData::nullable`], [`ColumnData::array`],
+/// …); its buffers cannot be written and its variants cannot be built (they are
+/// `#[non_exhaustive]`; read them with `..` in the pattern). Data becomes a
+/// [`crate::Column`] only through [`crate::Column::new`], which checks it
+/// against the type.
 #[derive(Debug)]
 pub enum ColumnData {
     /// Any fixed-width type: numbers, dates, UUID, IPs, decimals, enums, FixedString(N), Nothing.
+    #[non_exhaustive]
     Fixed {
         /// Bytes per row.
         width: usize,
@@ -50,6 +62,7 @@ pub enum ColumnData {
         data: AlignedBuf,
     },
     /// String: cumulative end offsets (u64 per row) into one byte blob.
+    #[non_exhaustive]
     String {
         /// u64 end offset of each row.
         offsets: AlignedBuf,
@@ -57,6 +70,7 @@ pub enum ColumnData {
         data: AlignedBuf,
     },
     /// Nullable(T): one byte per row (1 = NULL) and the inner column (placeholders at NULLs).
+    #[non_exhaustive]
     Nullable {
         /// Null map.
         nulls: AlignedBuf,
@@ -64,6 +78,7 @@ pub enum ColumnData {
         inner: Box<ColumnData>,
     },
     /// Array(T), Map(K, V) (as Array(Tuple(K, V))), Nested, geo rings and polygons.
+    #[non_exhaustive]
     Array {
         /// u64 end offset of each row into `inner`.
         offsets: AlignedBuf,
@@ -71,8 +86,10 @@ pub enum ColumnData {
         inner: Box<ColumnData>,
     },
     /// Tuple(T1, …) and Point: one column per element.
+    #[non_exhaustive]
     Tuple(Vec<ColumnData>),
     /// LowCardinality(T): a dictionary and one key per row.
+    #[non_exhaustive]
     LowCardinality {
         /// Distinct values; for LowCardinality(Nullable(T)), entry 0 stands for NULL.
         dict: Box<ColumnData>,
@@ -84,10 +101,13 @@ pub enum ColumnData {
         nullable: bool,
     },
     /// Variant(T1, …): discriminators plus one dense column per alternative.
+    #[non_exhaustive]
     Variant(Box<VariantData>),
     /// Dynamic: the per-block type list and the values (see [`DynamicData`]).
+    #[non_exhaustive]
     Dynamic(Box<DynamicData>),
     /// JSON: typed paths, dynamic paths and shared data, or text (see [`JsonData`]).
+    #[non_exhaustive]
     Json(Box<JsonData>),
 }
 
@@ -295,6 +315,15 @@ impl ColumnData {
             ColumnData::Variant(v) => v.recycle(pool),
             ColumnData::Dynamic(d) => d.recycle(pool),
             ColumnData::Json(j) => j.recycle(pool),
+        }
+    }
+
+    /// A Tuple's element columns (`None` for other shapes): the read accessor
+    /// for a variant whose fields cannot be named outside this crate.
+    pub fn tuple_elements(&self) -> Option<&[ColumnData]> {
+        match self {
+            ColumnData::Tuple(cols) => Some(cols),
+            _ => None,
         }
     }
 

@@ -52,6 +52,25 @@ pub enum ProtoError {
         /// The column's ClickHouse type.
         actual: String,
     },
+    /// Column data built by the caller does not fit its type (a user error,
+    /// caught before anything is sent).
+    #[error("column `{column}` ({ty}): {reason}")]
+    InvalidColumn {
+        /// The column's name.
+        column: String,
+        /// The ClickHouse type (or, before the type is known, the data's shape).
+        ty: String,
+        /// What does not fit.
+        reason: String,
+    },
+    /// A block has no column of the name asked for.
+    #[error("no column `{column}` in the block (it has {})", present_list(.present))]
+    NoSuchColumn {
+        /// The name asked for.
+        column: String,
+        /// The block's column names, in order.
+        present: Vec<String>,
+    },
     /// Compression or decompression failed.
     #[error("compression: {0}")]
     Compression(String),
@@ -63,10 +82,22 @@ impl ProtoError {
         ProtoError::Violation(msg.to_string())
     }
 
+    /// Shorthand for an invalid column.
+    pub fn invalid_column(column: impl Into<String>, ty: impl Into<String>, reason: impl fmt::Display) -> Self {
+        ProtoError::InvalidColumn { column: column.into(), ty: ty.into(), reason: reason.to_string() }
+    }
+
     /// Shorthand for a type error.
     pub fn ty(ty: impl Into<String>, reason: impl fmt::Display) -> Self {
         ProtoError::Type { ty: ty.into(), reason: reason.to_string() }
     }
+}
+
+fn present_list(names: &[String]) -> String {
+    if names.is_empty() {
+        return "no columns".into();
+    }
+    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
 }
 
 /// Result alias for the protocol crate.

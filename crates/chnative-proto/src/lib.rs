@@ -15,6 +15,7 @@ pub mod compression;
 pub mod connection;
 pub mod convert;
 pub mod error;
+pub mod insert;
 pub mod packet;
 pub mod qbit;
 pub mod revision;

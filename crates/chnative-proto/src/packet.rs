@@ -367,8 +367,9 @@ pub fn escape_tsv(text: &str) -> String {
     out
 }
 
-/// Encodes a query parameter's text for the wire: single-quoted with backslash
-/// escapes, because the server reads parameter values as quoted Field dumps.
+/// Single-quotes text with backslash escapes: how a query parameter's text goes
+/// on the wire (the server reads parameter values as quoted Field dumps), and
+/// how a string is written inside an array or tuple parameter literal.
 pub fn encode_parameter(text: &str) -> String {
     let mut q = String::with_capacity(text.len() + 2);
     q.push('\'');

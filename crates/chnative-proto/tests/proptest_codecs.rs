@@ -412,29 +412,30 @@ fn ends(ss: &[Vec<u8>]) -> Vec<u64> {
 fn same(d: &ColumnData, v: &Val) -> Result<(), String> {
     let err = |what: &str| Err(format!("{what}: decoded {d:?}, model {v:?}"));
     match (d, v) {
-        (ColumnData::Fixed { width, data }, Val::Fixed(w, b)) => {
+        (ColumnData::Fixed { width, data, .. }, Val::Fixed(w, b)) => {
             if width != w || data.as_bytes() != &b[..] {
                 return err("fixed bytes");
             }
         }
-        (ColumnData::String { offsets, data }, Val::Str(ss)) => {
+        (ColumnData::String { offsets, data, .. }, Val::Str(ss)) => {
             if offsets.typed::<u64>().map_err(|e| e.to_string())? != &ends(ss)[..] || data.as_bytes() != ss.concat() {
                 return err("strings");
             }
         }
-        (ColumnData::Nullable { nulls, inner }, Val::Nullable(n, vi)) => {
+        (ColumnData::Nullable { nulls, inner, .. }, Val::Nullable(n, vi)) => {
             if nulls.as_bytes() != &n[..] {
                 return err("null map");
             }
             same(inner, vi)?;
         }
-        (ColumnData::Array { offsets, inner }, Val::Array(o, vi)) => {
+        (ColumnData::Array { offsets, inner, .. }, Val::Array(o, vi)) => {
             if offsets.typed::<u64>().map_err(|e| e.to_string())? != &o[..] {
                 return err("array offsets");
             }
             same(inner, vi)?;
         }
-        (ColumnData::Tuple(cs), Val::Tuple(vs)) => {
+        (d, Val::Tuple(vs)) if d.tuple_elements().is_some() => {
+            let cs = d.tuple_elements().unwrap_or_default();
             if cs.len() != vs.len() {
                 return err("tuple arity");
             }
@@ -443,7 +444,7 @@ fn same(d: &ColumnData, v: &Val) -> Result<(), String> {
             }
         }
         (
-            ColumnData::LowCardinality { dict, key_width, keys, nullable },
+            ColumnData::LowCardinality { dict, key_width, keys, nullable, .. },
             Val::Lc { kw, nullable: n, dict: vd, keys: vk },
         ) => {
             if nullable != n {

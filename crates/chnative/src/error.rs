@@ -126,6 +126,8 @@ impl From<ProtoError> for Error {
     fn from(e: ProtoError) -> Self {
         match e {
             ProtoError::TypeMismatch { column, requested, actual } => Error::TypeMismatch { column, requested, actual },
+            // The caller's own data or lookup, not the server's bytes.
+            e @ (ProtoError::InvalidColumn { .. } | ProtoError::NoSuchColumn { .. }) => Error::Usage(e.to_string()),
             e => Error::Protocol(e),
         }
     }

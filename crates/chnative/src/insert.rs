@@ -1,382 +1,19 @@
 //! The column tier's write side: INSERT from borrowed columns.
 //!
 //! Columns are checked against the server's header block before any data is
-//! sent; each fixed-width column is then copied once, from the caller's slice
-//! into the outgoing block.
+//! sent; the data, its type rules and its encoding are
+//! [`chnative_proto::insert`]'s.
 
-use chnative_proto::column::write_strings;
 use chnative_proto::connection::{BlockSink, Event, Poll};
-use chnative_proto::convert::{I256, U256};
+pub use chnative_proto::insert::{fixed, InsertData, IntoInsertData};
+use chnative_proto::insert::{InsertColumns, TypedInsert};
 use chnative_proto::packet::{BlockKind, Exception, Progress};
-use chnative_proto::view::{FixedValue, StrView, WireUuid};
-use chnative_proto::wire::WriteExt;
-use chnative_proto::{revision, Block, Column, DataType};
+use chnative_proto::Block;
 
 use crate::conn::{map_err, new_query_id, Conn, QueryWire};
 use crate::error::{Error, Result};
 use crate::ident::{check_setting_name, quote_ident, quote_table};
 use crate::pool::Target;
-
-/// Column data borrowed for an INSERT.
-#[derive(Debug, Clone)]
-pub enum InsertData<'a> {
-    /// Fixed-width values as their wire bytes.
-    Fixed {
-        /// `rows × width` little-endian bytes.
-        bytes: &'a [u8],
-        /// Bytes per row.
-        width: usize,
-        /// Rust element type, for errors.
-        rust: &'static str,
-        /// Which ClickHouse types the values may go into.
-        accepts: fn(&DataType) -> bool,
-    },
-    /// FixedString(N) values back to back, `rows × N` bytes (no per-value prefix).
-    FixedStrings {
-        /// The bytes.
-        bytes: &'a [u8],
-        /// N.
-        width: usize,
-    },
-    /// Strings from `&str`s.
-    Strs(&'a [&'a str]),
-    /// Strings from `String`s.
-    Strings(&'a [String]),
-    /// Strings as end offsets into one blob (the layout a SELECT returns).
-    Blob {
-        /// u64 end offset of each row.
-        offsets: &'a [u64],
-        /// All bytes.
-        data: &'a [u8],
-    },
-    /// Nullable: one byte per row (1 = NULL) and the values.
-    Nullable {
-        /// Null map.
-        nulls: &'a [u8],
-        /// Values (anything at NULL rows).
-        inner: Box<InsertData<'a>>,
-    },
-    /// Array: u64 end offsets into the flattened elements.
-    Array {
-        /// End offset per row.
-        offsets: &'a [u64],
-        /// Elements.
-        inner: Box<InsertData<'a>>,
-    },
-    /// A column read from a SELECT, sent as it is.
-    Column(&'a Column),
-}
-
-impl<'a> InsertData<'a> {
-    /// Nullable data from a null map (1 = NULL) and values.
-    pub fn nullable(nulls: &'a [u8], inner: impl IntoInsertData<'a>) -> Self {
-        InsertData::Nullable { nulls, inner: Box::new(inner.into_insert_data()) }
-    }
-
-    /// FixedString(N) data: `bytes.len()` must be a multiple of `n` (pad short values with NULs).
-    pub fn fixed_strings(bytes: &'a [u8], n: usize) -> Self {
-        InsertData::FixedStrings { bytes, width: n }
-    }
-
-    /// Array data from u64 end offsets and the flattened elements.
-    pub fn array(offsets: &'a [u64], inner: impl IntoInsertData<'a>) -> Self {
-        InsertData::Array { offsets, inner: Box::new(inner.into_insert_data()) }
-    }
-
-    /// Number of rows.
-    pub fn rows(&self) -> usize {
-        match self {
-            InsertData::Fixed { bytes, width, .. } | InsertData::FixedStrings { bytes, width } => {
-                bytes.len() / (*width).max(1)
-            }
-            InsertData::Strs(s) => s.len(),
-            InsertData::Strings(s) => s.len(),
-            InsertData::Blob { offsets, .. } | InsertData::Array { offsets, .. } => offsets.len(),
-            InsertData::Nullable { nulls, .. } => nulls.len(),
-            InsertData::Column(c) => c.rows(),
-        }
-    }
-
-    /// Checks the data fits a column of type `ty` and returns the type name to send.
-    fn wire_type(&self, column: &str, ty: &DataType, type_name: &str) -> Result<String> {
-        let mismatch = |requested: &str| Error::TypeMismatch {
-            column: column.to_string(),
-            requested: requested.to_string(),
-            actual: type_name.to_string(),
-        };
-        let ty_plain = match ty {
-            DataType::SimpleAggregateFunction(_, t) => t.as_ref(),
-            t => t,
-        };
-        match self {
-            InsertData::Fixed { rust, accepts, .. } => {
-                // LowCardinality(T) columns take plain T; the server builds the dictionary.
-                let target = match ty_plain {
-                    DataType::LowCardinality(t) if accepts(t) => t.as_ref(),
-                    t => t,
-                };
-                if accepts(target) {
-                    Ok(target.to_string())
-                } else {
-                    Err(mismatch(rust))
-                }
-            }
-            InsertData::FixedStrings { width, .. } => match ty_plain {
-                DataType::FixedString(n) if n == width => Ok(ty_plain.to_string()),
-                DataType::LowCardinality(t) if **t == DataType::FixedString(*width) => Ok(t.to_string()),
-                _ => Err(mismatch(&format!("FixedString({width}) bytes"))),
-            },
-            InsertData::Strs(_) | InsertData::Strings(_) | InsertData::Blob { .. } => match ty_plain {
-                DataType::String => Ok("String".into()),
-                DataType::LowCardinality(t) if **t == DataType::String => Ok("String".into()),
-                _ => Err(mismatch("strings")),
-            },
-            InsertData::Nullable { inner, .. } => match ty_plain {
-                DataType::Nullable(t) => Ok(format!("Nullable({})", inner.wire_type(column, t, type_name)?)),
-                DataType::LowCardinality(t) => match t.as_ref() {
-                    DataType::Nullable(t) => Ok(format!("Nullable({})", inner.wire_type(column, t, type_name)?)),
-                    _ => Err(mismatch("Nullable values")),
-                },
-                _ => Err(mismatch("Nullable values")),
-            },
-            InsertData::Array { inner, .. } => match ty_plain {
-                DataType::Array(t) => Ok(format!("Array({})", inner.wire_type(column, t, type_name)?)),
-                _ => Err(mismatch("arrays")),
-            },
-            InsertData::Column(c) => {
-                let same = c.type_name() == type_name
-                    || c.data_type() == ty
-                    || matches!(ty, DataType::LowCardinality(t) if **t == *c.data_type());
-                if same {
-                    Ok(c.type_name().to_string())
-                } else {
-                    Err(mismatch(c.type_name()))
-                }
-            }
-        }
-    }
-
-    /// Validates offsets and lengths so encoding cannot fail half-way.
-    fn validate(&self, column: &str) -> Result<()> {
-        let bad = |what: &str| Error::Usage(format!("column `{column}`: {what}"));
-        match self {
-            InsertData::Fixed { bytes, width, .. } | InsertData::FixedStrings { bytes, width }
-                if *width == 0 || bytes.len() % width != 0 =>
-            {
-                return Err(bad("byte length is not a multiple of the value width"));
-            }
-            InsertData::Blob { offsets, data }
-                if !offsets.windows(2).all(|w| w[0] <= w[1])
-                    || offsets.last().is_some_and(|&l| l as usize > data.len()) =>
-            {
-                return Err(bad("string offsets are not monotonic or exceed the data"));
-            }
-            InsertData::Nullable { nulls, inner } => {
-                if inner.rows() != nulls.len() {
-                    return Err(bad("null map and values differ in length"));
-                }
-                inner.validate(column)?;
-            }
-            InsertData::Array { offsets, inner } => {
-                if !offsets.windows(2).all(|w| w[0] <= w[1])
-                    || offsets.last().map_or(0, |&l| l as usize) != inner.rows()
-                {
-                    return Err(bad("array offsets are not monotonic or do not end at the element count"));
-                }
-                inner.validate(column)?;
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-
-    /// Rejects values of the right width that the column type cannot hold: Enum8 and
-    /// Enum16 values outside the enum, Bool bytes other than 0 and 1 (rows that are
-    /// NULL are skipped). The server stores such values unchecked, and then cannot
-    /// read the column back ("Unexpected value 5 in enum", code 691) or compares
-    /// wrongly (a Bool 2 renders as true but is not `= true`).
-    fn check_values(&self, column: &str, ty: &DataType, nulls: Option<&[u8]>) -> Result<()> {
-        let ty = match ty {
-            DataType::SimpleAggregateFunction(_, t) | DataType::LowCardinality(t) => t.as_ref(),
-            t => t,
-        };
-        let null = |i: usize| nulls.is_some_and(|n| n.get(i).is_some_and(|&b| b != 0));
-        let bad = |i: usize, v: i64| Error::Usage(format!("column `{column}`: value #{i} is {v}, not a value of {ty}"));
-        match (self, ty) {
-            (InsertData::Fixed { bytes, width: 1, .. }, DataType::Enum8(items)) => {
-                let mut ok = [false; 256];
-                for (_, v) in items {
-                    ok[usize::from(*v as u8)] = true;
-                }
-                if let Some(i) = (0..bytes.len()).find(|&i| !ok[usize::from(bytes[i])] && !null(i)) {
-                    return Err(bad(i, i64::from(bytes[i] as i8)));
-                }
-            }
-            (InsertData::Fixed { bytes, width: 2, .. }, DataType::Enum16(items)) => {
-                let mut ok: Vec<i16> = items.iter().map(|(_, v)| *v).collect();
-                ok.sort_unstable();
-                for (i, c) in bytes.chunks_exact(2).enumerate() {
-                    let v = i16::from_le_bytes([c[0], c[1]]);
-                    if ok.binary_search(&v).is_err() && !null(i) {
-                        return Err(bad(i, i64::from(v)));
-                    }
-                }
-            }
-            (InsertData::Fixed { bytes, width: 1, .. }, DataType::Bool) => {
-                if let Some(i) = (0..bytes.len()).find(|&i| bytes[i] > 1 && !null(i)) {
-                    return Err(bad(i, i64::from(bytes[i])));
-                }
-            }
-            (InsertData::Nullable { nulls, inner }, DataType::Nullable(t)) => {
-                inner.check_values(column, t, Some(nulls))?
-            }
-            (InsertData::Array { inner, .. }, DataType::Array(t)) => inner.check_values(column, t, None)?,
-            _ => {}
-        }
-        Ok(())
-    }
-
-    /// Encodes rows `lo..hi` (after the type header) for revision `rev`.
-    fn encode(&self, lo: usize, hi: usize, out: &mut Vec<u8>, rev: u64) -> Result<()> {
-        let sized = rev >= revision::STRING_WITH_SIZE_STREAM;
-        match self {
-            InsertData::Fixed { bytes, width, .. } | InsertData::FixedStrings { bytes, width } => {
-                out.extend_from_slice(&bytes[lo * width..hi * width])
-            }
-            InsertData::Strs(s) => encode_strs(s[lo..hi].iter().map(|s| s.as_bytes()), hi - lo, out, sized),
-            InsertData::Strings(s) => encode_strs(s[lo..hi].iter().map(|s| s.as_bytes()), hi - lo, out, sized),
-            InsertData::Blob { offsets, data } => {
-                let base = if lo == 0 { 0 } else { offsets[lo - 1] };
-                let end = if hi == 0 { 0 } else { offsets[hi - 1] };
-                let data = &data[base as usize..end as usize];
-                if base == 0 {
-                    write_strings(out, &offsets[lo..hi], data, sized)?;
-                } else {
-                    let rebased: Vec<u64> = offsets[lo..hi].iter().map(|o| o - base).collect();
-                    write_strings(out, &rebased, data, sized)?;
-                }
-            }
-            InsertData::Nullable { nulls, inner } => {
-                out.extend_from_slice(&nulls[lo..hi]);
-                inner.encode(lo, hi, out, rev)?;
-            }
-            InsertData::Array { offsets, inner } => {
-                let base = if lo == 0 { 0 } else { offsets[lo - 1] };
-                for o in &offsets[lo..hi] {
-                    out.put_u64_le(o - base);
-                }
-                let end = if hi == 0 { 0 } else { offsets[hi - 1] };
-                inner.encode(base as usize, end as usize, out, rev)?;
-            }
-            InsertData::Column(c) => {
-                debug_assert!(lo == 0 && hi == c.rows());
-                c.data().write_prefix(out);
-                c.data().write_data(out, chnative_proto::column::Layout::for_revision(rev))?;
-            }
-        }
-        Ok(())
-    }
-
-    fn splittable(&self) -> bool {
-        match self {
-            InsertData::Column(_) => false,
-            InsertData::Nullable { inner, .. } | InsertData::Array { inner, .. } => inner.splittable(),
-            _ => true,
-        }
-    }
-}
-
-fn encode_strs<'s>(items: impl Iterator<Item = &'s [u8]> + Clone, n: usize, out: &mut Vec<u8>, sized: bool) {
-    if sized {
-        out.reserve(n * 8);
-        let mut end = 0u64;
-        for s in items.clone() {
-            end += s.len() as u64;
-            out.put_u64_le(end);
-        }
-        for s in items {
-            out.extend_from_slice(s);
-        }
-    } else {
-        for s in items {
-            out.put_string(s);
-        }
-    }
-}
-
-/// Things that can be inserted as a column.
-pub trait IntoInsertData<'a> {
-    /// Borrows `self` as insert data.
-    fn into_insert_data(self) -> InsertData<'a>;
-}
-
-impl<'a> IntoInsertData<'a> for InsertData<'a> {
-    fn into_insert_data(self) -> InsertData<'a> {
-        self
-    }
-}
-
-/// Borrows a slice of fixed-width values as insert data.
-pub fn fixed<T: FixedValue>(values: &[T]) -> InsertData<'_> {
-    InsertData::Fixed {
-        bytes: bytemuck::cast_slice(values),
-        width: std::mem::size_of::<T>(),
-        rust: T::RUST_NAME,
-        accepts: T::accepts,
-    }
-}
-
-macro_rules! fixed_insert {
-    ($($t:ty),*) => {$(
-        impl<'a> IntoInsertData<'a> for &'a [$t] {
-            fn into_insert_data(self) -> InsertData<'a> {
-                fixed(self)
-            }
-        }
-        impl<'a> IntoInsertData<'a> for &'a Vec<$t> {
-            fn into_insert_data(self) -> InsertData<'a> {
-                fixed(self.as_slice())
-            }
-        }
-    )*};
-}
-fixed_insert!(u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, f32, f64, WireUuid, [u8; 16], [u8; 32], I256, U256);
-
-impl<'a> IntoInsertData<'a> for &'a [&'a str] {
-    fn into_insert_data(self) -> InsertData<'a> {
-        InsertData::Strs(self)
-    }
-}
-
-impl<'a> IntoInsertData<'a> for &'a Vec<&'a str> {
-    fn into_insert_data(self) -> InsertData<'a> {
-        InsertData::Strs(self)
-    }
-}
-
-impl<'a> IntoInsertData<'a> for &'a [String] {
-    fn into_insert_data(self) -> InsertData<'a> {
-        InsertData::Strings(self)
-    }
-}
-
-impl<'a> IntoInsertData<'a> for &'a Vec<String> {
-    fn into_insert_data(self) -> InsertData<'a> {
-        InsertData::Strings(self)
-    }
-}
-
-impl<'a> IntoInsertData<'a> for StrView<'a> {
-    fn into_insert_data(self) -> InsertData<'a> {
-        InsertData::Blob { offsets: self.offsets(), data: self.blob() }
-    }
-}
-
-impl<'a> IntoInsertData<'a> for &'a Column {
-    fn into_insert_data(self) -> InsertData<'a> {
-        InsertData::Column(self)
-    }
-}
 
 /// What an INSERT did.
 #[derive(Debug, Clone, Copy, Default)]
@@ -520,17 +157,8 @@ impl<'c, 'a> Insert<'c, 'a> {
         if columns.is_empty() {
             return Err(Error::Usage("an INSERT needs at least one column".into()));
         }
-        let rows = columns[0].1.rows();
-        for (name, data) in &columns {
-            if data.rows() != rows {
-                return Err(Error::Usage(format!(
-                    "column `{name}` has {} rows, `{}` has {rows}",
-                    data.rows(),
-                    columns[0].0
-                )));
-            }
-            data.validate(name)?;
-        }
+        let checked = InsertColumns::new(&columns)?;
+        let rows = checked.rows();
         let list: Vec<String> = columns.iter().map(|(n, _)| quote_ident(n)).collect();
         let sql = format!("INSERT INTO {} ({}) VALUES", quote_table(&table)?, list.join(", "));
         if !settings.iter().any(|(k, _, _)| k == "async_insert") {
@@ -566,9 +194,9 @@ impl<'c, 'a> Insert<'c, 'a> {
             }
         }
 
-        let checked = check_against_header(&columns, &sink.header, &described, allow_missing);
+        let checked = check_against_header(checked, &sink.header, &described, allow_missing);
         sink.header.recycle(conn.proto.pool());
-        let wire_types = match checked {
+        let typed = match checked {
             Ok(t) => t,
             Err(e) => {
                 // End the INSERT cleanly with no data so the connection stays usable.
@@ -578,23 +206,13 @@ impl<'c, 'a> Insert<'c, 'a> {
             }
         };
 
-        let step = if columns.iter().all(|(_, d)| d.splittable()) { conn.cfg.insert_block_rows } else { rows.max(1) };
+        let step = if typed.splittable() { conn.cfg.insert_block_rows } else { rows.max(1) };
         let mut blocks = 0u64;
         let mut lo = 0usize;
         while lo < rows {
             let hi = (lo + step).min(rows);
             let res = conn.proto.send_data(|stage: &mut Vec<u8>, rev| -> Result<()> {
-                chnative_proto::BlockInfo::default().write(stage, rev);
-                stage.put_varuint(columns.len() as u64);
-                stage.put_varuint((hi - lo) as u64);
-                for ((name, data), ty) in columns.iter().zip(&wire_types) {
-                    stage.put_string(name);
-                    stage.put_string(ty);
-                    if rev >= revision::CUSTOM_SERIALIZATION {
-                        stage.put_u8(0);
-                    }
-                    data.encode(lo, hi, stage, rev)?;
-                }
+                typed.write_block(stage, rev, lo, hi)?;
                 Ok(())
             });
             if let Err(e) = res {
@@ -702,22 +320,17 @@ async fn send_watching(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<Optio
     }
 }
 
-fn check_against_header(
-    columns: &[(String, InsertData<'_>)],
+fn check_against_header<'s, 'a>(
+    checked: InsertColumns<'s, 'a>,
     header: &Block,
     described: &[(String, bool)],
     allow_missing: bool,
-) -> Result<Vec<String>> {
-    let mut types = Vec::with_capacity(columns.len());
-    for (name, data) in columns {
-        let h = header.column(name).ok_or_else(|| Error::Usage(format!("table has no column `{name}`")))?;
-        types.push(data.wire_type(name, h.data_type(), h.type_name())?);
-        data.check_values(name, h.data_type(), None)?;
-    }
+) -> Result<TypedInsert<'s, 'a>> {
+    let typed = checked.with_header(header)?;
     if !allow_missing {
         let missing: Vec<&str> = described
             .iter()
-            .filter(|(n, has_default)| !has_default && !columns.iter().any(|(c, _)| c == n))
+            .filter(|(n, has_default)| !has_default && !typed.has_column(n))
             .map(|(n, _)| n.as_str())
             .collect();
         if !missing.is_empty() {
@@ -727,7 +340,7 @@ fn check_against_header(
             )));
         }
     }
-    Ok(types)
+    Ok(typed)
 }
 
 async fn finish_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<Progress> {

@@ -25,26 +25,12 @@ macro_rules! display_param {
 }
 display_param!(u8, u16, u32, u64, u128, i8, i16, i32, i64, i128, f32, f64, bool);
 
-fn quote_nested(s: &str) -> String {
-    let mut q = String::with_capacity(s.len() + 2);
-    q.push('\'');
-    for c in s.chars() {
-        match c {
-            '\\' => q.push_str("\\\\"),
-            '\'' => q.push_str("\\'"),
-            c => q.push(c),
-        }
-    }
-    q.push('\'');
-    q
-}
-
 impl ToParam for str {
     fn to_param(&self) -> String {
         chnative_proto::packet::escape_tsv(self)
     }
     fn to_param_nested(&self) -> String {
-        quote_nested(self)
+        chnative_proto::packet::encode_parameter(self)
     }
 }
 
@@ -53,7 +39,7 @@ impl ToParam for String {
         chnative_proto::packet::escape_tsv(self)
     }
     fn to_param_nested(&self) -> String {
-        quote_nested(self)
+        chnative_proto::packet::encode_parameter(self)
     }
 }
 

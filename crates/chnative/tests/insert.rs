@@ -1336,3 +1336,52 @@ async fn fixed_strings_bulk_insert() {
     assert_eq!(one, 1);
     c.execute(format!("DROP TABLE {t}").as_str()).await.unwrap();
 }
+
+/// Column data that does not fit its type is refused when the column is built,
+/// with an error naming the column, the type and the problem. Before, two u32
+/// values were accepted as a UInt64 column and only the server refused the
+/// INSERT (code 432).
+#[tokio::test]
+async fn column_data_that_does_not_fit_its_type_is_refused_before_sending() {
+    use chnative::proto::column::{ColumnData, Layout};
+    use chnative::proto::wire::Reader;
+    use chnative::proto::BufferPool;
+    use chnative::{Block, Column};
+
+    let mut c = client().await;
+    let t = Table::create("ins_unfit", "(v UInt64) ENGINE = Memory");
+    let mut pool = BufferPool::new();
+    let mut data = ColumnData::for_type(&DataType::UInt32, &mut pool).unwrap();
+    let two_u32s = [1u8, 0, 0, 0, 2, 0, 0, 0];
+    data.read_data(&mut Reader::new(&two_u32s), 2, None, Layout::for_revision(54492), &mut pool).unwrap();
+    match Column::new("v", "UInt64", data) {
+        Ok(col) => {
+            let block = Block::from_columns(vec![col]).unwrap();
+            let sent = c.insert(&t).block(&block).send().await;
+            panic!("Column::new accepted 4-byte values as UInt64; the INSERT then gave {sent:?}");
+        }
+        Err(e) => {
+            let msg = e.to_string();
+            assert_eq!(msg, "column `v` (UInt64): values are 4 bytes wide, UInt64 needs 8");
+            assert!(matches!(Error::from(e), Error::Usage(_)));
+        }
+    }
+    assert_eq!(t.count(), 0);
+    assert_usable(&mut c).await;
+}
+
+/// A user's column mistake is a usage error, not a protocol violation, and the
+/// connection stays usable.
+#[tokio::test]
+async fn invalid_insert_data_is_a_usage_error() {
+    let mut c = client().await;
+    let t = Table::create("ins_invalid", "(a Array(UInt8)) ENGINE = Memory");
+    let elems = [1u8, 2];
+    let err = c.insert(&t).column("a", InsertData::array(&[1, 3], &elems[..])).send().await.unwrap_err();
+    match &err {
+        Error::Usage(msg) => assert!(msg.contains("column `a`") && msg.contains("array offsets end at 3"), "{msg}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(t.count(), 0);
+    assert_usable(&mut c).await;
+}

@@ -88,6 +88,7 @@ fn checked_len(rows: usize, width: usize) -> Result<usize> {
 
 /// Storage of a `Variant(T1, …)` column.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct VariantData {
     /// Discriminators mode read from the prefix (written back unchanged).
     pub mode: u64,
@@ -303,6 +304,7 @@ pub struct DynamicType {
 /// declared types first, then the types found in the shared variant, which are
 /// decoded from RowBinary into columns of their own).
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct DynamicData {
     /// Structure version read from the prefix: [`DYNAMIC_V1`], [`DYNAMIC_V2`] or [`DYNAMIC_FLATTENED`].
     pub version: u64,
@@ -923,6 +925,7 @@ fn start_row_keys(
 
 /// Storage of a `JSON(...)` column.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct JsonData {
     /// Serialization version read from the prefix: [`JSON_V1`], [`JSON_STRING`],
     /// [`JSON_V2`] or [`JSON_FLATTENED`].
