@@ -246,7 +246,7 @@ async fn mutual_tls_with_a_client_certificate() {
     // Without a client certificate the server side refuses the handshake.
     let e = try_connect(cfg.clone()).await.expect_err("a client certificate is required");
     eprintln!("no client certificate: {e}");
-    assert!(matches!(e, Error::Io(_)), "{e:?}");
+    assert!(matches!(e, Error::Connect(_)), "{e:?}");
     let cfg = cfg.tls_client_cert(c.path("client_cert.pem"), c.path("client_key.pem"));
     assert_eq!(try_connect(cfg).await.unwrap(), 1);
 }
