@@ -36,6 +36,49 @@ pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + Send {
     }
 }
 
+/// What a closed connection holds instead of its socket: every operation fails.
+struct Shut;
+
+impl Shut {
+    fn err() -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::NotConnected, "the connection was closed after an error")
+    }
+}
+
+impl AsyncRead for Shut {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        _: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Err(Shut::err()))
+    }
+}
+
+impl AsyncWrite for Shut {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        _: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::task::Poll::Ready(Err(Shut::err()))
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+impl Transport for Shut {}
+
 impl Transport for TcpStream {
     fn try_write_now(&self, buf: &[u8]) -> std::io::Result<usize> {
         self.try_write(buf)
@@ -178,9 +221,12 @@ impl Conn {
         self.proto.is_closed()
     }
 
-    /// Marks the connection unusable (keeping the first cause) and returns `e`.
+    /// Marks the connection unusable (keeping the first cause), closes the
+    /// socket at once (so the server ends its side of the query now, not when
+    /// the client is dropped) and returns `e`.
     pub(crate) fn poison(&mut self, e: Error) -> Error {
         self.proto.close(&e);
+        self.io = Box::new(Shut);
         e
     }
 
@@ -312,7 +358,12 @@ impl Conn {
             if self.proto.has_output() {
                 self.write_out().await?;
             }
-            match self.proto.poll(sink).map_err(map_err)? {
+            let polled = self.proto.poll(sink);
+            if self.proto.is_closed() {
+                // The machine gave up on the connection: let the server know now.
+                self.io = Box::new(Shut);
+            }
+            match polled.map_err(map_err)? {
                 Poll::Event(e) => match timed_out.take() {
                     None => return Ok(e),
                     Some(t) if self.proto.is_idle() => return Err(t),
@@ -481,8 +532,12 @@ impl ConnSlot {
     }
 
     async fn settle(&mut self) -> Result<()> {
-        if let Some(rx) = self.draining.take() {
-            match rx.await {
+        // The receiver stays in the slot while it is awaited: a caller dropped
+        // here must not lose the connection the drain will hand back.
+        if let Some(rx) = self.draining.as_mut() {
+            let res = rx.await;
+            self.draining = None;
+            match res {
                 Ok(conn) => self.conn = Some(conn),
                 Err(_) => {
                     return Err(Error::Closed("the connection was lost while finishing a cancelled query".into()))

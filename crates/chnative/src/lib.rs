@@ -159,11 +159,10 @@ macro_rules! single_socket_api {
             let observer = std::mem::take(&mut query.observer);
             let q = crate::wire(query)?;
             let slot = &mut self.$($slot)+;
-            let mut conn = slot.take().await?;
-            if let Err(e) = conn.send_query(&q, false).await {
-                slot.put(conn);
-                return Err(e);
-            }
+            // The connection stays in its slot until the Query is out: a future
+            // dropped halfway must leave it where the next call finds (and closes) it.
+            slot.get().await?.send_query(&q, false).await?;
+            let conn = slot.take().await?;
             Ok(QueryStream::new(conn, crate::pool::Home::Slot(slot), q.id).observed(observer))
         }
 

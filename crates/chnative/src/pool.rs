@@ -374,11 +374,9 @@ impl Client {
         let observer = std::mem::take(&mut query.observer);
         let q = crate::wire(query)?;
         let mut lease = self.shared.acquire().await?;
-        let mut conn = lease.slot.take().await?;
-        if let Err(e) = conn.send_query(&q, false).await {
-            lease.slot.put(conn);
-            return Err(e);
-        }
+        // The connection stays in the lease until the Query is out (see Connection::stream).
+        lease.slot.get().await?.send_query(&q, false).await?;
+        let conn = lease.slot.take().await?;
         Ok(QueryStream::new(conn, Home::Lease(lease, PhantomData), q.id).observed(observer))
     }
 

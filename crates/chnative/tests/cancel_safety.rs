@@ -284,7 +284,6 @@ async fn stream_cancel_dropped_at_every_poll() {
 /// A dropped stream is finished in the background; the next call waits for
 /// that. Dropping that next call while it waits must not lose the connection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs statemachine fix: a call dropped while waiting for a dropped stream's background drain loses the connection (\"the connection is gone\")"]
 async fn call_dropped_while_a_dropped_stream_drains() {
     let p = Proxy::to_server().await;
     let cfg = p.config();
@@ -485,7 +484,6 @@ async fn insert_dropped_mid_packet_is_not_resent() {
 /// A Query packet larger than the socket buffers (a 6 MB parameter), so
 /// `stream()` itself is dropped while its packet is half written.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs statemachine fix: stream() dropped while sending its Query drops the connection with it; the next call says 'the connection is gone' while is_usable() says true"]
 async fn stream_dropped_while_sending_a_large_query() {
     const LEN: usize = 6 << 20;
     let big = "x".repeat(LEN);

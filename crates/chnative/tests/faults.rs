@@ -190,7 +190,6 @@ async fn the_call_after_a_fault_names_the_fault() {
 /// is dropped: otherwise the server keeps the query (an INSERT waiting for
 /// data waits for its receive timeout, 300 s by default).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs statemachine fix: a poisoned connection keeps its socket open until the Client is dropped"]
 async fn a_broken_connection_is_closed_at_once() {
     let (p, c, e, _) = stall_stream_past_timeout().await;
     assert!(p.wait_all_closed(Duration::from_secs(10)).await, "the socket is still open after `{e}`");
