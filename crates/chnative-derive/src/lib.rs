@@ -1,1 +1,267 @@
-//! Derive macros for chnative. Typed rows arrive in a later issue; this crate reserves the name.
+//! Derive macros for chnative: `#[derive(Row)]` makes a struct a typed row.
+//!
+//! The macro only lists the fields; binding by name, type checks, per-block
+//! column resolution and insert buffers live in `chnative::row`, so the
+//! generated code stays a few lines per field. Use it through `chnative::Row`.
+
+use proc_macro::TokenStream;
+use proc_macro2::{Group, Ident, TokenStream as Tokens, TokenTree};
+use quote::{quote, ToTokens};
+use syn::{parse_macro_input, Data, DeriveInput, Fields, GenericParam, LitStr};
+
+/// Derives `chnative::row::Row` (read) and `chnative::row::RowWrite` (insert) for a
+/// struct with named fields. See `chnative::row` for the attributes.
+#[proc_macro_derive(Row, attributes(row))]
+pub fn derive_row(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match expand(&input) {
+        Ok(t) => t.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+struct FieldSpec {
+    ident: Ident,
+    ty: syn::Type,
+    column: String,
+    skip: bool,
+    default: bool,
+}
+
+struct StructAttrs {
+    krate: Tokens,
+    ignore_extra: bool,
+}
+
+fn struct_attrs(input: &DeriveInput) -> syn::Result<StructAttrs> {
+    let mut out = StructAttrs { krate: quote!(::chnative), ignore_extra: false };
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("row")) {
+        attr.parse_nested_meta(|m| {
+            if m.path.is_ident("ignore_extra_columns") {
+                out.ignore_extra = true;
+                Ok(())
+            } else if m.path.is_ident("crate") {
+                let s: LitStr = m.value()?.parse()?;
+                out.krate = s.parse::<syn::Path>()?.into_token_stream();
+                Ok(())
+            } else {
+                Err(m.error("unknown row attribute; expected `ignore_extra_columns` or `crate = \"path\"`"))
+            }
+        })?;
+    }
+    Ok(out)
+}
+
+fn field_specs(input: &DeriveInput) -> syn::Result<Vec<FieldSpec>> {
+    let Data::Struct(data) = &input.data else {
+        return Err(syn::Error::new_spanned(&input.ident, "#[derive(Row)] needs a struct with named fields"));
+    };
+    let Fields::Named(named) = &data.fields else {
+        return Err(syn::Error::new_spanned(
+            &input.ident,
+            "#[derive(Row)] needs named fields (they are bound to columns by name)",
+        ));
+    };
+    let mut out = Vec::new();
+    for f in &named.named {
+        let ident = f.ident.clone().expect("named field");
+        let mut spec = FieldSpec {
+            column: ident.to_string().trim_start_matches("r#").to_string(),
+            ident,
+            ty: f.ty.clone(),
+            skip: false,
+            default: false,
+        };
+        for attr in f.attrs.iter().filter(|a| a.path().is_ident("row")) {
+            attr.parse_nested_meta(|m| {
+                if m.path.is_ident("rename") {
+                    spec.column = m.value()?.parse::<LitStr>()?.value();
+                    Ok(())
+                } else if m.path.is_ident("skip") {
+                    spec.skip = true;
+                    Ok(())
+                } else if m.path.is_ident("default") {
+                    spec.default = true;
+                    Ok(())
+                } else {
+                    Err(m.error("unknown field attribute; expected `rename = \"column\"`, `skip` or `default`"))
+                }
+            })?;
+        }
+        out.push(spec);
+    }
+    Ok(out)
+}
+
+/// Replaces the lifetime `'from` by `to` everywhere in `tokens` (field types are
+/// restated at the row lifetime the stream lends out).
+fn relifetime(tokens: Tokens, from: &str, to: &Tokens) -> Tokens {
+    let mut out = Tokens::new();
+    let mut iter = tokens.into_iter().peekable();
+    while let Some(tt) = iter.next() {
+        match tt {
+            TokenTree::Punct(p) if p.as_char() == '\'' => {
+                if let Some(TokenTree::Ident(id)) = iter.peek() {
+                    if *id == from {
+                        iter.next();
+                        out.extend(to.clone());
+                        continue;
+                    }
+                }
+                out.extend([TokenTree::Punct(p)]);
+            }
+            TokenTree::Group(g) => {
+                let mut ng = Group::new(g.delimiter(), relifetime(g.stream(), from, to));
+                ng.set_span(g.span());
+                out.extend([TokenTree::Group(ng)]);
+            }
+            other => out.extend([other]),
+        }
+    }
+    out
+}
+
+fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
+    let attrs = struct_attrs(input)?;
+    let fields = field_specs(input)?;
+    let krate = &attrs.krate;
+    let name = &input.ident;
+    let mut lifetime: Option<Ident> = None;
+    for p in &input.generics.params {
+        match p {
+            GenericParam::Lifetime(l) if lifetime.is_none() => lifetime = Some(l.lifetime.ident.clone()),
+            _ => {
+                return Err(syn::Error::new_spanned(
+                    p,
+                    "#[derive(Row)] supports at most one lifetime parameter and no type parameters",
+                ))
+            }
+        }
+    }
+    let row_lt = quote!('__r);
+    let static_lt = quote!('static);
+    let at = |ty: &syn::Type, to: &Tokens| -> Tokens {
+        match &lifetime {
+            Some(l) => relifetime(ty.to_token_stream(), &l.to_string(), to),
+            None => ty.to_token_stream(),
+        }
+    };
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let value_ty = match &lifetime {
+        Some(_) => quote!(#name<'__r>),
+        None => quote!(#name),
+    };
+
+    let active: Vec<&FieldSpec> = fields.iter().filter(|f| !f.skip).collect();
+    let mut field_consts = Vec::new();
+    let mut reader_tys = Vec::new();
+    let mut reader_inits = Vec::new();
+    for (k, f) in active.iter().enumerate() {
+        let column = &f.column;
+        let field = f.ident.to_string().trim_start_matches("r#").to_string();
+        let rust =
+            f.ty.to_token_stream()
+                .to_string()
+                .replace(" < ", "<")
+                .replace(" >", ">")
+                .replace(" ,", ",")
+                .replace("& ", "&");
+        let default = f.default;
+        let ty_static = at(&f.ty, &static_lt);
+        let ty_r = at(&f.ty, &row_lt);
+        field_consts.push(quote! {
+            #krate::row::Field {
+                column: #column,
+                field: #field,
+                rust_type: #rust,
+                default: #default,
+                accepts: #krate::row::accepts::<#ty_static>,
+                writes: #krate::row::writes::<#ty_static>,
+            }
+        });
+        if f.default {
+            reader_tys.push(quote!(::core::option::Option<#krate::row::Reader<'__r, #ty_r>>));
+            reader_inits.push(quote!(#krate::row::Reader::<#ty_r>::optional(cols, #k, ctx)?));
+        } else {
+            reader_tys.push(quote!(#krate::row::Reader<'__r, #ty_r>));
+            reader_inits.push(quote!(#krate::row::Reader::<#ty_r>::required(cols, #k, ctx)?));
+        }
+    }
+    let mut field_reads = Vec::new();
+    let mut k = 0usize;
+    for f in &fields {
+        let id = &f.ident;
+        if f.skip {
+            field_reads.push(quote!(#id: ::core::default::Default::default()));
+            continue;
+        }
+        let idx = syn::Index::from(k);
+        if f.default {
+            field_reads.push(quote!(#id: match &readers.#idx {
+                ::core::option::Option::Some(r) => r.get(i)?,
+                ::core::option::Option::None => ::core::default::Default::default(),
+            }));
+        } else {
+            field_reads.push(quote!(#id: readers.#idx.get(i)?));
+        }
+        k += 1;
+    }
+    let ignore_extra = attrs.ignore_extra;
+    let name_str = name.to_string();
+
+    // Insert side: one buffer per field, filled row by row.
+    let mut buffer_tys = Vec::new();
+    let mut buffer_inits = Vec::new();
+    let mut pushes = Vec::new();
+    let mut datas = Vec::new();
+    let mut clears = Vec::new();
+    for (k, f) in active.iter().enumerate() {
+        let ty = &f.ty;
+        let id = &f.ident;
+        let idx = syn::Index::from(k);
+        let column = &f.column;
+        buffer_tys.push(quote!(<#ty as #krate::row::ToColumn>::Buffer));
+        buffer_inits.push(quote!(#krate::row::buffer_for::<#ty>(types, #k)?));
+        pushes.push(quote!(#krate::row::ToColumn::write_to(&row.#id, &mut buffers.#idx).map_err(|e| #krate::row::push_error(e, #column))?;));
+        datas.push(quote!((#column, #krate::row::ColumnBuffer::data(&buffers.#idx))));
+        clears.push(quote!(#krate::row::ColumnBuffer::truncate(&mut buffers.#idx, rows);));
+    }
+
+    Ok(quote! {
+        impl #impl_generics #krate::row::Row for #name #ty_generics #where_clause {
+            const NAME: &'static str = #name_str;
+            const FIELDS: &'static [#krate::row::Field] = &[#(#field_consts),*];
+            const IGNORE_EXTRA_COLUMNS: bool = #ignore_extra;
+            type Value<'__r> = #value_ty;
+            type Readers<'__r> = (#(#reader_tys,)*);
+            fn readers<'__r>(
+                cols: &[::core::option::Option<#krate::ColumnView<'__r>>],
+                ctx: &#krate::row::ReadContext,
+            ) -> #krate::Result<Self::Readers<'__r>> {
+                ::core::result::Result::Ok((#(#reader_inits,)*))
+            }
+            #[inline]
+            fn read<'__r>(readers: &Self::Readers<'__r>, i: usize) -> #krate::Result<Self::Value<'__r>> {
+                ::core::result::Result::Ok(#name { #(#field_reads),* })
+            }
+        }
+
+        impl #impl_generics #krate::row::RowWrite for #name #ty_generics #where_clause {
+            type Buffers = (#(#buffer_tys,)*);
+            fn buffers(types: &[#krate::DataType]) -> #krate::Result<Self::Buffers> {
+                ::core::result::Result::Ok((#(#buffer_inits,)*))
+            }
+            #[inline]
+            fn push(row: &Self, buffers: &mut Self::Buffers) -> #krate::Result<()> {
+                #(#pushes)*
+                ::core::result::Result::Ok(())
+            }
+            fn columns(buffers: &Self::Buffers) -> ::std::vec::Vec<(&'static str, #krate::InsertData<'_>)> {
+                ::std::vec![#(#datas),*]
+            }
+            fn truncate(buffers: &mut Self::Buffers, rows: usize) {
+                #(#clears)*
+            }
+        }
+    })
+}

@@ -31,7 +31,15 @@ mod error;
 mod insert;
 mod params;
 mod query;
+pub mod row;
 mod stream;
+
+// Lets the derive's `::chnative::…` paths resolve inside this crate too.
+extern crate self as chnative;
+
+/// `#[derive(Row)]`: see [`row`].
+pub use chnative_derive::Row;
+pub use row::{Inserter, RowStream};
 
 pub use chnative_proto as proto;
 pub use chnative_proto::convert::{self, I256, U256};
