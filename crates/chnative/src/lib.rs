@@ -33,6 +33,7 @@ mod params;
 mod query;
 pub mod row;
 mod stream;
+pub mod value;
 
 // Lets the derive's `::chnative::…` paths resolve inside this crate too.
 extern crate self as chnative;
@@ -40,6 +41,7 @@ extern crate self as chnative;
 /// `#[derive(Row)]`: see [`row`].
 pub use chnative_derive::Row;
 pub use row::{Inserter, RowStream};
+pub use value::{Value, ValueRow, ValueRowStream};
 
 pub use chnative_proto as proto;
 pub use chnative_proto::convert::{self, I256, U256};
