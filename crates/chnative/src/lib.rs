@@ -1,9 +1,11 @@
 //! chnative: a ClickHouse client over the native TCP protocol.
 //!
-//! Three tiers over one protocol core; this release has the **column tier**:
-//! a SELECT streams borrowed blocks whose fixed-width columns are `&[T]` views of
-//! reusable aligned buffers, and an INSERT sends columns from your slices with
-//! one copy each.
+//! Three tiers over one protocol core. The **column tier**: a SELECT streams
+//! borrowed blocks whose fixed-width columns are `&[T]` views of reusable aligned
+//! buffers, and an INSERT sends columns from your slices with one copy each.
+//! **Typed rows** ([`row`], `#[derive(Row)]`): [`Client::query`],
+//! [`Client::insert_rows`], [`Client::inserter`]. **Dynamic rows** ([`value`]):
+//! [`Client::query_rows`].
 //!
 //! ```no_run
 //! # async fn demo() -> chnative::Result<()> {
