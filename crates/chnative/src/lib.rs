@@ -36,6 +36,7 @@ mod query;
 pub mod row;
 mod stream;
 pub mod value;
+mod value_insert;
 
 // Lets the derive's `::chnative::…` paths resolve inside this crate too.
 extern crate self as chnative;
