@@ -246,6 +246,38 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             }
         }
 
+        impl<'__r> #krate::row::FromColumn<'__r> for #value_ty {
+            type Reader = <Self as #krate::row::Row>::Readers<'__r>;
+            fn accepts(ty: &#krate::DataType) -> bool {
+                #krate::row::tuple_accepts::<Self>(ty)
+            }
+            fn reader(
+                view: &#krate::ColumnView<'__r>,
+                ctx: &#krate::row::ReadContext,
+            ) -> #krate::Result<Self::Reader> {
+                let cols = #krate::row::tuple_columns::<Self>(view)?;
+                <Self as #krate::row::Row>::readers(&cols, ctx)
+            }
+            #[inline]
+            fn read(readers: &Self::Reader, i: usize) -> #krate::Result<Self> {
+                <Self as #krate::row::Row>::read(readers, i)
+            }
+        }
+
+        /// Nested rows (Tuple columns) are read-only for now.
+        impl #impl_generics #krate::row::ToColumn for #name #ty_generics #where_clause {
+            type Buffer = #krate::row::NoBuffer;
+            fn writes(_: &#krate::DataType) -> bool {
+                false
+            }
+            fn buffer(ty: &#krate::DataType) -> #krate::Result<Self::Buffer> {
+                ::core::result::Result::Err(#krate::row::nested_insert_unsupported(#name_str, ty))
+            }
+            fn write_to(&self, _: &mut Self::Buffer) -> #krate::Result<()> {
+                ::core::result::Result::Err(#krate::row::nested_insert_unsupported(#name_str, &#krate::DataType::Nothing))
+            }
+        }
+
         impl #impl_generics #krate::row::RowWrite for #name #ty_generics #where_clause {
             type Buffers = (#(#buffer_tys,)*);
             fn buffers(types: &[#krate::DataType]) -> #krate::Result<Self::Buffers> {

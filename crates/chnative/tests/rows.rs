@@ -431,3 +431,65 @@ mod temporal {
         }
     }
 }
+
+#[derive(Row, Debug, PartialEq)]
+struct Point {
+    x: f64,
+    y: f64,
+}
+
+#[derive(Row, Debug, PartialEq)]
+struct Item<'a> {
+    name: &'a str,
+    qty: u32,
+}
+
+#[derive(Row, Debug, PartialEq)]
+struct Order<'a> {
+    id: u64,
+    at: Point,
+    items: Vec<Item<'a>>,
+    geo: (f64, f64),
+    ring: Vec<(f64, f64)>,
+    pos: Item<'a>,
+}
+
+#[tokio::test]
+async fn nested_structs_read_tuples_and_nested() {
+    let mut c = client().await;
+    let mut s = c
+        .query::<Order<'_>>(
+            "SELECT number AS id, CAST((number, -1.5), 'Tuple(y Float64, x Float64)') AS at, \
+             CAST([('apple', 1), ('pear', toUInt32(number))], 'Nested(name String, qty UInt32)') AS items, \
+             (1.5, 2.5)::Point AS geo, [(0., 0.), (1., 1.)]::Ring AS ring, ('plum', 7::UInt32) AS pos \
+             FROM numbers(3) SETTINGS flatten_nested = 0",
+        )
+        .await
+        .unwrap();
+    let mut n = 0u64;
+    while let Some(o) = s.next().await.unwrap() {
+        assert_eq!(o.id, n);
+        // Named tuple elements bind by name (y before x here), unnamed ones by position.
+        assert_eq!(o.at, Point { x: -1.5, y: n as f64 });
+        assert_eq!(o.items, vec![Item { name: "apple", qty: 1 }, Item { name: "pear", qty: n as u32 }]);
+        assert_eq!(o.geo, (1.5, 2.5));
+        assert_eq!(o.ring, vec![(0., 0.), (1., 1.)]);
+        assert_eq!(o.pos, Item { name: "plum", qty: 7 });
+        n += 1;
+    }
+    assert_eq!(n, 3);
+    drop(s);
+    // A tuple whose names do not match the struct is a bind-time error.
+    let e = c
+        .fetch_all::<OnlyPoint>("SELECT CAST((1., 2.), 'Tuple(a Float64, b Float64)') AS p")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("Point") && e.contains("Tuple(a Float64, b Float64)"), "{e}");
+}
+
+#[derive(Row, Debug)]
+struct OnlyPoint {
+    #[allow(dead_code)]
+    p: Point,
+}

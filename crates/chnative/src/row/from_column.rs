@@ -288,6 +288,9 @@ impl<'r, T: FromColumn<'r>> FromColumn<'r> for Vec<T> {
         match ty {
             D::Array(t) => accepts::<T>(t),
             D::Map(k, v) => T::accepts(&map_elements(k, v)),
+            D::Nested(fields) => {
+                T::accepts(&D::Tuple(fields.iter().map(|(n, t)| (Some(n.clone()), t.clone())).collect()))
+            }
             D::String => T::BYTE,
             _ => false,
         }

@@ -177,6 +177,13 @@ fn plain(ty: &DataType) -> &DataType {
 pub fn accepts<'r, T: FromColumn<'r>>(ty: &DataType) -> bool {
     match plain(ty) {
         DataType::LowCardinality(t) => T::accepts(t),
+        // Geo types are tuples and arrays of them on the wire.
+        t @ (DataType::Point
+        | DataType::Ring
+        | DataType::LineString
+        | DataType::MultiLineString
+        | DataType::Polygon
+        | DataType::MultiPolygon) => T::accepts(&t.wire_shape()),
         t => T::accepts(t),
     }
 }
@@ -292,6 +299,49 @@ pub(crate) fn bind<T: Row + ?Sized>(columns: &[chnative_proto::Column]) -> Resul
         }
     }
     Ok(out)
+}
+
+/// Whether a Tuple type can be read as the row struct `T` (a field of another
+/// row): with named elements, by name like a result's columns; with unnamed
+/// ones, by position.
+pub fn tuple_accepts<T: Row + ?Sized>(ty: &DataType) -> bool {
+    let DataType::Tuple(elems) = ty else { return false };
+    if elems.iter().all(|(n, _)| n.is_some()) {
+        let named = |f: &Field| elems.iter().find(|(n, _)| n.as_deref() == Some(f.column));
+        T::FIELDS.iter().all(|f| match named(f) {
+            Some((_, t)) => (f.accepts)(t),
+            None => f.default,
+        }) && (T::IGNORE_EXTRA_COLUMNS
+            || elems.iter().all(|(n, _)| T::FIELDS.iter().any(|f| n.as_deref() == Some(f.column))))
+    } else {
+        elems.len() == T::FIELDS.len() && T::FIELDS.iter().zip(elems).all(|(f, (_, t))| (f.accepts)(t))
+    }
+}
+
+/// The element views of a Tuple column in `T`'s field order (see [`tuple_accepts`]).
+pub fn tuple_columns<'r, T: Row + ?Sized>(view: &ColumnView<'r>) -> Result<Vec<Option<ColumnView<'r>>>> {
+    let shape = view.data_type().wire_shape().into_owned();
+    let DataType::Tuple(elems) = shape else {
+        return Err(Error::TypeMismatch {
+            column: view.name().into(),
+            requested: T::NAME.into(),
+            actual: view.type_name().into(),
+        });
+    };
+    let by_name = elems.iter().all(|(n, _)| n.is_some());
+    T::FIELDS
+        .iter()
+        .enumerate()
+        .map(|(k, f)| {
+            let idx = if by_name { elems.iter().position(|(n, _)| n.as_deref() == Some(f.column)) } else { Some(k) };
+            idx.map(|i| view.tuple_element(i)).transpose().map_err(Error::from)
+        })
+        .collect()
+}
+
+/// The error for inserting a nested row struct (not supported yet).
+pub fn nested_insert_unsupported(name: &str, ty: &DataType) -> Error {
+    Error::Usage(format!("inserting the nested row {name} into {ty} is not supported yet"))
 }
 
 pub(crate) fn field_mismatch<T: Row + ?Sized>(f: &Field, type_name: &str) -> Error {
