@@ -570,3 +570,66 @@ async fn typed_rows_copy_a_random_table_exactly() {
         }
     }
 }
+
+#[cfg(all(feature = "time", feature = "jiff", feature = "chrono"))]
+mod time_and_jiff {
+    use super::*;
+    use chnative::convert::ext::{chrono, jiff, time};
+
+    #[derive(Row, Debug, Clone, PartialEq)]
+    struct Times {
+        id: u64,
+        td: time::Date,
+        tdt: time::OffsetDateTime,
+        tdur: time::Duration,
+        jd: jiff::civil::Date,
+        jts: jiff::Timestamp,
+        jz: jiff::ZonedDateTime,
+        jdur: jiff::SignedDuration,
+        cdur: chrono::TimeDelta,
+    }
+
+    #[tokio::test]
+    async fn time_and_jiff_types_round_trip() {
+        let berlin = jiff::tz::TimeZone::get("Europe/Berlin").unwrap();
+        let rows: Vec<Times> = (0..300i64)
+            .map(|i| Times {
+                id: i as u64,
+                td: time::Date::from_julian_day(2_440_588 + 40 * i as i32).unwrap(),
+                tdt: time::OffsetDateTime::from_unix_timestamp_nanos(
+                    1_600_000_000_123_000_000 + i as i128 * 1_000_000_007_000,
+                )
+                .unwrap(),
+                tdur: time::Duration::seconds(i * 3_601 - 50_000),
+                jd: jiff::civil::date(1980, 1, 1).checked_add(jiff::Span::new().days(i * 97)).unwrap(),
+                jts: jiff::Timestamp::from_second(1_700_000_000 + i * 86_399).unwrap(),
+                jz: jiff::Timestamp::from_millisecond(1_650_000_000_000 + i * 3_600_001)
+                    .unwrap()
+                    .to_zoned_datetime(berlin.clone()),
+                jdur: jiff::SignedDuration::from_millis(i * 1_234_567 - 99_999),
+                cdur: chrono::TimeDelta::seconds(i * 61 - 7_000),
+            })
+            .collect();
+        for (rev, comp) in [(54460, "none"), (54492, "lz4")] {
+            let mut c = client_at(rev, comp).await;
+            let t = Table(unique_table("rows_tj"));
+            http(&format!(
+                "CREATE TABLE {} (id UInt64, td Date32, tdt DateTime64(6, 'UTC'), tdur Time, jd Date, jts DateTime('UTC'), \
+                 jz DateTime64(3, 'Europe/Berlin'), jdur Time64(3), cdur Time) ENGINE = MergeTree ORDER BY id \
+                 SETTINGS allow_experimental_time_time64_type = 1",
+                t.0
+            ));
+            c.insert_rows(&t.0, &rows).await.unwrap();
+            let back: Vec<Times> = c.fetch_all(format!("SELECT * FROM {} ORDER BY id", t.0)).await.unwrap();
+            assert_eq!(back, rows, "{rev}/{comp}");
+            let row5 = http(&format!(
+                "SELECT toString(td), toString(tdur), toString(jz), toString(jdur) FROM {} WHERE id = 5 FORMAT TSV",
+                t.0
+            ));
+            assert_eq!(
+                row5.trim_end(),
+                format!("{}\t{}\t{}\t{}", "1970-07-20", "-08:53:15", "2022-04-15 12:20:00.005", "01:41:12.836")
+            );
+        }
+    }
+}

@@ -527,7 +527,7 @@ impl<'r> FromColumn<'r> for chnative_proto::convert::ext::rust_decimal::Decimal 
 }
 
 /// Date or Date32 days.
-#[cfg(feature = "chrono")]
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
 pub enum DateReader<'r> {
     /// Date: days since 1970 as u16.
     Date(Values<'r, u16>),
@@ -535,7 +535,7 @@ pub enum DateReader<'r> {
     Date32(Values<'r, i32>),
 }
 
-#[cfg(feature = "chrono")]
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
 impl<'r> DateReader<'r> {
     fn new(view: &ColumnView<'r>) -> Result<Self> {
         Ok(match view.data_type() {
@@ -546,14 +546,14 @@ impl<'r> DateReader<'r> {
 }
 
 /// DateTime or DateTime64 values with the zone they are shown in.
-#[cfg(feature = "chrono")]
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
 pub struct DateTimeReader<'r, Z> {
     secs: Option<Values<'r, u32>>,
     ticks: Option<(Values<'r, i64>, u8)>,
     zone: Z,
 }
 
-#[cfg(feature = "chrono")]
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
 impl<'r, Z> DateTimeReader<'r, Z> {
     fn new(view: &ColumnView<'r>, zone: impl FnOnce(&str) -> Result<Z>, ctx: &ReadContext) -> Result<Self> {
         let (tz, secs, ticks) = match view.data_type() {
@@ -566,6 +566,140 @@ impl<'r, Z> DateTimeReader<'r, Z> {
         let zone = zone(tz.as_deref().unwrap_or(&ctx.server_timezone))?;
         Ok(DateTimeReader { secs, ticks, zone })
     }
+}
+
+/// Time (seconds) or Time64(p) (ticks) values.
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+pub enum DurationReader<'r> {
+    /// Time.
+    Time(Values<'r, i32>),
+    /// Time64 with its precision.
+    Time64(Values<'r, i64>, u8),
+}
+
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+impl<'r> DurationReader<'r> {
+    fn new(view: &ColumnView<'r>) -> Result<Self> {
+        Ok(match view.data_type() {
+            D::Time64(p) => DurationReader::Time64(Values { values: view.values()?, column: view.name() }, *p),
+            _ => DurationReader::Time(Values { values: view.values()?, column: view.name() }),
+        })
+    }
+}
+
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+fn is_datetime(ty: &D) -> bool {
+    matches!(ty, D::DateTime(_) | D::DateTime64(..))
+}
+
+/// `FromColumn` for a date, instant or duration type of a time library, through
+/// the shared readers above and the library's `convert` functions.
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+macro_rules! temporal {
+    (date $t:ty, |$d:ident| $date:expr, |$d32:ident| $date32:expr) => {
+        impl<'r> FromColumn<'r> for $t {
+            type Reader = DateReader<'r>;
+            fn accepts(ty: &D) -> bool {
+                matches!(ty, D::Date | D::Date32)
+            }
+            fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+                DateReader::new(view)
+            }
+            #[inline]
+            fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+                match r {
+                    DateReader::Date(v) => {
+                        let $d = v.at(i)?;
+                        Ok($date)
+                    }
+                    DateReader::Date32(v) => {
+                        let $d32 = v.at(i)?;
+                        Ok($date32)
+                    }
+                }
+            }
+        }
+    };
+    (instant $t:ty, $zone:ty, |$name:ident| $mkzone:expr, |$s:ident, $z:ident| $secs:expr, |$ticks:ident, $p:ident, $z64:ident| $ticks_expr:expr) => {
+        impl<'r> FromColumn<'r> for $t {
+            type Reader = DateTimeReader<'r, $zone>;
+            fn accepts(ty: &D) -> bool {
+                is_datetime(ty)
+            }
+            fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader> {
+                DateTimeReader::new(view, |$name: &str| Ok($mkzone), ctx)
+            }
+            #[inline]
+            fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+                #[allow(unused_variables)]
+                let $z = &r.zone;
+                #[allow(unused_variables)]
+                let $z64 = &r.zone;
+                match (&r.secs, &r.ticks) {
+                    (Some(v), _) => {
+                        let $s = v.at(i)?;
+                        Ok($secs)
+                    }
+                    (_, Some((v, p))) => {
+                        let ($ticks, $p) = (v.at(i)?, *p);
+                        Ok($ticks_expr)
+                    }
+                    _ => Err(Error::Usage("internal: empty DateTime reader".into())),
+                }
+            }
+        }
+    };
+    (duration $t:ty, |$s:ident| $secs:expr, |$ticks:ident, $p:ident| $ticks_expr:expr) => {
+        impl<'r> FromColumn<'r> for $t {
+            type Reader = DurationReader<'r>;
+            fn accepts(ty: &D) -> bool {
+                matches!(ty, D::Time | D::Time64(_))
+            }
+            fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+                DurationReader::new(view)
+            }
+            #[inline]
+            fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+                match r {
+                    DurationReader::Time(v) => {
+                        let $s = v.at(i)?;
+                        Ok($secs)
+                    }
+                    DurationReader::Time64(v, p) => {
+                        let ($ticks, $p) = (v.at(i)?, *p);
+                        Ok($ticks_expr)
+                    }
+                }
+            }
+        }
+    };
+}
+
+#[cfg(feature = "time")]
+mod time_impls {
+    use super::*;
+    use chnative_proto::convert::ext::time::{Date, Duration, OffsetDateTime};
+    use chnative_proto::convert::time as tc;
+
+    temporal!(date Date, |d| tc::date(d), |d| tc::date32(d)?);
+    // The `time` crate has no zone database: instants are read in UTC.
+    temporal!(instant OffsetDateTime, (), |_n| (), |s, _z| tc::datetime(s), |t, p, _z| tc::datetime64(t, p)?);
+    temporal!(duration Duration, |s| tc::time(s), |t, p| tc::time64(t, p));
+}
+
+#[cfg(feature = "jiff")]
+mod jiff_impls {
+    use super::*;
+    use chnative_proto::convert::ext::jiff::civil::Date;
+    use chnative_proto::convert::ext::jiff::tz::TimeZone;
+    use chnative_proto::convert::ext::jiff::{SignedDuration, Timestamp, ZonedDateTime};
+    use chnative_proto::convert::jiff as jc;
+
+    temporal!(date Date, |d| jc::date(d), |d| jc::date32(d)?);
+    temporal!(instant Timestamp, (), |_n| (), |s, _z| jc::timestamp(s), |t, p, _z| jc::timestamp64(t, p)?);
+    // In the column's zone, else the server's.
+    temporal!(instant ZonedDateTime, TimeZone, |name| jc::tz(name)?, |s, z| jc::datetime(s, z), |t, p, z| jc::datetime64(t, p, z)?);
+    temporal!(duration SignedDuration, |s| jc::time(s), |t, p| jc::time64(t, p));
 }
 
 #[cfg(feature = "chrono")]
@@ -592,9 +726,7 @@ mod chrono_impls {
         }
     }
 
-    fn is_datetime(ty: &D) -> bool {
-        matches!(ty, D::DateTime(_) | D::DateTime64(..))
-    }
+    temporal!(duration chrono::TimeDelta, |s| cc::time(s), |t, p| cc::time64(t, p)?);
 
     #[inline]
     fn instant<Z: chrono::TimeZone>(r: &DateTimeReader<'_, Z>, i: usize) -> Result<DateTime<Z>> {

@@ -59,16 +59,16 @@ pub use from_column::{
     ArrayReader, BytesOrArray, DecimalReader, F32Reader, FixedStrings, MapReader, NullableReader, SliceReader, Strings,
     Values,
 };
-#[cfg(feature = "chrono")]
-pub use from_column::{DateReader, DateTimeReader};
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+pub use from_column::{DateReader, DateTimeReader, DurationReader};
 pub use insert::{Inserter, DEFAULT_MAX_ROWS};
 pub use stream::RowStream;
 pub use to_column::{
     buffer_for, push_error, writes, ArrayBuffer, ColumnBuffer, DecimalBuffer, FixedBuffer, FixedStringBuffer, NoBuffer,
     NullableBuffer, StringBuffer, ToColumn, VecBuffer,
 };
-#[cfg(feature = "chrono")]
-pub use to_column::{DateBuffer, DateTimeBuffer};
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+pub use to_column::{DateBuffer, DateTimeBuffer, DurationBuffer};
 
 /// One field of a row struct, as the derive describes it.
 #[derive(Debug, Clone, Copy)]

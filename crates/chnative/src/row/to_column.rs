@@ -578,11 +578,9 @@ read_only!("a tuple", [A, B, C, E, F, G](A, B, C, E, F, G));
 read_only!("a tuple", [A, B, C, E, F, G, H](A, B, C, E, F, G, H));
 read_only!("a tuple", [A, B, C, E, F, G, H, I](A, B, C, E, F, G, H, I));
 
-#[cfg(feature = "chrono")]
-mod chrono_impls {
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+mod temporal {
     use super::*;
-    use chnative_proto::convert::chrono as cc;
-    use chnative_proto::convert::ext::chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone};
 
     /// Date (u16 days) or Date32 (i32 days).
     #[derive(Debug)]
@@ -617,28 +615,6 @@ mod chrono_impls {
                 DateBuffer::Date(b) => b.push_default(),
                 DateBuffer::Date32(b) => b.push_default(),
             }
-        }
-    }
-
-    impl ToColumn for NaiveDate {
-        type Buffer = DateBuffer;
-        fn writes(ty: &D) -> bool {
-            matches!(ty, D::Date | D::Date32)
-        }
-        fn buffer(ty: &D) -> Result<Self::Buffer> {
-            match ty {
-                D::Date => Ok(DateBuffer::Date(FixedBuffer(Vec::new()))),
-                D::Date32 => Ok(DateBuffer::Date32(FixedBuffer(Vec::new()))),
-                t => Err(cannot(t, "NaiveDate")),
-            }
-        }
-        #[inline]
-        fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
-            match buf {
-                DateBuffer::Date(b) => b.0.push(cc::from_date(*self)?),
-                DateBuffer::Date32(b) => b.0.push(cc::from_date32(*self)?),
-            }
-            Ok(())
         }
     }
 
@@ -678,6 +654,190 @@ mod chrono_impls {
         }
     }
 
+    /// Time (i32 seconds) or Time64(p) (i64 ticks).
+    #[derive(Debug)]
+    pub enum DurationBuffer {
+        /// Time.
+        Secs(FixedBuffer<i32>),
+        /// Time64 with its precision.
+        Ticks(FixedBuffer<i64>, u8),
+    }
+
+    impl ColumnBuffer for DurationBuffer {
+        fn data(&self) -> InsertData<'_> {
+            match self {
+                DurationBuffer::Secs(b) => b.data(),
+                DurationBuffer::Ticks(b, _) => b.data(),
+            }
+        }
+        fn len(&self) -> usize {
+            match self {
+                DurationBuffer::Secs(b) => b.len(),
+                DurationBuffer::Ticks(b, _) => b.len(),
+            }
+        }
+        fn truncate(&mut self, rows: usize) {
+            match self {
+                DurationBuffer::Secs(b) => b.truncate(rows),
+                DurationBuffer::Ticks(b, _) => b.truncate(rows),
+            }
+        }
+        fn push_default(&mut self) {
+            match self {
+                DurationBuffer::Secs(b) => b.push_default(),
+                DurationBuffer::Ticks(b, _) => b.push_default(),
+            }
+        }
+    }
+
+    pub(super) fn date_buffer(ty: &D, rust: &str) -> Result<DateBuffer> {
+        match ty {
+            D::Date => Ok(DateBuffer::Date(FixedBuffer(Vec::new()))),
+            D::Date32 => Ok(DateBuffer::Date32(FixedBuffer(Vec::new()))),
+            t => Err(cannot(t, rust)),
+        }
+    }
+
+    pub(super) fn datetime_buffer(ty: &D, rust: &str) -> Result<DateTimeBuffer> {
+        match ty {
+            D::DateTime(_) => Ok(DateTimeBuffer::Secs(FixedBuffer(Vec::new()))),
+            D::DateTime64(p, _) => Ok(DateTimeBuffer::Ticks(FixedBuffer(Vec::new()), *p)),
+            t => Err(cannot(t, rust)),
+        }
+    }
+
+    pub(super) fn duration_buffer(ty: &D, rust: &str) -> Result<DurationBuffer> {
+        match ty {
+            D::Time => Ok(DurationBuffer::Secs(FixedBuffer(Vec::new()))),
+            D::Time64(p) => Ok(DurationBuffer::Ticks(FixedBuffer(Vec::new()), *p)),
+            t => Err(cannot(t, rust)),
+        }
+    }
+}
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+use self::temporal::{date_buffer, datetime_buffer, duration_buffer};
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+pub use self::temporal::{DateBuffer, DateTimeBuffer, DurationBuffer};
+
+/// `ToColumn` for a date, instant or duration type of a time library.
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+macro_rules! temporal_write {
+    (date $t:ty, |$v:ident| $to_date:expr, $to_date32:expr) => {
+        impl ToColumn for $t {
+            type Buffer = DateBuffer;
+            fn writes(ty: &D) -> bool {
+                matches!(ty, D::Date | D::Date32)
+            }
+            fn buffer(ty: &D) -> Result<Self::Buffer> {
+                date_buffer(ty, stringify!($t))
+            }
+            #[inline]
+            fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+                let $v = self;
+                match buf {
+                    DateBuffer::Date(b) => b.0.push($to_date?),
+                    DateBuffer::Date32(b) => b.0.push($to_date32?),
+                }
+                Ok(())
+            }
+        }
+    };
+    (instant $t:ty, |$v:ident, $p:ident| $to_secs:expr, $to_ticks:expr) => {
+        impl ToColumn for $t {
+            type Buffer = DateTimeBuffer;
+            fn writes(ty: &D) -> bool {
+                matches!(ty, D::DateTime(_) | D::DateTime64(..))
+            }
+            fn buffer(ty: &D) -> Result<Self::Buffer> {
+                datetime_buffer(ty, stringify!($t))
+            }
+            #[inline]
+            fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+                let $v = self;
+                match buf {
+                    DateTimeBuffer::Secs(b) => b.0.push($to_secs?),
+                    DateTimeBuffer::Ticks(b, p) => {
+                        let $p = *p;
+                        b.0.push($to_ticks?)
+                    }
+                }
+                Ok(())
+            }
+        }
+    };
+    (duration $t:ty, |$v:ident, $p:ident| $to_secs:expr, $to_ticks:expr) => {
+        impl ToColumn for $t {
+            type Buffer = DurationBuffer;
+            fn writes(ty: &D) -> bool {
+                matches!(ty, D::Time | D::Time64(_))
+            }
+            fn buffer(ty: &D) -> Result<Self::Buffer> {
+                duration_buffer(ty, stringify!($t))
+            }
+            #[inline]
+            fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+                let $v = self;
+                match buf {
+                    DurationBuffer::Secs(b) => b.0.push($to_secs?),
+                    DurationBuffer::Ticks(b, p) => {
+                        let $p = *p;
+                        b.0.push($to_ticks?)
+                    }
+                }
+                Ok(())
+            }
+        }
+    };
+}
+
+#[cfg(feature = "time")]
+mod time_impls {
+    use super::*;
+    use chnative_proto::convert::ext::time::{Date, Duration, OffsetDateTime};
+    use chnative_proto::convert::time as tc;
+
+    temporal_write!(date Date, |v| tc::from_date(*v), tc::from_date32(*v));
+    temporal_write!(instant OffsetDateTime, |v, p| tc::from_datetime(*v), tc::from_datetime64(*v, p));
+    temporal_write!(duration Duration, |v, p| tc::from_time(*v), tc::from_time64(*v, p));
+}
+
+#[cfg(feature = "jiff")]
+mod jiff_impls {
+    use super::*;
+    use chnative_proto::convert::ext::jiff::civil::Date;
+    use chnative_proto::convert::ext::jiff::{SignedDuration, Timestamp, ZonedDateTime};
+    use chnative_proto::convert::jiff as jc;
+
+    temporal_write!(date Date, |v| jc::from_date(*v), jc::from_date32(*v));
+    temporal_write!(instant Timestamp, |v, p| jc::from_timestamp(*v), jc::from_timestamp64(*v, p));
+    temporal_write!(instant ZonedDateTime, |v, p| jc::from_datetime(v), jc::from_datetime64(v, p));
+    temporal_write!(duration SignedDuration, |v, p| jc::from_time(*v), jc::from_time64(*v, p));
+}
+
+#[cfg(feature = "chrono")]
+mod chrono_impls {
+    use super::*;
+    use chnative_proto::convert::chrono as cc;
+    use chnative_proto::convert::ext::chrono::{DateTime, NaiveDate, NaiveDateTime, TimeDelta, TimeZone};
+
+    impl ToColumn for NaiveDate {
+        type Buffer = DateBuffer;
+        fn writes(ty: &D) -> bool {
+            matches!(ty, D::Date | D::Date32)
+        }
+        fn buffer(ty: &D) -> Result<Self::Buffer> {
+            date_buffer(ty, "NaiveDate")
+        }
+        #[inline]
+        fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+            match buf {
+                DateBuffer::Date(b) => b.0.push(cc::from_date(*self)?),
+                DateBuffer::Date32(b) => b.0.push(cc::from_date32(*self)?),
+            }
+            Ok(())
+        }
+    }
+
     impl<Z: TimeZone> ToColumn for DateTime<Z>
     where
         Z::Offset: std::fmt::Display,
@@ -687,11 +847,7 @@ mod chrono_impls {
             matches!(ty, D::DateTime(_) | D::DateTime64(..))
         }
         fn buffer(ty: &D) -> Result<Self::Buffer> {
-            match ty {
-                D::DateTime(_) => Ok(DateTimeBuffer::Secs(FixedBuffer(Vec::new()))),
-                D::DateTime64(p, _) => Ok(DateTimeBuffer::Ticks(FixedBuffer(Vec::new()), *p)),
-                t => Err(cannot(t, "DateTime")),
-            }
+            datetime_buffer(ty, "DateTime")
         }
         #[inline]
         fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
@@ -703,7 +859,7 @@ mod chrono_impls {
         }
     }
 
+    temporal_write!(duration TimeDelta, |v, p| cc::from_time(*v), cc::from_time64(*v, p));
+
     read_only!("a NaiveDateTime (its zone is ambiguous; use DateTime<Tz>)", [] NaiveDateTime);
 }
-#[cfg(feature = "chrono")]
-pub use self::chrono_impls::{DateBuffer, DateTimeBuffer};
