@@ -20,6 +20,97 @@ pub fn derive_row(input: TokenStream) -> TokenStream {
     }
 }
 
+/// Derives `chnative::row::EnumLabels`, `FromColumn` and `ToColumn` for a Rust
+/// enum of unit variants, mapped to an Enum8/Enum16 column by label (the variant
+/// name, or `#[row(rename = "label")]`). Labels are checked against the column's
+/// type when a result or table is bound.
+#[proc_macro_derive(Enum, attributes(row))]
+pub fn derive_enum(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match expand_enum(&input) {
+        Ok(t) => t.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+fn expand_enum(input: &DeriveInput) -> syn::Result<Tokens> {
+    let attrs = struct_attrs(input)?;
+    let krate = &attrs.krate;
+    let name = &input.ident;
+    let Data::Enum(data) = &input.data else {
+        return Err(syn::Error::new_spanned(name, "#[derive(Enum)] needs an enum of unit variants"));
+    };
+    if !input.generics.params.is_empty() {
+        return Err(syn::Error::new_spanned(&input.generics, "#[derive(Enum)] does not support generics"));
+    }
+    let mut labels = Vec::new();
+    let mut idents = Vec::new();
+    for v in &data.variants {
+        if !matches!(v.fields, Fields::Unit) {
+            return Err(syn::Error::new_spanned(v, "#[derive(Enum)] variants must be unit variants"));
+        }
+        let mut label = v.ident.to_string();
+        for attr in v.attrs.iter().filter(|a| a.path().is_ident("row")) {
+            attr.parse_nested_meta(|m| {
+                if m.path.is_ident("rename") {
+                    label = m.value()?.parse::<LitStr>()?.value();
+                    Ok(())
+                } else {
+                    Err(m.error("unknown variant attribute; expected `rename = \"label\"`"))
+                }
+            })?;
+        }
+        labels.push(label);
+        idents.push(v.ident.clone());
+    }
+    let ks: Vec<usize> = (0..idents.len()).collect();
+    Ok(quote! {
+        impl #krate::row::EnumLabels for #name {
+            const LABELS: &'static [&'static str] = &[#(#labels),*];
+            fn from_index(k: usize) -> ::core::option::Option<Self> {
+                match k {
+                    #(#ks => ::core::option::Option::Some(#name::#idents),)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+            fn index(&self) -> usize {
+                match self {
+                    #(#name::#idents => #ks,)*
+                }
+            }
+        }
+
+        impl<'__r> #krate::row::FromColumn<'__r> for #name {
+            type Reader = #krate::row::EnumReader<'__r>;
+            fn accepts(ty: &#krate::DataType) -> bool {
+                #krate::row::enum_accepts::<Self>(ty)
+            }
+            fn reader(view: &#krate::ColumnView<'__r>, _: &#krate::row::ReadContext) -> #krate::Result<Self::Reader> {
+                #krate::row::EnumReader::new::<Self>(view)
+            }
+            #[inline]
+            fn read(r: &Self::Reader, i: usize) -> #krate::Result<Self> {
+                r.get::<Self>(i)
+            }
+        }
+
+        impl #krate::row::ToColumn for #name {
+            type Buffer = #krate::row::EnumBuffer;
+            fn writes(ty: &#krate::DataType) -> bool {
+                #krate::row::enum_writes::<Self>(ty)
+            }
+            fn buffer(ty: &#krate::DataType) -> #krate::Result<Self::Buffer> {
+                #krate::row::EnumBuffer::new::<Self>(ty)
+            }
+            #[inline]
+            fn write_to(&self, buf: &mut Self::Buffer) -> #krate::Result<()> {
+                buf.push(#krate::row::EnumLabels::index(self));
+                ::core::result::Result::Ok(())
+            }
+        }
+    })
+}
+
 struct FieldSpec {
     ident: Ident,
     ty: syn::Type,

@@ -41,6 +41,8 @@ mod value_insert;
 // Lets the derive's `::chnative::…` paths resolve inside this crate too.
 extern crate self as chnative;
 
+/// `#[derive(Enum)]`: a Rust enum ↔ an Enum8/Enum16 column by label; see [`row::EnumLabels`].
+pub use chnative_derive::Enum;
 /// `#[derive(Row)]`: see [`row`].
 pub use chnative_derive::Row;
 pub use row::{Inserter, RowStream};

@@ -633,3 +633,57 @@ mod time_and_jiff {
         }
     }
 }
+
+#[derive(chnative::Enum, Debug, Clone, Copy, PartialEq)]
+enum Color {
+    #[row(rename = "red")]
+    Red,
+    #[row(rename = "green")]
+    Green,
+    #[row(rename = "dark blue")]
+    Blue,
+}
+
+#[derive(Row, Debug, Clone, PartialEq)]
+struct Paint {
+    id: u64,
+    c: Color,
+    n: Option<Color>,
+    all: Vec<Color>,
+}
+
+#[tokio::test]
+async fn enums_by_label() {
+    let t = Table::new(
+        "rows_enum",
+        "id UInt64, c Enum8('red' = -1, 'green' = 5, 'dark blue' = 100), \
+         n Nullable(Enum16('dark blue' = -300, 'green' = 0, 'red' = 7, 'unused' = 9)), \
+         all Array(Enum8('red' = 1, 'green' = 2, 'dark blue' = 3))",
+    );
+    let colors = [Color::Red, Color::Green, Color::Blue];
+    let rows: Vec<Paint> = (0..30u64)
+        .map(|i| Paint {
+            id: i,
+            c: colors[i as usize % 3],
+            n: (i % 4 != 0).then_some(colors[(i as usize + 1) % 3]),
+            all: colors[..i as usize % 4].to_vec(),
+        })
+        .collect();
+    let mut c = client().await;
+    c.insert_rows(&t.0, &rows).await.unwrap();
+    assert_eq!(
+        http(&format!("SELECT c, n, all FROM {} WHERE id = 5 FORMAT TSV", t.0)).trim_end(),
+        "dark blue\tred\t['red']"
+    );
+    // `n`'s type has a label no variant has: reading is refused at bind time.
+    let e = c.fetch_all::<Paint>(format!("SELECT * FROM {} ORDER BY id", t.0)).await.unwrap_err().to_string();
+    assert!(e.contains("`n`") && e.contains("unused"), "{e}");
+    let back: Vec<Paint> = c
+        .fetch_all(format!(
+            "SELECT id, c, CAST(n, 'Nullable(Enum16(\\'dark blue\\' = -300, \\'green\\' = 0, \\'red\\' = 7))') AS n, all FROM {} ORDER BY id",
+            t.0
+        ))
+        .await
+        .unwrap();
+    assert_eq!(back, rows);
+}

@@ -45,6 +45,7 @@
 //! # Ok(()) }
 //! ```
 
+mod enums;
 mod from_column;
 mod insert;
 mod stream;
@@ -55,6 +56,7 @@ use chnative_proto::DataType;
 
 use crate::error::{Error, Result};
 
+pub use enums::{enum_accepts, enum_writes, EnumBuffer, EnumLabels, EnumReader};
 pub use from_column::{
     ArrayReader, BytesOrArray, DecimalReader, F32Reader, FixedStrings, MapReader, NullableReader, SliceReader, Strings,
     Values,
