@@ -306,6 +306,7 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     let mut pushes = Vec::new();
     let mut datas = Vec::new();
     let mut clears = Vec::new();
+    let mut sizes = Vec::new();
     for (k, f) in active.iter().enumerate() {
         let ty = &f.ty;
         let id = &f.ident;
@@ -316,6 +317,7 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
         pushes.push(quote!(#krate::row::ToColumn::write_to(&row.#id, &mut buffers.#idx).map_err(|e| #krate::row::push_error(e, #column))?;));
         datas.push(quote!((#column, #krate::row::ColumnBuffer::data(&buffers.#idx))));
         clears.push(quote!(#krate::row::ColumnBuffer::truncate(&mut buffers.#idx, rows);));
+        sizes.push(quote!(#krate::row::ColumnBuffer::bytes(&buffers.#idx)));
     }
 
     Ok(quote! {
@@ -384,6 +386,9 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             }
             fn truncate(buffers: &mut Self::Buffers, rows: usize) {
                 #(#clears)*
+            }
+            fn bytes(buffers: &Self::Buffers) -> usize {
+                0 #(+ #sizes)*
             }
         }
     })

@@ -323,6 +323,18 @@ async fn inserter_flushes_in_blocks_and_reuses_buffers() {
     assert_eq!(http(&format!("SELECT count(), sum(id), countIf(name = concat('name', toString(id))), countIf(tags[1] = concat('t', toString(id % 3))) FROM {} FORMAT TSV", t.0)).trim(), "2500\t3123750\t2500\t2500");
     // Three INSERTs (1000 + 1000 + 500) made three parts.
     assert_eq!(http(&format!("SELECT count() FROM system.parts WHERE table = '{}' AND active", t.0)).trim(), "3");
+
+    // A byte limit flushes too: about 50 bytes a row, 25 kB a block -> 5 or 6 INSERTs.
+    let t2 = Table::new("rows_ins_bytes", "id UInt64, name String, tags Array(String)");
+    let mut ins = c.inserter::<Item<'_>>(&t2.0).await.unwrap().max_rows(1_000_000).max_bytes(25_000);
+    for (i, name) in names.iter().enumerate() {
+        ins.write(&Item { id: i as u64, name, tags: vec![format!("t{}", i % 3)] }).await.unwrap();
+    }
+    assert_eq!(ins.end().await.unwrap().rows, 2500);
+    let parts: u32 =
+        http(&format!("SELECT count() FROM system.parts WHERE table = '{}' AND active", t2.0)).trim().parse().unwrap();
+    assert!((4..=7).contains(&parts), "{parts} parts");
+    assert_eq!(http(&format!("SELECT count(), sum(id) FROM {} FORMAT TSV", t2.0)).trim(), "2500\t3123750");
 }
 
 #[tokio::test]

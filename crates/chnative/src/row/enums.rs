@@ -158,4 +158,7 @@ impl super::ColumnBuffer for EnumBuffer {
         // A NULL's placeholder must still be a valid value of the enum.
         self.push(0)
     }
+    fn bytes(&self) -> usize {
+        self.bytes.len()
+    }
 }

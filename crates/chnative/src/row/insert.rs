@@ -23,6 +23,8 @@ pub(crate) fn quote_ident(name: &str) -> String {
 
 /// Rows an [`Inserter`] buffers before sending, unless told otherwise.
 pub const DEFAULT_MAX_ROWS: usize = 100_000;
+/// Bytes an [`Inserter`] buffers before sending, unless told otherwise.
+pub const DEFAULT_MAX_BYTES: usize = 64 << 20;
 
 impl Client {
     /// The types of `columns` in `table`, from the header of an empty SELECT.
@@ -80,7 +82,8 @@ impl Client {
 
     /// A long-lived writer of `T` rows into `table`: rows are buffered by column
     /// and sent as one INSERT every [`Inserter::max_rows`] rows (default
-    /// 100,000), so memory stays bounded by one block.
+    /// 100,000) or [`Inserter::max_bytes`] bytes (default 64 MiB), whichever
+    /// comes first, so memory stays bounded by one block.
     pub async fn inserter<T: RowWrite>(&mut self, table: &str) -> Result<Inserter<'_, T>> {
         let types = self.field_types::<T>(table).await?;
         let buffers = T::buffers(&types)?;
@@ -90,6 +93,7 @@ impl Client {
             buffers,
             rows: 0,
             max_rows: DEFAULT_MAX_ROWS,
+            max_bytes: DEFAULT_MAX_BYTES,
             total: InsertSummary::default(),
         })
     }
@@ -118,6 +122,7 @@ pub struct Inserter<'c, T: RowWrite> {
     buffers: T::Buffers,
     rows: usize,
     max_rows: usize,
+    max_bytes: usize,
     total: InsertSummary,
 }
 
@@ -128,12 +133,20 @@ impl<T: RowWrite> Inserter<'_, T> {
         self
     }
 
+    /// Sends an INSERT once the buffered rows hold `n` bytes (at least 1; about
+    /// their size on the wire).
+    pub fn max_bytes(mut self, n: usize) -> Self {
+        self.max_bytes = n.max(1);
+        self
+    }
+
     /// Rows buffered and not yet sent.
     pub fn pending(&self) -> usize {
         self.rows
     }
 
-    /// Adds a row; sends the buffered rows when there are `max_rows` of them.
+    /// Adds a row; sends the buffered rows when there are `max_rows` of them or
+    /// they hold `max_bytes`.
     /// A row that cannot be written is an error and is not kept (nothing of it is sent).
     pub async fn write(&mut self, row: &T) -> Result<()> {
         if let Err(e) = T::push(row, &mut self.buffers) {
@@ -141,7 +154,7 @@ impl<T: RowWrite> Inserter<'_, T> {
             return Err(row_error(e, self.total.rows as usize + self.rows));
         }
         self.rows += 1;
-        if self.rows >= self.max_rows {
+        if self.rows >= self.max_rows || T::bytes(&self.buffers) >= self.max_bytes {
             self.flush().await?;
         }
         Ok(())

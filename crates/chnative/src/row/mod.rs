@@ -63,7 +63,7 @@ pub use from_column::{
 };
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
 pub use from_column::{DateReader, DateTimeReader, DurationReader};
-pub use insert::{Inserter, DEFAULT_MAX_ROWS};
+pub use insert::{Inserter, DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS};
 pub use stream::RowStream;
 pub use to_column::{
     buffer_for, push_error, writes, ArrayBuffer, ColumnBuffer, DecimalBuffer, FixedBuffer, FixedStringBuffer, NoBuffer,
@@ -126,6 +126,8 @@ pub trait RowWrite: Row {
     fn columns(buffers: &Self::Buffers) -> Vec<(&'static str, crate::InsertData<'_>)>;
     /// Keeps the first `rows` rows (0 clears, keeping the allocations).
     fn truncate(buffers: &mut Self::Buffers, rows: usize);
+    /// Bytes the buffered rows hold (about their size on the wire).
+    fn bytes(buffers: &Self::Buffers) -> usize;
 }
 
 /// What readers may need beyond the column: the server's time zone (the zone of

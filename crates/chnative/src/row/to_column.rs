@@ -30,6 +30,8 @@ pub trait ColumnBuffer: Send {
     fn truncate(&mut self, rows: usize);
     /// Appends a placeholder value (under a NULL of a Nullable column).
     fn push_default(&mut self);
+    /// Bytes held (about what the rows take on the wire).
+    fn bytes(&self) -> usize;
 }
 
 /// A Rust type that can be written to a column.
@@ -100,6 +102,9 @@ impl<T: FixedValue + Send> ColumnBuffer for FixedBuffer<T> {
     }
     fn push_default(&mut self) {
         self.0.push(T::zeroed())
+    }
+    fn bytes(&self) -> usize {
+        self.0.len() * std::mem::size_of::<T>()
     }
 }
 
@@ -195,6 +200,9 @@ impl ColumnBuffer for StringBuffer {
     fn push_default(&mut self) {
         self.push_bytes(&[])
     }
+    fn bytes(&self) -> usize {
+        self.data.len() + 8 * self.offsets.len()
+    }
 }
 
 impl ToColumn for str {
@@ -264,6 +272,9 @@ impl ColumnBuffer for FixedStringBuffer {
     fn push_default(&mut self) {
         self.bytes.resize(self.bytes.len() + self.n, 0)
     }
+    fn bytes(&self) -> usize {
+        self.bytes.len()
+    }
 }
 
 impl<const N: usize> ToColumn for [u8; N] {
@@ -306,6 +317,9 @@ impl<B: ColumnBuffer> ColumnBuffer for NullableBuffer<B> {
     fn push_default(&mut self) {
         self.nulls.push(1);
         self.inner.push_default();
+    }
+    fn bytes(&self) -> usize {
+        self.nulls.len() + self.inner.bytes()
     }
 }
 
@@ -354,6 +368,9 @@ impl<B: ColumnBuffer> ColumnBuffer for ArrayBuffer<B> {
     fn push_default(&mut self) {
         self.offsets.push(self.offsets.last().copied().unwrap_or(0))
     }
+    fn bytes(&self) -> usize {
+        8 * self.offsets.len() + self.inner.bytes()
+    }
 }
 
 /// `Vec<T>` / `[T]` into Array(T), or bytes into String.
@@ -388,6 +405,12 @@ impl<B: ColumnBuffer> ColumnBuffer for VecBuffer<B> {
         match self {
             VecBuffer::Array(a) => a.push_default(),
             VecBuffer::Bytes(s) => s.push_default(),
+        }
+    }
+    fn bytes(&self) -> usize {
+        match self {
+            VecBuffer::Array(a) => a.bytes(),
+            VecBuffer::Bytes(s) => s.bytes(),
         }
     }
 }
@@ -491,6 +514,15 @@ impl ColumnBuffer for DecimalBuffer {
             DecimalWidth::D256(v) => v.push(I256::default()),
         }
     }
+    fn bytes(&self) -> usize {
+        self.len()
+            * match &self.width {
+                DecimalWidth::D32(_) => 4,
+                DecimalWidth::D64(_) => 8,
+                DecimalWidth::D128(_) => 16,
+                DecimalWidth::D256(_) => 32,
+            }
+    }
 }
 
 impl ToColumn for Decimal {
@@ -549,6 +581,9 @@ impl ColumnBuffer for NoBuffer {
     }
     fn truncate(&mut self, _: usize) {}
     fn push_default(&mut self) {}
+    fn bytes(&self) -> usize {
+        0
+    }
 }
 
 macro_rules! read_only {
@@ -616,6 +651,12 @@ mod temporal {
                 DateBuffer::Date32(b) => b.push_default(),
             }
         }
+        fn bytes(&self) -> usize {
+            match self {
+                DateBuffer::Date(b) => b.bytes(),
+                DateBuffer::Date32(b) => b.bytes(),
+            }
+        }
     }
 
     /// DateTime (u32 seconds) or DateTime64(p) (i64 ticks).
@@ -652,6 +693,12 @@ mod temporal {
                 DateTimeBuffer::Ticks(b, _) => b.push_default(),
             }
         }
+        fn bytes(&self) -> usize {
+            match self {
+                DateTimeBuffer::Secs(b) => b.bytes(),
+                DateTimeBuffer::Ticks(b, _) => b.bytes(),
+            }
+        }
     }
 
     /// Time (i32 seconds) or Time64(p) (i64 ticks).
@@ -686,6 +733,12 @@ mod temporal {
             match self {
                 DurationBuffer::Secs(b) => b.push_default(),
                 DurationBuffer::Ticks(b, _) => b.push_default(),
+            }
+        }
+        fn bytes(&self) -> usize {
+            match self {
+                DurationBuffer::Secs(b) => b.bytes(),
+                DurationBuffer::Ticks(b, _) => b.bytes(),
             }
         }
     }
