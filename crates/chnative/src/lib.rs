@@ -37,6 +37,8 @@ pub mod row;
 mod stream;
 pub mod value;
 mod value_insert;
+#[cfg(feature = "serde")]
+mod value_serde;
 
 // Lets the derive's `::chnative::…` paths resolve inside this crate too.
 extern crate self as chnative;
