@@ -31,6 +31,11 @@
 //! `#[row(ignore_extra_columns)]` lets a result carry columns no field reads
 //! (without it they are an error, so a typo in a rename is caught).
 //!
+//! **Nested rows and enums.** A derived struct can be a field: it reads a Tuple
+//! column (named elements by name, unnamed ones by position) and, in a `Vec`, a
+//! Nested column. `#[derive(chnative::Enum)]` maps a Rust enum of unit variants
+//! to an Enum8/Enum16 column by label ([`EnumLabels`]).
+//!
 //! **Borrowed rows** (`&str`, `&[u8]`, `&[T]` fields) borrow the stream like
 //! blocks do, so a row must be dropped before the next call to `next()`:
 //!
