@@ -1,1 +1,395 @@
-//! Derive macros for chnative. Typed rows arrive in a later issue; this crate reserves the name.
+//! Derive macros for chnative: `#[derive(Row)]` makes a struct a typed row.
+//!
+//! The macro only lists the fields; binding by name, type checks, per-block
+//! column resolution and insert buffers live in `chnative::row`, so the
+//! generated code stays a few lines per field. Use it through `chnative::Row`.
+
+use proc_macro::TokenStream;
+use proc_macro2::{Group, Ident, TokenStream as Tokens, TokenTree};
+use quote::{quote, ToTokens};
+use syn::{parse_macro_input, Data, DeriveInput, Fields, GenericParam, LitStr};
+
+/// Derives `chnative::row::Row` (read) and `chnative::row::RowWrite` (insert) for a
+/// struct with named fields. See `chnative::row` for the attributes.
+#[proc_macro_derive(Row, attributes(row))]
+pub fn derive_row(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match expand(&input) {
+        Ok(t) => t.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// Derives `chnative::row::EnumLabels`, `FromColumn` and `ToColumn` for a Rust
+/// enum of unit variants, mapped to an Enum8/Enum16 column by label (the variant
+/// name, or `#[row(rename = "label")]`). Labels are checked against the column's
+/// type when a result or table is bound.
+#[proc_macro_derive(Enum, attributes(row))]
+pub fn derive_enum(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match expand_enum(&input) {
+        Ok(t) => t.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+fn expand_enum(input: &DeriveInput) -> syn::Result<Tokens> {
+    let attrs = struct_attrs(input)?;
+    let krate = &attrs.krate;
+    let name = &input.ident;
+    let Data::Enum(data) = &input.data else {
+        return Err(syn::Error::new_spanned(name, "#[derive(Enum)] needs an enum of unit variants"));
+    };
+    if !input.generics.params.is_empty() {
+        return Err(syn::Error::new_spanned(&input.generics, "#[derive(Enum)] does not support generics"));
+    }
+    let mut labels = Vec::new();
+    let mut idents = Vec::new();
+    for v in &data.variants {
+        if !matches!(v.fields, Fields::Unit) {
+            return Err(syn::Error::new_spanned(v, "#[derive(Enum)] variants must be unit variants"));
+        }
+        let mut label = v.ident.to_string();
+        for attr in v.attrs.iter().filter(|a| a.path().is_ident("row")) {
+            attr.parse_nested_meta(|m| {
+                if m.path.is_ident("rename") {
+                    label = m.value()?.parse::<LitStr>()?.value();
+                    Ok(())
+                } else {
+                    Err(m.error("unknown variant attribute; expected `rename = \"label\"`"))
+                }
+            })?;
+        }
+        labels.push(label);
+        idents.push(v.ident.clone());
+    }
+    let ks: Vec<usize> = (0..idents.len()).collect();
+    Ok(quote! {
+        impl #krate::row::EnumLabels for #name {
+            const LABELS: &'static [&'static str] = &[#(#labels),*];
+            fn from_index(k: usize) -> ::core::option::Option<Self> {
+                match k {
+                    #(#ks => ::core::option::Option::Some(#name::#idents),)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+            fn index(&self) -> usize {
+                match self {
+                    #(#name::#idents => #ks,)*
+                }
+            }
+        }
+
+        impl<'__r> #krate::row::FromColumn<'__r> for #name {
+            type Reader = #krate::row::EnumReader<'__r>;
+            fn accepts(ty: &#krate::DataType) -> bool {
+                #krate::row::enum_accepts::<Self>(ty)
+            }
+            fn reader(view: &#krate::ColumnView<'__r>, _: &#krate::row::ReadContext) -> #krate::Result<Self::Reader> {
+                #krate::row::EnumReader::new::<Self>(view)
+            }
+            #[inline]
+            fn read(r: &Self::Reader, i: usize) -> #krate::Result<Self> {
+                r.get::<Self>(i)
+            }
+        }
+
+        impl #krate::row::ToColumn for #name {
+            type Buffer = #krate::row::EnumBuffer;
+            fn writes(ty: &#krate::DataType) -> bool {
+                #krate::row::enum_writes::<Self>(ty)
+            }
+            fn buffer(ty: &#krate::DataType) -> #krate::Result<Self::Buffer> {
+                #krate::row::EnumBuffer::new::<Self>(ty)
+            }
+            #[inline]
+            fn write_to(&self, buf: &mut Self::Buffer) -> #krate::Result<()> {
+                buf.push(#krate::row::EnumLabels::index(self));
+                ::core::result::Result::Ok(())
+            }
+        }
+    })
+}
+
+struct FieldSpec {
+    ident: Ident,
+    ty: syn::Type,
+    column: String,
+    skip: bool,
+    default: bool,
+}
+
+struct StructAttrs {
+    krate: Tokens,
+    ignore_extra: bool,
+}
+
+fn struct_attrs(input: &DeriveInput) -> syn::Result<StructAttrs> {
+    let mut out = StructAttrs { krate: quote!(::chnative), ignore_extra: false };
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("row")) {
+        attr.parse_nested_meta(|m| {
+            if m.path.is_ident("ignore_extra_columns") {
+                out.ignore_extra = true;
+                Ok(())
+            } else if m.path.is_ident("crate") {
+                let s: LitStr = m.value()?.parse()?;
+                out.krate = s.parse::<syn::Path>()?.into_token_stream();
+                Ok(())
+            } else {
+                Err(m.error("unknown row attribute; expected `ignore_extra_columns` or `crate = \"path\"`"))
+            }
+        })?;
+    }
+    Ok(out)
+}
+
+fn field_specs(input: &DeriveInput) -> syn::Result<Vec<FieldSpec>> {
+    let Data::Struct(data) = &input.data else {
+        return Err(syn::Error::new_spanned(&input.ident, "#[derive(Row)] needs a struct with named fields"));
+    };
+    let Fields::Named(named) = &data.fields else {
+        return Err(syn::Error::new_spanned(
+            &input.ident,
+            "#[derive(Row)] needs named fields (they are bound to columns by name)",
+        ));
+    };
+    let mut out = Vec::new();
+    for f in &named.named {
+        let ident = f.ident.clone().expect("named field");
+        let mut spec = FieldSpec {
+            column: ident.to_string().trim_start_matches("r#").to_string(),
+            ident,
+            ty: f.ty.clone(),
+            skip: false,
+            default: false,
+        };
+        for attr in f.attrs.iter().filter(|a| a.path().is_ident("row")) {
+            attr.parse_nested_meta(|m| {
+                if m.path.is_ident("rename") {
+                    spec.column = m.value()?.parse::<LitStr>()?.value();
+                    Ok(())
+                } else if m.path.is_ident("skip") {
+                    spec.skip = true;
+                    Ok(())
+                } else if m.path.is_ident("default") {
+                    spec.default = true;
+                    Ok(())
+                } else {
+                    Err(m.error("unknown field attribute; expected `rename = \"column\"`, `skip` or `default`"))
+                }
+            })?;
+        }
+        out.push(spec);
+    }
+    Ok(out)
+}
+
+/// Replaces the lifetime `'from` by `to` everywhere in `tokens` (field types are
+/// restated at the row lifetime the stream lends out).
+fn relifetime(tokens: Tokens, from: &str, to: &Tokens) -> Tokens {
+    let mut out = Tokens::new();
+    let mut iter = tokens.into_iter().peekable();
+    while let Some(tt) = iter.next() {
+        match tt {
+            TokenTree::Punct(p) if p.as_char() == '\'' => {
+                if let Some(TokenTree::Ident(id)) = iter.peek() {
+                    if *id == from {
+                        iter.next();
+                        out.extend(to.clone());
+                        continue;
+                    }
+                }
+                out.extend([TokenTree::Punct(p)]);
+            }
+            TokenTree::Group(g) => {
+                let mut ng = Group::new(g.delimiter(), relifetime(g.stream(), from, to));
+                ng.set_span(g.span());
+                out.extend([TokenTree::Group(ng)]);
+            }
+            other => out.extend([other]),
+        }
+    }
+    out
+}
+
+fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
+    let attrs = struct_attrs(input)?;
+    let fields = field_specs(input)?;
+    let krate = &attrs.krate;
+    let name = &input.ident;
+    let mut lifetime: Option<Ident> = None;
+    for p in &input.generics.params {
+        match p {
+            GenericParam::Lifetime(l) if lifetime.is_none() => lifetime = Some(l.lifetime.ident.clone()),
+            _ => {
+                return Err(syn::Error::new_spanned(
+                    p,
+                    "#[derive(Row)] supports at most one lifetime parameter and no type parameters",
+                ))
+            }
+        }
+    }
+    let row_lt = quote!('__r);
+    let static_lt = quote!('static);
+    let at = |ty: &syn::Type, to: &Tokens| -> Tokens {
+        match &lifetime {
+            Some(l) => relifetime(ty.to_token_stream(), &l.to_string(), to),
+            None => ty.to_token_stream(),
+        }
+    };
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let value_ty = match &lifetime {
+        Some(_) => quote!(#name<'__r>),
+        None => quote!(#name),
+    };
+
+    let active: Vec<&FieldSpec> = fields.iter().filter(|f| !f.skip).collect();
+    let mut field_consts = Vec::new();
+    let mut reader_tys = Vec::new();
+    let mut reader_inits = Vec::new();
+    for (k, f) in active.iter().enumerate() {
+        let column = &f.column;
+        let field = f.ident.to_string().trim_start_matches("r#").to_string();
+        let rust =
+            f.ty.to_token_stream()
+                .to_string()
+                .replace(" < ", "<")
+                .replace(" >", ">")
+                .replace(" ,", ",")
+                .replace("& ", "&");
+        let default = f.default;
+        let ty_static = at(&f.ty, &static_lt);
+        let ty_r = at(&f.ty, &row_lt);
+        field_consts.push(quote! {
+            #krate::row::Field {
+                column: #column,
+                field: #field,
+                rust_type: #rust,
+                default: #default,
+                accepts: #krate::row::accepts::<#ty_static>,
+                writes: #krate::row::writes::<#ty_static>,
+            }
+        });
+        if f.default {
+            reader_tys.push(quote!(::core::option::Option<#krate::row::Reader<'__r, #ty_r>>));
+            reader_inits.push(quote!(#krate::row::Reader::<#ty_r>::optional(cols, #k, ctx)?));
+        } else {
+            reader_tys.push(quote!(#krate::row::Reader<'__r, #ty_r>));
+            reader_inits.push(quote!(#krate::row::Reader::<#ty_r>::required(cols, #k, ctx)?));
+        }
+    }
+    let mut field_reads = Vec::new();
+    let mut k = 0usize;
+    for f in &fields {
+        let id = &f.ident;
+        if f.skip {
+            field_reads.push(quote!(#id: ::core::default::Default::default()));
+            continue;
+        }
+        let idx = syn::Index::from(k);
+        if f.default {
+            field_reads.push(quote!(#id: match &readers.#idx {
+                ::core::option::Option::Some(r) => r.get(i)?,
+                ::core::option::Option::None => ::core::default::Default::default(),
+            }));
+        } else {
+            field_reads.push(quote!(#id: readers.#idx.get(i)?));
+        }
+        k += 1;
+    }
+    let ignore_extra = attrs.ignore_extra;
+    let name_str = name.to_string();
+
+    // Insert side: one buffer per field, filled row by row.
+    let mut buffer_tys = Vec::new();
+    let mut buffer_inits = Vec::new();
+    let mut pushes = Vec::new();
+    let mut datas = Vec::new();
+    let mut clears = Vec::new();
+    let mut sizes = Vec::new();
+    for (k, f) in active.iter().enumerate() {
+        let ty = &f.ty;
+        let id = &f.ident;
+        let idx = syn::Index::from(k);
+        let column = &f.column;
+        buffer_tys.push(quote!(<#ty as #krate::row::ToColumn>::Buffer));
+        buffer_inits.push(quote!(#krate::row::buffer_for::<#ty>(types, #k)?));
+        pushes.push(quote!(#krate::row::ToColumn::write_to(&row.#id, &mut buffers.#idx).map_err(|e| #krate::row::push_error(e, #column))?;));
+        datas.push(quote!((#column, #krate::row::ColumnBuffer::data(&buffers.#idx))));
+        clears.push(quote!(#krate::row::ColumnBuffer::truncate(&mut buffers.#idx, rows);));
+        sizes.push(quote!(#krate::row::ColumnBuffer::bytes(&buffers.#idx)));
+    }
+
+    Ok(quote! {
+        impl #impl_generics #krate::row::Row for #name #ty_generics #where_clause {
+            const NAME: &'static str = #name_str;
+            const FIELDS: &'static [#krate::row::Field] = &[#(#field_consts),*];
+            const IGNORE_EXTRA_COLUMNS: bool = #ignore_extra;
+            type Value<'__r> = #value_ty;
+            type Readers<'__r> = (#(#reader_tys,)*);
+            fn readers<'__r>(
+                cols: &[::core::option::Option<#krate::ColumnView<'__r>>],
+                ctx: &#krate::row::ReadContext,
+            ) -> #krate::Result<Self::Readers<'__r>> {
+                ::core::result::Result::Ok((#(#reader_inits,)*))
+            }
+            #[inline]
+            fn read<'__r>(readers: &Self::Readers<'__r>, i: usize) -> #krate::Result<Self::Value<'__r>> {
+                ::core::result::Result::Ok(#name { #(#field_reads),* })
+            }
+        }
+
+        impl<'__r> #krate::row::FromColumn<'__r> for #value_ty {
+            type Reader = <Self as #krate::row::Row>::Readers<'__r>;
+            fn accepts(ty: &#krate::DataType) -> bool {
+                #krate::row::tuple_accepts::<Self>(ty)
+            }
+            fn reader(
+                view: &#krate::ColumnView<'__r>,
+                ctx: &#krate::row::ReadContext,
+            ) -> #krate::Result<Self::Reader> {
+                let cols = #krate::row::tuple_columns::<Self>(view)?;
+                <Self as #krate::row::Row>::readers(&cols, ctx)
+            }
+            #[inline]
+            fn read(readers: &Self::Reader, i: usize) -> #krate::Result<Self> {
+                <Self as #krate::row::Row>::read(readers, i)
+            }
+        }
+
+        /// Nested rows (Tuple columns) are read-only for now.
+        impl #impl_generics #krate::row::ToColumn for #name #ty_generics #where_clause {
+            type Buffer = #krate::row::NoBuffer;
+            fn writes(_: &#krate::DataType) -> bool {
+                false
+            }
+            fn buffer(ty: &#krate::DataType) -> #krate::Result<Self::Buffer> {
+                ::core::result::Result::Err(#krate::row::nested_insert_unsupported(#name_str, ty))
+            }
+            fn write_to(&self, _: &mut Self::Buffer) -> #krate::Result<()> {
+                ::core::result::Result::Err(#krate::row::nested_insert_unsupported(#name_str, &#krate::DataType::Nothing))
+            }
+        }
+
+        impl #impl_generics #krate::row::RowWrite for #name #ty_generics #where_clause {
+            type Buffers = (#(#buffer_tys,)*);
+            fn buffers(types: &[#krate::DataType]) -> #krate::Result<Self::Buffers> {
+                ::core::result::Result::Ok((#(#buffer_inits,)*))
+            }
+            #[inline]
+            fn push(row: &Self, buffers: &mut Self::Buffers) -> #krate::Result<()> {
+                #(#pushes)*
+                ::core::result::Result::Ok(())
+            }
+            fn columns(buffers: &Self::Buffers) -> ::std::vec::Vec<(&'static str, #krate::InsertData<'_>)> {
+                ::std::vec![#(#datas),*]
+            }
+            fn truncate(buffers: &mut Self::Buffers, rows: usize) {
+                #(#clears)*
+            }
+            fn bytes(buffers: &Self::Buffers) -> usize {
+                0 #(+ #sizes)*
+            }
+        }
+    })
+}

@@ -1,9 +1,11 @@
 //! chnative: a ClickHouse client over the native TCP protocol.
 //!
-//! Three tiers over one protocol core; this release has the **column tier**:
-//! a SELECT streams borrowed blocks whose fixed-width columns are `&[T]` views of
-//! reusable aligned buffers, and an INSERT sends columns from your slices with
-//! one copy each.
+//! Three tiers over one protocol core. The **column tier**: a SELECT streams
+//! borrowed blocks whose fixed-width columns are `&[T]` views of reusable aligned
+//! buffers, and an INSERT sends columns from your slices with one copy each.
+//! **Typed rows** ([`row`], `#[derive(Row)]`): [`Client::query`],
+//! [`Client::insert_rows`], [`Client::inserter`]. **Dynamic rows** ([`value`]):
+//! [`Client::query_rows`].
 //!
 //! ```no_run
 //! # async fn demo() -> chnative::Result<()> {
@@ -44,9 +46,24 @@ mod params;
 mod pool;
 mod query;
 mod session;
-mod stream;
 mod tls;
 mod trace;
+pub mod row;
+mod stream;
+pub mod value;
+mod value_insert;
+#[cfg(feature = "serde")]
+mod value_serde;
+
+// Lets the derive's `::chnative::…` paths resolve inside this crate too.
+extern crate self as chnative;
+
+/// `#[derive(Enum)]`: a Rust enum ↔ an Enum8/Enum16 column by label; see [`row::EnumLabels`].
+pub use chnative_derive::Enum;
+/// `#[derive(Row)]`: see [`row`].
+pub use chnative_derive::Row;
+pub use row::{Inserter, RowStream};
+pub use value::{Value, ValueRow, ValueRowStream};
 
 pub use chnative_proto as proto;
 pub use chnative_proto::convert::{self, I256, U256};

@@ -1,0 +1,786 @@
+//! [`FromColumn`] for the Rust types a row field can have.
+
+use std::collections::{BTreeMap, HashMap};
+use std::hash::Hash;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use chnative_proto::convert::{self, Decimal, DecimalColumn, I256, U256};
+use chnative_proto::view::{ColumnView, StrView, WireUuid};
+use chnative_proto::DataType as D;
+
+use super::{accepts, out_of_bounds, FromColumn, ReadContext, Reader};
+use crate::error::{Error, Result};
+
+/// A fixed-width column: the values and the column name (for errors).
+pub struct Values<'r, T> {
+    values: &'r [T],
+    column: &'r str,
+}
+
+impl<T: Copy> Values<'_, T> {
+    #[inline]
+    fn at(&self, i: usize) -> Result<T> {
+        self.values.get(i).copied().ok_or_else(|| out_of_bounds(self.column, i))
+    }
+}
+
+macro_rules! fixed {
+    ($t:ty, $($pat:pat_param)|+) => {
+        impl<'r> FromColumn<'r> for $t {
+            type Reader = Values<'r, $t>;
+            fn accepts(ty: &D) -> bool {
+                matches!(ty, $($pat)|+)
+            }
+            fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+                Ok(Values { values: view.values::<$t>()?, column: view.name() })
+            }
+            #[inline]
+            fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+                r.at(i)
+            }
+        }
+    };
+}
+
+fixed!(i8, D::Int8 | D::Enum8(_));
+fixed!(u16, D::UInt16 | D::Date);
+fixed!(i16, D::Int16 | D::Enum16(_));
+fixed!(u32, D::UInt32 | D::DateTime(_));
+fixed!(i32, D::Int32 | D::Date32 | D::Time);
+fixed!(u64, D::UInt64);
+fixed!(i64, D::Int64 | D::DateTime64(..) | D::Time64(_));
+fixed!(u128, D::UInt128);
+fixed!(i128, D::Int128);
+fixed!(f64, D::Float64);
+fixed!(I256, D::Int256);
+fixed!(U256, D::UInt256);
+fixed!(WireUuid, D::Uuid);
+
+impl<'r> FromColumn<'r> for u8 {
+    type Reader = Values<'r, u8>;
+    fn accepts(ty: &D) -> bool {
+        matches!(ty, D::UInt8)
+    }
+    fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+        Ok(Values { values: view.values::<u8>()?, column: view.name() })
+    }
+    #[inline]
+    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+        r.at(i)
+    }
+    const BYTE: bool = true;
+    fn bytes_to_vec(bytes: &[u8]) -> Option<Vec<u8>> {
+        Some(bytes.to_vec())
+    }
+    fn bytes_as_slice(bytes: &'r [u8]) -> Option<&'r [u8]> {
+        Some(bytes)
+    }
+}
+
+impl<'r> FromColumn<'r> for bool {
+    type Reader = Values<'r, u8>;
+    fn accepts(ty: &D) -> bool {
+        matches!(ty, D::Bool)
+    }
+    fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+        Ok(Values { values: view.values::<u8>()?, column: view.name() })
+    }
+    #[inline]
+    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+        Ok(r.at(i)? != 0)
+    }
+}
+
+/// Float32 values, or BFloat16 bits widened to `f32` (exactly).
+pub enum F32Reader<'r> {
+    /// Float32.
+    F32(Values<'r, f32>),
+    /// BFloat16.
+    Bf16(Values<'r, u16>),
+}
+
+impl<'r> FromColumn<'r> for f32 {
+    type Reader = F32Reader<'r>;
+    fn accepts(ty: &D) -> bool {
+        matches!(ty, D::Float32 | D::BFloat16)
+    }
+    fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+        Ok(match view.data_type() {
+            D::BFloat16 => F32Reader::Bf16(Values { values: view.values()?, column: view.name() }),
+            _ => F32Reader::F32(Values { values: view.values()?, column: view.name() }),
+        })
+    }
+    #[inline]
+    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+        match r {
+            F32Reader::F32(v) => v.at(i),
+            F32Reader::Bf16(v) => Ok(convert::bf16::to_f32(v.at(i)?)),
+        }
+    }
+}
+
+/// A String column and its name.
+pub struct Strings<'r> {
+    view: StrView<'r>,
+    column: &'r str,
+}
+
+impl<'r> Strings<'r> {
+    fn new(view: &ColumnView<'r>) -> Result<Self> {
+        Ok(Strings { view: view.as_strings()?, column: view.name() })
+    }
+    #[inline]
+    fn bytes(&self, i: usize) -> Result<&'r [u8]> {
+        if i >= self.view.len() {
+            return Err(out_of_bounds(self.column, i));
+        }
+        let r = self.view.range(i);
+        self.view.blob().get(r).ok_or_else(|| out_of_bounds(self.column, i))
+    }
+    #[inline]
+    fn str(&self, i: usize) -> Result<&'r str> {
+        let b = self.bytes(i)?;
+        std::str::from_utf8(b).map_err(|_| {
+            Error::Convert(convert::ConvertError::Inexact {
+                value: format!("{:?} (column `{}`, row {i})", String::from_utf8_lossy(b), self.column),
+                target: "a UTF-8 string (read it into Vec<u8> or &[u8])".into(),
+            })
+        })
+    }
+}
+
+impl<'r> FromColumn<'r> for String {
+    type Reader = Strings<'r>;
+    fn accepts(ty: &D) -> bool {
+        matches!(ty, D::String)
+    }
+    fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+        Strings::new(view)
+    }
+    #[inline]
+    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+        r.str(i).map(str::to_owned)
+    }
+}
+
+impl<'r> FromColumn<'r> for &'r str {
+    type Reader = Strings<'r>;
+    fn accepts(ty: &D) -> bool {
+        matches!(ty, D::String)
+    }
+    fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+        Strings::new(view)
+    }
+    #[inline]
+    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+        r.str(i)
+    }
+}
+
+/// A FixedString(N) column: its bytes and N.
+pub struct FixedStrings<'r> {
+    bytes: &'r [u8],
+    column: &'r str,
+}
+
+impl<'r, const N: usize> FromColumn<'r> for [u8; N] {
+    type Reader = FixedStrings<'r>;
+    fn accepts(ty: &D) -> bool {
+        matches!(ty, D::FixedString(n) if *n == N)
+    }
+    fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+        let (bytes, n) = view.as_fixed_strings()?;
+        if n != N {
+            return Err(Error::TypeMismatch {
+                column: view.name().into(),
+                requested: format!("[u8; {N}]"),
+                actual: view.type_name().into(),
+            });
+        }
+        Ok(FixedStrings { bytes, column: view.name() })
+    }
+    #[inline]
+    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+        let s = r.bytes.get(i * N..(i + 1) * N).ok_or_else(|| out_of_bounds(r.column, i))?;
+        let mut out = [0u8; N];
+        out.copy_from_slice(s);
+        Ok(out)
+    }
+}
+
+/// A Nullable column's null map (absent for a plain column read as `Option`) and values.
+pub struct NullableReader<'r, T: FromColumn<'r>> {
+    nulls: Option<&'r [u8]>,
+    inner: Reader<'r, T>,
+}
+
+impl<'r, T: FromColumn<'r>> FromColumn<'r> for Option<T> {
+    type Reader = NullableReader<'r, T>;
+    fn accepts(ty: &D) -> bool {
+        match ty {
+            D::Nullable(t) => accepts::<T>(t),
+            t => T::accepts(t),
+        }
+    }
+    fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader> {
+        if let D::Nullable(_) = view.data_type() {
+            let n = view.as_nullable()?;
+            Ok(NullableReader { nulls: Some(n.nulls()), inner: Reader::new(n.inner(), ctx)? })
+        } else {
+            Ok(NullableReader { nulls: None, inner: Reader::new(view, ctx)? })
+        }
+    }
+    #[inline]
+    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+        match r.nulls {
+            Some(nulls) => match nulls.get(i) {
+                Some(0) => r.inner.get(i).map(Some),
+                Some(_) => Ok(None),
+                None => Err(out_of_bounds(r.inner.column, i)),
+            },
+            None => r.inner.get(i).map(Some),
+        }
+    }
+    fn null() -> Option<Self> {
+        Some(None)
+    }
+}
+
+/// An Array (or Map) column: end offsets and a reader of the flattened elements.
+pub struct ArrayReader<'r, T: FromColumn<'r>> {
+    offsets: &'r [u64],
+    inner: Reader<'r, T>,
+    column: &'r str,
+}
+
+impl<'r, T: FromColumn<'r>> ArrayReader<'r, T> {
+    fn new(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self> {
+        let a = view.as_array()?;
+        Ok(ArrayReader { offsets: a.offsets(), inner: Reader::new(a.inner(), ctx)?, column: view.name() })
+    }
+}
+
+#[inline]
+fn range(offsets: &[u64], i: usize, column: &str) -> Result<std::ops::Range<usize>> {
+    let end = *offsets.get(i).ok_or_else(|| out_of_bounds(column, i))? as usize;
+    let start = if i == 0 { 0 } else { offsets[i - 1] as usize };
+    if start > end {
+        return Err(out_of_bounds(column, i));
+    }
+    Ok(start..end)
+}
+
+fn map_elements(k: &D, v: &D) -> D {
+    D::Tuple(vec![(None, k.clone()), (None, v.clone())])
+}
+
+/// `Vec<T>` reads Array(T) (and Map as pairs); `Vec<u8>` and `&[u8]` also read String.
+pub enum BytesOrArray<'r, A> {
+    /// Array elements.
+    Array(A),
+    /// String bytes.
+    Bytes(Strings<'r>),
+}
+
+impl<'r, T: FromColumn<'r>> FromColumn<'r> for Vec<T> {
+    type Reader = BytesOrArray<'r, ArrayReader<'r, T>>;
+    fn accepts(ty: &D) -> bool {
+        match ty {
+            D::Array(t) => accepts::<T>(t),
+            D::Map(k, v) => T::accepts(&map_elements(k, v)),
+            D::Nested(fields) => {
+                T::accepts(&D::Tuple(fields.iter().map(|(n, t)| (Some(n.clone()), t.clone())).collect()))
+            }
+            D::String => T::BYTE,
+            _ => false,
+        }
+    }
+    fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader> {
+        Ok(match view.data_type() {
+            D::String => BytesOrArray::Bytes(Strings::new(view)?),
+            _ => BytesOrArray::Array(ArrayReader::new(view, ctx)?),
+        })
+    }
+    #[inline]
+    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+        match r {
+            BytesOrArray::Array(a) => range(a.offsets, i, a.column)?.map(|j| a.inner.get(j)).collect(),
+            BytesOrArray::Bytes(s) => {
+                T::bytes_to_vec(s.bytes(i)?).ok_or_else(|| Error::Usage("internal: not a byte type".into()))
+            }
+        }
+    }
+}
+
+/// An Array of fixed-width values read as borrowed slices.
+pub struct SliceReader<'r, T> {
+    offsets: &'r [u64],
+    values: &'r [T],
+    column: &'r str,
+}
+
+impl<'r, T> FromColumn<'r> for &'r [T]
+where
+    T: FromColumn<'r> + chnative_proto::view::FixedValue,
+{
+    type Reader = BytesOrArray<'r, SliceReader<'r, T>>;
+    fn accepts(ty: &D) -> bool {
+        match ty {
+            // The element type exactly (no LowCardinality or Nullable elements: they
+            // are not a plain `[T]` on the wire).
+            D::Array(t) => <T as FromColumn<'r>>::accepts(t) && t.fixed_width() == Some(std::mem::size_of::<T>()),
+            D::String => T::BYTE,
+            _ => false,
+        }
+    }
+    fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+        Ok(match view.data_type() {
+            D::String => BytesOrArray::Bytes(Strings::new(view)?),
+            _ => {
+                let a = view.as_array()?;
+                BytesOrArray::Array(SliceReader {
+                    offsets: a.offsets(),
+                    values: a.inner().values::<T>()?,
+                    column: view.name(),
+                })
+            }
+        })
+    }
+    #[inline]
+    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+        match r {
+            BytesOrArray::Array(a) => {
+                let range = range(a.offsets, i, a.column)?;
+                a.values.get(range).ok_or_else(|| out_of_bounds(a.column, i))
+            }
+            BytesOrArray::Bytes(s) => {
+                T::bytes_as_slice(s.bytes(i)?).ok_or_else(|| Error::Usage("internal: not a byte type".into()))
+            }
+        }
+    }
+}
+
+macro_rules! tuple {
+    ($n:literal; $($t:ident $k:tt),+) => {
+        impl<'r, $($t: FromColumn<'r>),+> FromColumn<'r> for ($($t,)+) {
+            type Reader = ($(Reader<'r, $t>,)+);
+            fn accepts(ty: &D) -> bool {
+                match ty {
+                    D::Tuple(e) if e.len() == $n => true $(&& accepts::<$t>(&e[$k].1))+,
+                    _ => false,
+                }
+            }
+            fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader> {
+                Ok(($(Reader::new(&view.tuple_element($k)?, ctx)?,)+))
+            }
+            #[inline]
+            fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+                Ok(($(r.$k.get(i)?,)+))
+            }
+        }
+    };
+}
+tuple!(1; A 0);
+tuple!(2; A 0, B 1);
+tuple!(3; A 0, B 1, C 2);
+tuple!(4; A 0, B 1, C 2, E 3);
+tuple!(5; A 0, B 1, C 2, E 3, F 4);
+tuple!(6; A 0, B 1, C 2, E 3, F 4, G 5);
+tuple!(7; A 0, B 1, C 2, E 3, F 4, G 5, H 6);
+tuple!(8; A 0, B 1, C 2, E 3, F 4, G 5, H 6, I 7);
+
+/// A Map column: offsets and readers of the keys and the values.
+pub struct MapReader<'r, K: FromColumn<'r>, V: FromColumn<'r>> {
+    offsets: &'r [u64],
+    keys: Reader<'r, K>,
+    values: Reader<'r, V>,
+    column: &'r str,
+}
+
+impl<'r, K: FromColumn<'r>, V: FromColumn<'r>> MapReader<'r, K, V> {
+    fn new(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self> {
+        let a = view.as_array()?;
+        Ok(MapReader {
+            offsets: a.offsets(),
+            keys: Reader::new(&a.inner().tuple_element(0)?, ctx)?,
+            values: Reader::new(&a.inner().tuple_element(1)?, ctx)?,
+            column: view.name(),
+        })
+    }
+    fn pairs(&self, i: usize) -> Result<impl Iterator<Item = Result<(K, V)>> + use<'_, 'r, K, V>> {
+        Ok(range(self.offsets, i, self.column)?.map(|j| Ok((self.keys.get(j)?, self.values.get(j)?))))
+    }
+}
+
+fn map_accepts<'r, K: FromColumn<'r>, V: FromColumn<'r>>(ty: &D) -> bool {
+    matches!(ty, D::Map(k, v) if accepts::<K>(k) && accepts::<V>(v))
+}
+
+impl<'r, K: FromColumn<'r> + Eq + Hash, V: FromColumn<'r>> FromColumn<'r> for HashMap<K, V> {
+    type Reader = MapReader<'r, K, V>;
+    fn accepts(ty: &D) -> bool {
+        map_accepts::<K, V>(ty)
+    }
+    fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader> {
+        MapReader::new(view, ctx)
+    }
+    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+        r.pairs(i)?.collect()
+    }
+}
+
+impl<'r, K: FromColumn<'r> + Ord, V: FromColumn<'r>> FromColumn<'r> for BTreeMap<K, V> {
+    type Reader = MapReader<'r, K, V>;
+    fn accepts(ty: &D) -> bool {
+        map_accepts::<K, V>(ty)
+    }
+    fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader> {
+        MapReader::new(view, ctx)
+    }
+    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+        r.pairs(i)?.collect()
+    }
+}
+
+impl<'r> FromColumn<'r> for Ipv4Addr {
+    type Reader = Values<'r, u32>;
+    fn accepts(ty: &D) -> bool {
+        matches!(ty, D::Ipv4)
+    }
+    fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+        Ok(Values { values: view.values()?, column: view.name() })
+    }
+    #[inline]
+    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+        Ok(convert::net::ipv4(r.at(i)?))
+    }
+}
+
+impl<'r> FromColumn<'r> for Ipv6Addr {
+    type Reader = Values<'r, [u8; 16]>;
+    fn accepts(ty: &D) -> bool {
+        matches!(ty, D::Ipv6)
+    }
+    fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+        Ok(Values { values: view.values()?, column: view.name() })
+    }
+    #[inline]
+    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+        Ok(convert::net::ipv6(r.at(i)?))
+    }
+}
+
+#[cfg(feature = "uuid")]
+impl<'r> FromColumn<'r> for uuid::Uuid {
+    type Reader = Values<'r, WireUuid>;
+    fn accepts(ty: &D) -> bool {
+        matches!(ty, D::Uuid)
+    }
+    fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+        Ok(Values { values: view.values()?, column: view.name() })
+    }
+    #[inline]
+    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+        Ok(uuid::Uuid::from_u128(r.at(i)?.as_u128()))
+    }
+}
+
+/// A Decimal column.
+pub struct DecimalReader<'r> {
+    col: DecimalColumn<'r>,
+    column: &'r str,
+}
+
+impl<'r> FromColumn<'r> for Decimal {
+    type Reader = DecimalReader<'r>;
+    fn accepts(ty: &D) -> bool {
+        matches!(ty, D::Decimal { .. })
+    }
+    fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+        Ok(DecimalReader { col: convert::decimal_column(view)?, column: view.name() })
+    }
+    #[inline]
+    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+        if i >= r.col.len() {
+            return Err(out_of_bounds(r.column, i));
+        }
+        Ok(r.col.get(i))
+    }
+}
+
+#[cfg(feature = "rust_decimal")]
+impl<'r> FromColumn<'r> for chnative_proto::convert::ext::rust_decimal::Decimal {
+    type Reader = DecimalReader<'r>;
+    fn accepts(ty: &D) -> bool {
+        matches!(ty, D::Decimal { precision: ..=28, .. })
+    }
+    fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+        Ok(DecimalReader { col: convert::decimal_column(view)?, column: view.name() })
+    }
+    #[inline]
+    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+        if i >= r.col.len() {
+            return Err(out_of_bounds(r.column, i));
+        }
+        Ok(r.col.to_rust_decimal(i)?)
+    }
+}
+
+/// Date or Date32 days.
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+pub enum DateReader<'r> {
+    /// Date: days since 1970 as u16.
+    Date(Values<'r, u16>),
+    /// Date32: signed days since 1970.
+    Date32(Values<'r, i32>),
+}
+
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+impl<'r> DateReader<'r> {
+    fn new(view: &ColumnView<'r>) -> Result<Self> {
+        Ok(match view.data_type() {
+            D::Date => DateReader::Date(Values { values: view.values()?, column: view.name() }),
+            _ => DateReader::Date32(Values { values: view.values()?, column: view.name() }),
+        })
+    }
+}
+
+/// DateTime or DateTime64 values with the zone they are shown in.
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+pub struct DateTimeReader<'r, Z> {
+    secs: Option<Values<'r, u32>>,
+    ticks: Option<(Values<'r, i64>, u8)>,
+    zone: Z,
+}
+
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+impl<'r, Z> DateTimeReader<'r, Z> {
+    fn new(view: &ColumnView<'r>, zone: impl FnOnce(&str) -> Result<Z>, ctx: &ReadContext) -> Result<Self> {
+        let (tz, secs, ticks) = match view.data_type() {
+            D::DateTime(tz) => (tz.clone(), Some(Values { values: view.values()?, column: view.name() }), None),
+            D::DateTime64(p, tz) => {
+                (tz.clone(), None, Some((Values { values: view.values()?, column: view.name() }, *p)))
+            }
+            _ => return Err(Error::Usage(format!("internal: column `{}` is not a DateTime", view.name()))),
+        };
+        let zone = zone(tz.as_deref().unwrap_or(&ctx.server_timezone))?;
+        Ok(DateTimeReader { secs, ticks, zone })
+    }
+}
+
+/// Time (seconds) or Time64(p) (ticks) values.
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+pub enum DurationReader<'r> {
+    /// Time.
+    Time(Values<'r, i32>),
+    /// Time64 with its precision.
+    Time64(Values<'r, i64>, u8),
+}
+
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+impl<'r> DurationReader<'r> {
+    fn new(view: &ColumnView<'r>) -> Result<Self> {
+        Ok(match view.data_type() {
+            D::Time64(p) => DurationReader::Time64(Values { values: view.values()?, column: view.name() }, *p),
+            _ => DurationReader::Time(Values { values: view.values()?, column: view.name() }),
+        })
+    }
+}
+
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+fn is_datetime(ty: &D) -> bool {
+    matches!(ty, D::DateTime(_) | D::DateTime64(..))
+}
+
+/// `FromColumn` for a date, instant or duration type of a time library, through
+/// the shared readers above and the library's `convert` functions.
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+macro_rules! temporal {
+    (date $t:ty, |$d:ident| $date:expr, |$d32:ident| $date32:expr) => {
+        impl<'r> FromColumn<'r> for $t {
+            type Reader = DateReader<'r>;
+            fn accepts(ty: &D) -> bool {
+                matches!(ty, D::Date | D::Date32)
+            }
+            fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+                DateReader::new(view)
+            }
+            #[inline]
+            fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+                match r {
+                    DateReader::Date(v) => {
+                        let $d = v.at(i)?;
+                        Ok($date)
+                    }
+                    DateReader::Date32(v) => {
+                        let $d32 = v.at(i)?;
+                        Ok($date32)
+                    }
+                }
+            }
+        }
+    };
+    (instant $t:ty, $zone:ty, |$name:ident| $mkzone:expr, |$s:ident, $z:ident| $secs:expr, |$ticks:ident, $p:ident, $z64:ident| $ticks_expr:expr) => {
+        impl<'r> FromColumn<'r> for $t {
+            type Reader = DateTimeReader<'r, $zone>;
+            fn accepts(ty: &D) -> bool {
+                is_datetime(ty)
+            }
+            fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader> {
+                DateTimeReader::new(view, |$name: &str| Ok($mkzone), ctx)
+            }
+            #[inline]
+            fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+                #[allow(unused_variables)]
+                let $z = &r.zone;
+                #[allow(unused_variables)]
+                let $z64 = &r.zone;
+                match (&r.secs, &r.ticks) {
+                    (Some(v), _) => {
+                        let $s = v.at(i)?;
+                        Ok($secs)
+                    }
+                    (_, Some((v, p))) => {
+                        let ($ticks, $p) = (v.at(i)?, *p);
+                        Ok($ticks_expr)
+                    }
+                    _ => Err(Error::Usage("internal: empty DateTime reader".into())),
+                }
+            }
+        }
+    };
+    (duration $t:ty, |$s:ident| $secs:expr, |$ticks:ident, $p:ident| $ticks_expr:expr) => {
+        impl<'r> FromColumn<'r> for $t {
+            type Reader = DurationReader<'r>;
+            fn accepts(ty: &D) -> bool {
+                matches!(ty, D::Time | D::Time64(_))
+            }
+            fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+                DurationReader::new(view)
+            }
+            #[inline]
+            fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+                match r {
+                    DurationReader::Time(v) => {
+                        let $s = v.at(i)?;
+                        Ok($secs)
+                    }
+                    DurationReader::Time64(v, p) => {
+                        let ($ticks, $p) = (v.at(i)?, *p);
+                        Ok($ticks_expr)
+                    }
+                }
+            }
+        }
+    };
+}
+
+#[cfg(feature = "time")]
+mod time_impls {
+    use super::*;
+    use chnative_proto::convert::ext::time::{Date, Duration, OffsetDateTime};
+    use chnative_proto::convert::time as tc;
+
+    temporal!(date Date, |d| tc::date(d), |d| tc::date32(d)?);
+    // The `time` crate has no zone database: instants are read in UTC.
+    temporal!(instant OffsetDateTime, (), |_n| (), |s, _z| tc::datetime(s), |t, p, _z| tc::datetime64(t, p)?);
+    temporal!(duration Duration, |s| tc::time(s), |t, p| tc::time64(t, p));
+}
+
+#[cfg(feature = "jiff")]
+mod jiff_impls {
+    use super::*;
+    use chnative_proto::convert::ext::jiff::civil::Date;
+    use chnative_proto::convert::ext::jiff::tz::TimeZone;
+    use chnative_proto::convert::ext::jiff::{SignedDuration, Timestamp, ZonedDateTime};
+    use chnative_proto::convert::jiff as jc;
+
+    temporal!(date Date, |d| jc::date(d), |d| jc::date32(d)?);
+    temporal!(instant Timestamp, (), |_n| (), |s, _z| jc::timestamp(s), |t, p, _z| jc::timestamp64(t, p)?);
+    // In the column's zone, else the server's.
+    temporal!(instant ZonedDateTime, TimeZone, |name| jc::tz(name)?, |s, z| jc::datetime(s, z), |t, p, z| jc::datetime64(t, p, z)?);
+    temporal!(duration SignedDuration, |s| jc::time(s), |t, p| jc::time64(t, p));
+}
+
+#[cfg(feature = "chrono")]
+mod chrono_impls {
+    use super::*;
+    use chnative_proto::convert::chrono as cc;
+    use chnative_proto::convert::ext::chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+    use chnative_proto::convert::ext::chrono_tz::Tz;
+
+    impl<'r> FromColumn<'r> for NaiveDate {
+        type Reader = DateReader<'r>;
+        fn accepts(ty: &D) -> bool {
+            matches!(ty, D::Date | D::Date32)
+        }
+        fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+            DateReader::new(view)
+        }
+        #[inline]
+        fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+            match r {
+                DateReader::Date(v) => Ok(cc::date(v.at(i)?)),
+                DateReader::Date32(v) => Ok(cc::date32(v.at(i)?)?),
+            }
+        }
+    }
+
+    temporal!(duration chrono::TimeDelta, |s| cc::time(s), |t, p| cc::time64(t, p)?);
+
+    #[inline]
+    fn instant<Z: chrono::TimeZone>(r: &DateTimeReader<'_, Z>, i: usize) -> Result<DateTime<Z>> {
+        match (&r.secs, &r.ticks) {
+            (Some(v), _) => Ok(cc::datetime(v.at(i)?, &r.zone)),
+            (_, Some((v, p))) => Ok(cc::datetime64(v.at(i)?, *p, &r.zone)?),
+            _ => Err(Error::Usage("internal: empty DateTime reader".into())),
+        }
+    }
+
+    /// In the column's time zone (else the server's).
+    impl<'r> FromColumn<'r> for DateTime<Tz> {
+        type Reader = DateTimeReader<'r, Tz>;
+        fn accepts(ty: &D) -> bool {
+            is_datetime(ty)
+        }
+        fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader> {
+            DateTimeReader::new(view, |name| Ok(cc::tz(name)?), ctx)
+        }
+        #[inline]
+        fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+            instant(r, i)
+        }
+    }
+
+    impl<'r> FromColumn<'r> for DateTime<Utc> {
+        type Reader = DateTimeReader<'r, Utc>;
+        fn accepts(ty: &D) -> bool {
+            is_datetime(ty)
+        }
+        fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader> {
+            DateTimeReader::new(view, |_| Ok(Utc), ctx)
+        }
+        #[inline]
+        fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+            instant(r, i)
+        }
+    }
+
+    /// The wall-clock time in the column's zone (else the server's), as `toString` shows it.
+    impl<'r> FromColumn<'r> for NaiveDateTime {
+        type Reader = DateTimeReader<'r, Tz>;
+        fn accepts(ty: &D) -> bool {
+            is_datetime(ty)
+        }
+        fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader> {
+            DateTimeReader::new(view, |name| Ok(cc::tz(name)?), ctx)
+        }
+        #[inline]
+        fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+            instant(r, i).map(|t| t.naive_local())
+        }
+    }
+}
+
+#[cfg(feature = "chrono")]
+use chnative_proto::convert::ext::chrono;

@@ -1,0 +1,362 @@
+//! Typed rows: `#[derive(Row)]` structs read from a SELECT and written by an INSERT.
+//!
+//! ```no_run
+//! # async fn demo(client: &mut chnative::Client) -> chnative::Result<()> {
+//! #[derive(chnative::Row, Debug)]
+//! struct Event<'a> {
+//!     id: u64,
+//!     #[row(rename = "name")]
+//!     label: &'a str,         // borrowed from the block: no allocation per row
+//!     tags: Vec<String>,      // Array(String)
+//!     score: Option<f64>,     // Nullable(Float64)
+//! }
+//! let mut rows = client.query::<Event<'_>>("SELECT id, name, tags, score FROM events").await?;
+//! while let Some(e) = rows.next().await? {
+//!     println!("{} {} {:?} {:?}", e.id, e.label, e.tags, e.score);
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! **How it works.** When the result's header arrives, every field is bound to
+//! its column by name once, and the field's Rust type is checked against the
+//! column's ClickHouse type ([`FromColumn::accepts`]) before any row is produced.
+//! For each block, each field then resolves its typed view once
+//! ([`FromColumn::reader`]: a `&[u64]`, a string view, offsets plus an inner
+//! reader, …), and rows are built by plain indexing into those views
+//! ([`FromColumn::read`]), without dynamic dispatch, boxing or lookups per value.
+//!
+//! **Attributes.** On a field: `#[row(rename = "column")]`, `#[row(skip)]` (not
+//! read or written; filled with `Default`), `#[row(default)]` (the column may be
+//! missing from a result; the field is then `Default`). On the struct:
+//! `#[row(ignore_extra_columns)]` lets a result carry columns no field reads
+//! (without it they are an error, so a typo in a rename is caught).
+//!
+//! **Nested rows and enums.** A derived struct can be a field: it reads a Tuple
+//! column (named elements by name, unnamed ones by position) and, in a `Vec`, a
+//! Nested column. `#[derive(chnative::Enum)]` maps a Rust enum of unit variants
+//! to an Enum8/Enum16 column by label ([`EnumLabels`]).
+//!
+//! **Borrowed rows** (`&str`, `&[u8]`, `&[T]` fields) borrow the stream like
+//! blocks do, so a row must be dropped before the next call to `next()`:
+//!
+//! ```compile_fail
+//! # async fn f(client: &mut chnative::Client) -> chnative::Result<()> {
+//! #[derive(chnative::Row)]
+//! struct Name<'a> { name: &'a str }
+//! let mut rows = client.query::<Name<'_>>("SELECT toString(number) AS name FROM numbers(2)").await?;
+//! let first = rows.next().await?;
+//! let second = rows.next().await?; // error: `rows` is still borrowed by `first`
+//! println!("{:?}", first.map(|r| r.name));
+//! # Ok(()) }
+//! ```
+
+mod enums;
+mod from_column;
+mod insert;
+mod stream;
+mod to_column;
+
+use chnative_proto::view::{ColumnView, Keys};
+use chnative_proto::DataType;
+
+use crate::error::{Error, Result};
+
+pub use enums::{enum_accepts, enum_writes, EnumBuffer, EnumLabels, EnumReader};
+pub use from_column::{
+    ArrayReader, BytesOrArray, DecimalReader, F32Reader, FixedStrings, MapReader, NullableReader, SliceReader, Strings,
+    Values,
+};
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+pub use from_column::{DateReader, DateTimeReader, DurationReader};
+pub use insert::{Inserter, DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS};
+pub use stream::RowStream;
+pub use to_column::{
+    buffer_for, push_error, writes, ArrayBuffer, ColumnBuffer, DecimalBuffer, FixedBuffer, FixedStringBuffer, NoBuffer,
+    NullableBuffer, StringBuffer, ToColumn, VecBuffer,
+};
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+pub use to_column::{DateBuffer, DateTimeBuffer, DurationBuffer};
+
+/// One field of a row struct, as the derive describes it.
+#[derive(Debug, Clone, Copy)]
+pub struct Field {
+    /// The column it binds to (the field name unless renamed).
+    pub column: &'static str,
+    /// The field's name.
+    pub field: &'static str,
+    /// The field's Rust type as written, for error messages.
+    pub rust_type: &'static str,
+    /// Whether the column may be absent from a result (`#[row(default)]`).
+    pub default: bool,
+    /// Whether the field can be read from a column of this type.
+    pub accepts: fn(&DataType) -> bool,
+    /// Whether the field can be written to a column of this type.
+    pub writes: fn(&DataType) -> bool,
+}
+
+/// A struct that can be read from a result, row by row. Implemented by
+/// `#[derive(Row)]`; see the [module docs](self).
+pub trait Row {
+    /// The struct's name, for error messages.
+    const NAME: &'static str;
+    /// The fields that bind to columns (skipped fields excluded), in order.
+    const FIELDS: &'static [Field];
+    /// Whether columns no field reads are allowed.
+    const IGNORE_EXTRA_COLUMNS: bool;
+    /// The row at the lifetime of the block it borrows from (`Self` for owned rows).
+    type Value<'r>;
+    /// Per-block state: one resolved [`Reader`] per field.
+    type Readers<'r>;
+    /// Resolves each field's reader from its column (`None` for a missing
+    /// `#[row(default)]` column), once per block.
+    fn readers<'r>(cols: &[Option<ColumnView<'r>>], ctx: &ReadContext) -> Result<Self::Readers<'r>>;
+    /// Builds row `i` of the block the readers were resolved from.
+    fn read<'r>(readers: &Self::Readers<'r>, i: usize) -> Result<Self::Value<'r>>;
+}
+
+/// A [`Row`] that borrows nothing: what [`crate::Client::fetch_all`] and friends return.
+pub trait OwnedRow: for<'r> Row<Value<'r> = Self> + 'static {}
+impl<T: for<'r> Row<Value<'r> = T> + 'static> OwnedRow for T {}
+
+/// A struct that can be written by an INSERT: transposed into one column buffer
+/// per field. Implemented by `#[derive(Row)]`.
+pub trait RowWrite: Row {
+    /// One buffer per field.
+    type Buffers: Send;
+    /// Empty buffers for columns of these types (one per field, in field order).
+    fn buffers(types: &[DataType]) -> Result<Self::Buffers>;
+    /// Appends one row.
+    fn push(row: &Self, buffers: &mut Self::Buffers) -> Result<()>;
+    /// The buffers as INSERT columns, named.
+    fn columns(buffers: &Self::Buffers) -> Vec<(&'static str, crate::InsertData<'_>)>;
+    /// Keeps the first `rows` rows (0 clears, keeping the allocations).
+    fn truncate(buffers: &mut Self::Buffers, rows: usize);
+    /// Bytes the buffered rows hold (about their size on the wire).
+    fn bytes(buffers: &Self::Buffers) -> usize;
+}
+
+/// What readers may need beyond the column: the server's time zone (the zone of
+/// DateTime columns that name none).
+#[derive(Debug, Clone, Default)]
+pub struct ReadContext {
+    /// The server's time zone.
+    pub server_timezone: String,
+}
+
+/// A Rust type that can be read from a column.
+///
+/// `accepts` is the bind-time type check; `reader` runs once per block and
+/// resolves the typed view; `read` builds the value of one row by indexing it.
+/// LowCardinality and SimpleAggregateFunction wrappers are handled by [`Reader`],
+/// so implementations see the plain type.
+pub trait FromColumn<'r>: Sized {
+    /// The per-block view.
+    type Reader;
+    /// Whether a column of type `ty` (LowCardinality stripped) can be read as `Self`.
+    fn accepts(ty: &DataType) -> bool;
+    /// Resolves the view for one block.
+    fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader>;
+    /// The value of row `i`.
+    fn read(reader: &Self::Reader, i: usize) -> Result<Self>;
+    /// The value for a NULL of a LowCardinality(Nullable(T)) column (`Some(None)`
+    /// for `Option<T>`; other types cannot hold one).
+    fn null() -> Option<Self> {
+        None
+    }
+    /// Whether `Vec<Self>` / `&[Self]` may also read String columns (true for `u8`).
+    const BYTE: bool = false;
+    /// String bytes as `Vec<Self>` (only when [`Self::BYTE`]).
+    fn bytes_to_vec(_bytes: &[u8]) -> Option<Vec<Self>> {
+        None
+    }
+    /// String bytes as `&[Self]` (only when [`Self::BYTE`]).
+    fn bytes_as_slice(_bytes: &'r [u8]) -> Option<&'r [Self]> {
+        None
+    }
+}
+
+fn plain(ty: &DataType) -> &DataType {
+    match ty {
+        DataType::SimpleAggregateFunction(_, t) => plain(t),
+        t => t,
+    }
+}
+
+/// Whether `T` can be read from a column of type `ty`, LowCardinality included.
+pub fn accepts<'r, T: FromColumn<'r>>(ty: &DataType) -> bool {
+    match plain(ty) {
+        DataType::LowCardinality(t) => T::accepts(t),
+        // Geo types are tuples and arrays of them on the wire.
+        t @ (DataType::Point
+        | DataType::Ring
+        | DataType::LineString
+        | DataType::MultiLineString
+        | DataType::Polygon
+        | DataType::MultiPolygon) => T::accepts(&t.wire_shape()),
+        t => T::accepts(t),
+    }
+}
+
+struct LcKeys<'r> {
+    keys: Keys<'r>,
+    nullable: bool,
+    dict_len: usize,
+}
+
+/// A field's per-block reader: the type's own reader, plus the keys when the
+/// column is LowCardinality (values are then read from the dictionary).
+pub struct Reader<'r, T: FromColumn<'r>> {
+    inner: T::Reader,
+    lc: Option<LcKeys<'r>>,
+    column: &'r str,
+}
+
+impl<'r, T: FromColumn<'r>> Reader<'r, T> {
+    /// Resolves the reader of one column for one block.
+    pub fn new(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self> {
+        if let DataType::LowCardinality(_) = view.data_type() {
+            let lc = view.as_low_cardinality()?;
+            let dict = lc.dictionary().clone();
+            let nullable =
+                matches!(view.data_type(), DataType::LowCardinality(t) if matches!(**t, DataType::Nullable(_)));
+            return Ok(Reader {
+                inner: T::reader(&dict, ctx)?,
+                lc: Some(LcKeys { keys: lc.keys(), nullable, dict_len: dict.len() }),
+                column: view.name(),
+            });
+        }
+        Ok(Reader { inner: T::reader(view, ctx)?, lc: None, column: view.name() })
+    }
+
+    /// The reader of field `k` (whose column binding guarantees is present).
+    pub fn required(cols: &[Option<ColumnView<'r>>], k: usize, ctx: &ReadContext) -> Result<Self> {
+        match cols.get(k) {
+            Some(Some(v)) => Self::new(v, ctx),
+            _ => Err(Error::Usage(format!("internal: field {k} has no bound column"))),
+        }
+    }
+
+    /// The reader of a `#[row(default)]` field, `None` when its column is absent.
+    pub fn optional(cols: &[Option<ColumnView<'r>>], k: usize, ctx: &ReadContext) -> Result<Option<Self>> {
+        match cols.get(k) {
+            Some(Some(v)) => Self::new(v, ctx).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// The value at row `i`.
+    #[inline]
+    pub fn get(&self, i: usize) -> Result<T> {
+        match &self.lc {
+            None => T::read(&self.inner, i),
+            Some(lc) => {
+                if i >= lc.keys.len() {
+                    return Err(out_of_bounds(self.column, i));
+                }
+                let k = lc.keys.get(i);
+                if lc.nullable && k == 0 {
+                    return T::null().ok_or_else(|| {
+                        Error::Usage(format!("column `{}` row {i} is NULL; read it into an Option", self.column))
+                    });
+                }
+                if k >= lc.dict_len {
+                    return Err(out_of_bounds(self.column, k));
+                }
+                T::read(&self.inner, k)
+            }
+        }
+    }
+}
+
+pub(crate) fn out_of_bounds(column: &str, i: usize) -> Error {
+    Error::Protocol(chnative_proto::ProtoError::violation(format!("column `{column}`: index {i} is out of bounds")))
+}
+
+/// Binds a row type's fields to a result's columns by name and checks their types.
+/// Returns the column index of each field (`None` for an absent default field).
+pub(crate) fn bind<T: Row + ?Sized>(columns: &[chnative_proto::Column]) -> Result<Vec<Option<usize>>> {
+    let mut out = Vec::with_capacity(T::FIELDS.len());
+    for f in T::FIELDS {
+        match columns.iter().position(|c| c.name() == f.column) {
+            Some(idx) => {
+                let c = &columns[idx];
+                if !(f.accepts)(c.data_type()) {
+                    return Err(field_mismatch::<T>(f, c.type_name()));
+                }
+                out.push(Some(idx));
+            }
+            None if f.default => out.push(None),
+            None => {
+                return Err(Error::Usage(format!(
+                    "the result has no column `{}` for field `{}` of {} (mark the field #[row(default)] if it may be absent)",
+                    f.column,
+                    f.field,
+                    T::NAME
+                )))
+            }
+        }
+    }
+    if !T::IGNORE_EXTRA_COLUMNS {
+        let extra: Vec<&str> =
+            columns.iter().map(|c| c.name()).filter(|n| !T::FIELDS.iter().any(|f| f.column == *n)).collect();
+        if !extra.is_empty() {
+            return Err(Error::Usage(format!(
+                "the result has column(s) {} that no field of {} reads (add #[row(ignore_extra_columns)] to allow this)",
+                extra.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
+                T::NAME
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a Tuple type can be read as the row struct `T` (a field of another
+/// row): with named elements, by name like a result's columns; with unnamed
+/// ones, by position.
+pub fn tuple_accepts<T: Row + ?Sized>(ty: &DataType) -> bool {
+    let DataType::Tuple(elems) = ty else { return false };
+    if elems.iter().all(|(n, _)| n.is_some()) {
+        let named = |f: &Field| elems.iter().find(|(n, _)| n.as_deref() == Some(f.column));
+        T::FIELDS.iter().all(|f| match named(f) {
+            Some((_, t)) => (f.accepts)(t),
+            None => f.default,
+        }) && (T::IGNORE_EXTRA_COLUMNS
+            || elems.iter().all(|(n, _)| T::FIELDS.iter().any(|f| n.as_deref() == Some(f.column))))
+    } else {
+        elems.len() == T::FIELDS.len() && T::FIELDS.iter().zip(elems).all(|(f, (_, t))| (f.accepts)(t))
+    }
+}
+
+/// The element views of a Tuple column in `T`'s field order (see [`tuple_accepts`]).
+pub fn tuple_columns<'r, T: Row + ?Sized>(view: &ColumnView<'r>) -> Result<Vec<Option<ColumnView<'r>>>> {
+    let shape = view.data_type().wire_shape().into_owned();
+    let DataType::Tuple(elems) = shape else {
+        return Err(Error::TypeMismatch {
+            column: view.name().into(),
+            requested: T::NAME.into(),
+            actual: view.type_name().into(),
+        });
+    };
+    let by_name = elems.iter().all(|(n, _)| n.is_some());
+    T::FIELDS
+        .iter()
+        .enumerate()
+        .map(|(k, f)| {
+            let idx = if by_name { elems.iter().position(|(n, _)| n.as_deref() == Some(f.column)) } else { Some(k) };
+            idx.map(|i| view.tuple_element(i)).transpose().map_err(Error::from)
+        })
+        .collect()
+}
+
+/// The error for inserting a nested row struct (not supported yet).
+pub fn nested_insert_unsupported(name: &str, ty: &DataType) -> Error {
+    Error::Usage(format!("inserting the nested row {name} into {ty} is not supported yet"))
+}
+
+pub(crate) fn field_mismatch<T: Row + ?Sized>(f: &Field, type_name: &str) -> Error {
+    Error::TypeMismatch {
+        column: f.column.to_string(),
+        requested: format!("{} (field `{}` of {})", f.rust_type, f.field, T::NAME),
+        actual: type_name.to_string(),
+    }
+}

@@ -1,0 +1,170 @@
+//! Reading typed rows: a [`QueryStream`] plus the bound fields and the current
+//! block's resolved readers.
+
+use std::mem::ManuallyDrop;
+
+use chnative_proto::view::ColumnView;
+use chnative_proto::Block;
+
+use super::{bind, OwnedRow, ReadContext, Row};
+use crate::error::{Error, Result};
+use crate::{Client, Query, QueryStream};
+
+/// A SELECT read as typed rows: `next().await` yields one `T` at a time.
+///
+/// For rows that borrow (`&str` fields), each row borrows the stream and must be
+/// dropped before the next call, like blocks. Dropping the stream before the end
+/// cancels the query.
+pub struct RowStream<'c, T: Row> {
+    // Declared before `inner` so it is dropped first: it points into the block
+    // that `inner` owns.
+    readers: Option<T::Readers<'static>>,
+    inner: QueryStream<'c>,
+    ctx: ReadContext,
+    binding: Option<Vec<Option<usize>>>,
+    row: usize,
+    rows: usize,
+    done: bool,
+}
+
+/// Forgets the lifetime of a block's readers so they can be kept next to the
+/// stream that owns the block.
+///
+/// # Safety
+/// The caller must not use the result after the block the readers borrow from is
+/// changed or dropped, and may only lend it out at a lifetime that ends first.
+unsafe fn erase<'r, T: Row>(readers: T::Readers<'r>) -> T::Readers<'static> {
+    let readers = ManuallyDrop::new(readers);
+    // SAFETY: the two types differ only in a lifetime, so they have the same layout;
+    // `ManuallyDrop` keeps the original from being dropped twice. Validity of the
+    // borrowed data is the caller's obligation (see above).
+    unsafe { std::ptr::read((&*readers as *const T::Readers<'r>).cast::<T::Readers<'static>>()) }
+}
+
+impl<'c, T: Row> RowStream<'c, T> {
+    pub(crate) fn new(inner: QueryStream<'c>, ctx: ReadContext) -> Self {
+        RowStream { readers: None, inner, ctx, binding: None, row: 0, rows: 0, done: false }
+    }
+
+    /// The next row, or `None` at the end of the result.
+    ///
+    /// The first call binds the fields to the result's columns and checks their
+    /// types; a mismatch is an error before any row is produced.
+    pub async fn next(&mut self) -> Result<Option<T::Value<'_>>> {
+        loop {
+            if self.row < self.rows {
+                let i = self.row;
+                self.row += 1;
+                let Some(readers) = self.readers.as_ref() else {
+                    return Err(Error::Usage("internal: rows without readers".into()));
+                };
+                let readers = (readers as *const T::Readers<'static>).cast::<T::Readers<'_>>();
+                // SAFETY: the readers point into `self.inner`'s current block, which
+                // lives in heap buffers that stay put and unchanged until
+                // `self.inner.next()` runs or the stream is dropped. Both need
+                // `&mut self`, so they cannot happen while the returned row (which
+                // borrows `self`) is alive; `self.readers` is cleared before either.
+                return T::read(unsafe { &*readers }, i).map(Some);
+            }
+            self.readers = None;
+            self.rows = 0;
+            self.row = 0;
+            if self.done {
+                return Ok(None);
+            }
+            let block = match self.inner.next().await? {
+                Some(b) => b,
+                None => {
+                    self.done = true;
+                    if self.binding.is_none() {
+                        // No rows: still check the types against the header.
+                        if let Some(h) = self.inner.header() {
+                            bind::<T>(h.columns())?;
+                        }
+                    }
+                    return Ok(None);
+                }
+            };
+            let binding = match self.binding.take() {
+                Some(b) if same_columns(&b, block, T::FIELDS) => b,
+                _ => bind::<T>(block.columns())?,
+            };
+            let cols: Vec<Option<ColumnView<'_>>> =
+                binding.iter().map(|idx| idx.map(|k| block.columns()[k].view())).collect();
+            let readers = T::readers(&cols, &self.ctx)?;
+            self.binding = Some(binding);
+            self.rows = block.rows();
+            // SAFETY: see `next`'s use of `self.readers`; they are dropped before the
+            // block changes (top of this loop) and before `inner` (field order).
+            self.readers = Some(unsafe { erase::<T>(readers) });
+        }
+    }
+
+    /// The underlying block stream (progress, totals, profile info, cancel handle).
+    pub fn blocks(&self) -> &QueryStream<'c> {
+        &self.inner
+    }
+
+    /// Stops the query: sends Cancel and drains the server's answer.
+    pub async fn cancel(mut self) -> Result<()> {
+        self.readers = None;
+        let RowStream { inner, .. } = self;
+        inner.cancel().await
+    }
+}
+
+fn same_columns(binding: &[Option<usize>], block: &Block, fields: &[super::Field]) -> bool {
+    binding.iter().zip(fields).all(|(idx, f)| match idx {
+        Some(k) => block.columns().get(*k).is_some_and(|c| c.name() == f.column),
+        None => block.column(f.column).is_none(),
+    })
+}
+
+impl<'c, T: OwnedRow> RowStream<'c, T> {
+    /// Reads the remaining rows into a `Vec`.
+    pub async fn collect(mut self) -> Result<Vec<T>> {
+        let mut out = Vec::new();
+        while let Some(r) = self.next().await? {
+            out.push(r);
+        }
+        Ok(out)
+    }
+}
+
+impl Client {
+    fn read_context(&self) -> ReadContext {
+        ReadContext { server_timezone: self.server_info().timezone }
+    }
+
+    /// Runs a query and streams its result as typed rows (`#[derive(Row)]`).
+    ///
+    /// For a struct with borrowed fields, name it with an elided lifetime:
+    /// `client.query::<Event<'_>>(…)`.
+    pub async fn query<T: Row>(&self, query: impl Into<Query>) -> Result<RowStream<'_, T>> {
+        let ctx = self.read_context();
+        Ok(RowStream::new(self.stream(query).await?, ctx))
+    }
+
+    /// Runs a query and returns all its rows.
+    pub async fn fetch_all<T: OwnedRow>(&self, query: impl Into<Query>) -> Result<Vec<T>> {
+        self.query::<T>(query).await?.collect().await
+    }
+
+    /// Runs a query that must return exactly one row.
+    pub async fn fetch_one<T: OwnedRow>(&self, query: impl Into<Query>) -> Result<T> {
+        match self.fetch_optional(query).await? {
+            Some(r) => Ok(r),
+            None => Err(Error::Usage("the query returned no rows, expected one".into())),
+        }
+    }
+
+    /// Runs a query that returns at most one row.
+    pub async fn fetch_optional<T: OwnedRow>(&self, query: impl Into<Query>) -> Result<Option<T>> {
+        let mut s = self.query::<T>(query).await?;
+        let first = s.next().await?;
+        if first.is_some() && s.next().await?.is_some() {
+            return Err(Error::Usage("the query returned more than one row, expected at most one".into()));
+        }
+        Ok(first)
+    }
+}

@@ -1,0 +1,918 @@
+//! [`ToColumn`]: writing row fields into column buffers for an INSERT.
+//!
+//! Each field type owns a buffer in the column's wire layout (a `Vec<T>` of
+//! fixed-width values, one string blob plus end offsets, a null map plus inner
+//! buffer, …). Rows are appended one at a time; the buffers are then lent to the
+//! column-tier INSERT as they are, and cleared (keeping their capacity) for the
+//! next block.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use chnative_proto::convert::{self, Decimal, I256, U256};
+use chnative_proto::view::{FixedValue, WireUuid};
+use chnative_proto::DataType as D;
+
+use crate::error::{Error, Result};
+use crate::InsertData;
+
+/// A column being filled row by row.
+pub trait ColumnBuffer: Send {
+    /// The rows so far, as INSERT data.
+    fn data(&self) -> InsertData<'_>;
+    /// Rows held.
+    fn len(&self) -> usize;
+    /// True when empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Keeps the first `rows` rows (keeps the allocation).
+    fn truncate(&mut self, rows: usize);
+    /// Appends a placeholder value (under a NULL of a Nullable column).
+    fn push_default(&mut self);
+    /// Bytes held (about what the rows take on the wire).
+    fn bytes(&self) -> usize;
+}
+
+/// A Rust type that can be written to a column.
+pub trait ToColumn {
+    /// Its column buffer.
+    type Buffer: ColumnBuffer;
+    /// Whether values can be written to a column of type `ty` (LowCardinality stripped).
+    fn writes(ty: &D) -> bool;
+    /// An empty buffer for a column of type `ty` (one `writes` accepted).
+    fn buffer(ty: &D) -> Result<Self::Buffer>;
+    /// Appends `self`.
+    fn write_to(&self, buf: &mut Self::Buffer) -> Result<()>;
+    /// Whether `[Self]` may also be written to a String column (true for `u8`).
+    const BYTE: bool = false;
+    /// The values as bytes (only when [`Self::BYTE`]).
+    fn as_bytes(_values: &[Self]) -> Option<&[u8]>
+    where
+        Self: Sized,
+    {
+        None
+    }
+}
+
+fn write_plain(ty: &D) -> &D {
+    match ty {
+        D::SimpleAggregateFunction(_, t) | D::LowCardinality(t) => write_plain(t),
+        t => t,
+    }
+}
+
+/// Whether `T` can be written to a column of type `ty`, LowCardinality included.
+pub fn writes<T: ToColumn + ?Sized>(ty: &D) -> bool {
+    T::writes(write_plain(ty))
+}
+
+/// The buffer for field `k` whose column has type `types[k]`.
+pub fn buffer_for<T: ToColumn + ?Sized>(types: &[D], k: usize) -> Result<T::Buffer> {
+    let ty = types.get(k).ok_or_else(|| Error::Usage(format!("internal: no column type for field {k}")))?;
+    T::buffer(write_plain(ty))
+}
+
+/// Adds the column name to an error from writing a field.
+pub fn push_error(e: Error, column: &str) -> Error {
+    match e {
+        Error::Convert(c) => Error::Usage(format!("column `{column}`: {c}")),
+        Error::Usage(m) => Error::Usage(format!("column `{column}`: {m}")),
+        e => e,
+    }
+}
+
+fn cannot(ty: &D, rust: &str) -> Error {
+    Error::Usage(format!("{rust} cannot be written to a {ty} column"))
+}
+
+/// Fixed-width values in wire layout.
+#[derive(Debug, Default)]
+pub struct FixedBuffer<T>(pub Vec<T>);
+
+impl<T: FixedValue + Send> ColumnBuffer for FixedBuffer<T> {
+    fn data(&self) -> InsertData<'_> {
+        crate::fixed(&self.0)
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn truncate(&mut self, rows: usize) {
+        self.0.truncate(rows)
+    }
+    fn push_default(&mut self) {
+        self.0.push(T::zeroed())
+    }
+    fn bytes(&self) -> usize {
+        self.0.len() * std::mem::size_of::<T>()
+    }
+}
+
+macro_rules! fixed {
+    ($t:ty => $w:ty, |$v:ident| $conv:expr, $($pat:pat_param)|+) => {
+        impl ToColumn for $t {
+            type Buffer = FixedBuffer<$w>;
+            fn writes(ty: &D) -> bool {
+                matches!(ty, $($pat)|+)
+            }
+            fn buffer(ty: &D) -> Result<Self::Buffer> {
+                if Self::writes(ty) { Ok(FixedBuffer(Vec::new())) } else { Err(cannot(ty, stringify!($t))) }
+            }
+            #[inline]
+            fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+                let $v = *self;
+                buf.0.push($conv);
+                Ok(())
+            }
+        }
+    };
+}
+
+fixed!(i8 => i8, |v| v, D::Int8 | D::Enum8(_));
+fixed!(u16 => u16, |v| v, D::UInt16 | D::Date);
+fixed!(i16 => i16, |v| v, D::Int16 | D::Enum16(_));
+fixed!(u32 => u32, |v| v, D::UInt32 | D::DateTime(_));
+fixed!(i32 => i32, |v| v, D::Int32 | D::Date32 | D::Time);
+fixed!(u64 => u64, |v| v, D::UInt64);
+fixed!(i64 => i64, |v| v, D::Int64 | D::DateTime64(..) | D::Time64(_));
+fixed!(u128 => u128, |v| v, D::UInt128);
+fixed!(i128 => i128, |v| v, D::Int128);
+fixed!(f32 => f32, |v| v, D::Float32);
+fixed!(f64 => f64, |v| v, D::Float64);
+fixed!(I256 => I256, |v| v, D::Int256);
+fixed!(U256 => U256, |v| v, D::UInt256);
+fixed!(WireUuid => WireUuid, |v| v, D::Uuid);
+fixed!(bool => u8, |v| u8::from(v), D::Bool);
+fixed!(Ipv4Addr => u32, |v| convert::net::from_ipv4(v), D::Ipv4);
+fixed!(Ipv6Addr => [u8; 16], |v| convert::net::from_ipv6(v), D::Ipv6);
+#[cfg(feature = "uuid")]
+fixed!(uuid::Uuid => WireUuid, |v| WireUuid::from_u128(v.as_u128()), D::Uuid);
+
+impl ToColumn for u8 {
+    type Buffer = FixedBuffer<u8>;
+    fn writes(ty: &D) -> bool {
+        matches!(ty, D::UInt8)
+    }
+    fn buffer(ty: &D) -> Result<Self::Buffer> {
+        if Self::writes(ty) {
+            Ok(FixedBuffer(Vec::new()))
+        } else {
+            Err(cannot(ty, "u8"))
+        }
+    }
+    #[inline]
+    fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+        buf.0.push(*self);
+        Ok(())
+    }
+    const BYTE: bool = true;
+    fn as_bytes(values: &[u8]) -> Option<&[u8]> {
+        Some(values)
+    }
+}
+
+/// Strings: one blob and the end offset of each.
+#[derive(Debug, Default)]
+pub struct StringBuffer {
+    offsets: Vec<u64>,
+    data: Vec<u8>,
+}
+
+impl StringBuffer {
+    #[inline]
+    fn push_bytes(&mut self, b: &[u8]) {
+        self.data.extend_from_slice(b);
+        self.offsets.push(self.data.len() as u64);
+    }
+}
+
+impl ColumnBuffer for StringBuffer {
+    fn data(&self) -> InsertData<'_> {
+        InsertData::Blob { offsets: &self.offsets, data: &self.data }
+    }
+    fn len(&self) -> usize {
+        self.offsets.len()
+    }
+    fn truncate(&mut self, rows: usize) {
+        self.offsets.truncate(rows);
+        self.data.truncate(self.offsets.last().map_or(0, |&o| o as usize));
+    }
+    fn push_default(&mut self) {
+        self.push_bytes(&[])
+    }
+    fn bytes(&self) -> usize {
+        self.data.len() + 8 * self.offsets.len()
+    }
+}
+
+impl ToColumn for str {
+    type Buffer = StringBuffer;
+    fn writes(ty: &D) -> bool {
+        matches!(ty, D::String)
+    }
+    fn buffer(ty: &D) -> Result<Self::Buffer> {
+        if Self::writes(ty) {
+            Ok(StringBuffer::default())
+        } else {
+            Err(cannot(ty, "a string"))
+        }
+    }
+    #[inline]
+    fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+        buf.push_bytes(self.as_bytes());
+        Ok(())
+    }
+}
+
+impl ToColumn for String {
+    type Buffer = StringBuffer;
+    fn writes(ty: &D) -> bool {
+        str::writes(ty)
+    }
+    fn buffer(ty: &D) -> Result<Self::Buffer> {
+        str::buffer(ty)
+    }
+    #[inline]
+    fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+        self.as_str().write_to(buf)
+    }
+}
+
+impl<T: ToColumn + ?Sized> ToColumn for &T {
+    type Buffer = T::Buffer;
+    fn writes(ty: &D) -> bool {
+        T::writes(ty)
+    }
+    fn buffer(ty: &D) -> Result<Self::Buffer> {
+        T::buffer(ty)
+    }
+    #[inline]
+    fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+        (**self).write_to(buf)
+    }
+}
+
+/// FixedString(N) values back to back.
+#[derive(Debug, Default)]
+pub struct FixedStringBuffer {
+    bytes: Vec<u8>,
+    n: usize,
+}
+
+impl ColumnBuffer for FixedStringBuffer {
+    fn data(&self) -> InsertData<'_> {
+        InsertData::fixed_strings(&self.bytes, self.n)
+    }
+    fn len(&self) -> usize {
+        self.bytes.len() / self.n.max(1)
+    }
+    fn truncate(&mut self, rows: usize) {
+        self.bytes.truncate(rows * self.n)
+    }
+    fn push_default(&mut self) {
+        self.bytes.resize(self.bytes.len() + self.n, 0)
+    }
+    fn bytes(&self) -> usize {
+        self.bytes.len()
+    }
+}
+
+impl<const N: usize> ToColumn for [u8; N] {
+    type Buffer = FixedStringBuffer;
+    fn writes(ty: &D) -> bool {
+        matches!(ty, D::FixedString(n) if *n == N)
+    }
+    fn buffer(ty: &D) -> Result<Self::Buffer> {
+        if Self::writes(ty) {
+            Ok(FixedStringBuffer { bytes: Vec::new(), n: N })
+        } else {
+            Err(cannot(ty, &format!("[u8; {N}]")))
+        }
+    }
+    #[inline]
+    fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+        buf.bytes.extend_from_slice(self);
+        Ok(())
+    }
+}
+
+/// A null map (1 = NULL) and the values.
+#[derive(Debug, Default)]
+pub struct NullableBuffer<B> {
+    nulls: Vec<u8>,
+    inner: B,
+}
+
+impl<B: ColumnBuffer> ColumnBuffer for NullableBuffer<B> {
+    fn data(&self) -> InsertData<'_> {
+        InsertData::nullable(&self.nulls, self.inner.data())
+    }
+    fn len(&self) -> usize {
+        self.nulls.len()
+    }
+    fn truncate(&mut self, rows: usize) {
+        self.nulls.truncate(rows);
+        self.inner.truncate(rows);
+    }
+    fn push_default(&mut self) {
+        self.nulls.push(1);
+        self.inner.push_default();
+    }
+    fn bytes(&self) -> usize {
+        self.nulls.len() + self.inner.bytes()
+    }
+}
+
+impl<T: ToColumn> ToColumn for Option<T> {
+    type Buffer = NullableBuffer<T::Buffer>;
+    fn writes(ty: &D) -> bool {
+        matches!(ty, D::Nullable(t) if T::writes(t))
+    }
+    fn buffer(ty: &D) -> Result<Self::Buffer> {
+        match ty {
+            D::Nullable(t) => Ok(NullableBuffer { nulls: Vec::new(), inner: T::buffer(t)? }),
+            t => Err(cannot(t, "Option")),
+        }
+    }
+    #[inline]
+    fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+        match self {
+            Some(v) => {
+                v.write_to(&mut buf.inner)?;
+                buf.nulls.push(0);
+            }
+            None => buf.push_default(),
+        }
+        Ok(())
+    }
+}
+
+/// Arrays: end offsets and the flattened elements.
+#[derive(Debug, Default)]
+pub struct ArrayBuffer<B> {
+    offsets: Vec<u64>,
+    inner: B,
+}
+
+impl<B: ColumnBuffer> ColumnBuffer for ArrayBuffer<B> {
+    fn data(&self) -> InsertData<'_> {
+        InsertData::array(&self.offsets, self.inner.data())
+    }
+    fn len(&self) -> usize {
+        self.offsets.len()
+    }
+    fn truncate(&mut self, rows: usize) {
+        self.offsets.truncate(rows);
+        self.inner.truncate(self.offsets.last().map_or(0, |&o| o as usize));
+    }
+    fn push_default(&mut self) {
+        self.offsets.push(self.offsets.last().copied().unwrap_or(0))
+    }
+    fn bytes(&self) -> usize {
+        8 * self.offsets.len() + self.inner.bytes()
+    }
+}
+
+/// `Vec<T>` / `[T]` into Array(T), or bytes into String.
+#[derive(Debug)]
+pub enum VecBuffer<B> {
+    /// Array(T).
+    Array(ArrayBuffer<B>),
+    /// String (for `u8` elements).
+    Bytes(StringBuffer),
+}
+
+impl<B: ColumnBuffer> ColumnBuffer for VecBuffer<B> {
+    fn data(&self) -> InsertData<'_> {
+        match self {
+            VecBuffer::Array(a) => a.data(),
+            VecBuffer::Bytes(s) => s.data(),
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            VecBuffer::Array(a) => a.len(),
+            VecBuffer::Bytes(s) => s.len(),
+        }
+    }
+    fn truncate(&mut self, rows: usize) {
+        match self {
+            VecBuffer::Array(a) => a.truncate(rows),
+            VecBuffer::Bytes(s) => s.truncate(rows),
+        }
+    }
+    fn push_default(&mut self) {
+        match self {
+            VecBuffer::Array(a) => a.push_default(),
+            VecBuffer::Bytes(s) => s.push_default(),
+        }
+    }
+    fn bytes(&self) -> usize {
+        match self {
+            VecBuffer::Array(a) => a.bytes(),
+            VecBuffer::Bytes(s) => s.bytes(),
+        }
+    }
+}
+
+impl<T: ToColumn> ToColumn for [T] {
+    type Buffer = VecBuffer<T::Buffer>;
+    fn writes(ty: &D) -> bool {
+        match ty {
+            D::Array(t) => writes::<T>(t),
+            D::String => T::BYTE,
+            _ => false,
+        }
+    }
+    fn buffer(ty: &D) -> Result<Self::Buffer> {
+        match ty {
+            D::Array(t) => Ok(VecBuffer::Array(ArrayBuffer {
+                offsets: Vec::new(),
+                inner: buffer_for::<T>(std::slice::from_ref(t), 0)?,
+            })),
+            D::String if T::BYTE => Ok(VecBuffer::Bytes(StringBuffer::default())),
+            t => Err(cannot(t, "a Vec or slice")),
+        }
+    }
+    #[inline]
+    fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+        match buf {
+            VecBuffer::Array(a) => {
+                for v in self {
+                    v.write_to(&mut a.inner)?;
+                }
+                a.offsets.push(a.inner.len() as u64);
+            }
+            VecBuffer::Bytes(s) => {
+                s.push_bytes(T::as_bytes(self).ok_or_else(|| Error::Usage("internal: not a byte type".into()))?)
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<T: ToColumn> ToColumn for Vec<T> {
+    type Buffer = VecBuffer<T::Buffer>;
+    fn writes(ty: &D) -> bool {
+        <[T]>::writes(ty)
+    }
+    fn buffer(ty: &D) -> Result<Self::Buffer> {
+        <[T]>::buffer(ty)
+    }
+    #[inline]
+    fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+        self.as_slice().write_to(buf)
+    }
+}
+
+/// Decimal mantissas at the column's width, with its precision and scale.
+#[derive(Debug)]
+pub struct DecimalBuffer {
+    width: DecimalWidth,
+    precision: u8,
+    scale: u8,
+}
+
+#[derive(Debug)]
+enum DecimalWidth {
+    D32(Vec<i32>),
+    D64(Vec<i64>),
+    D128(Vec<i128>),
+    D256(Vec<I256>),
+}
+
+impl ColumnBuffer for DecimalBuffer {
+    fn data(&self) -> InsertData<'_> {
+        match &self.width {
+            DecimalWidth::D32(v) => crate::fixed(v),
+            DecimalWidth::D64(v) => crate::fixed(v),
+            DecimalWidth::D128(v) => crate::fixed(v),
+            DecimalWidth::D256(v) => crate::fixed(v),
+        }
+    }
+    fn len(&self) -> usize {
+        match &self.width {
+            DecimalWidth::D32(v) => v.len(),
+            DecimalWidth::D64(v) => v.len(),
+            DecimalWidth::D128(v) => v.len(),
+            DecimalWidth::D256(v) => v.len(),
+        }
+    }
+    fn truncate(&mut self, rows: usize) {
+        match &mut self.width {
+            DecimalWidth::D32(v) => v.truncate(rows),
+            DecimalWidth::D64(v) => v.truncate(rows),
+            DecimalWidth::D128(v) => v.truncate(rows),
+            DecimalWidth::D256(v) => v.truncate(rows),
+        }
+    }
+    fn push_default(&mut self) {
+        match &mut self.width {
+            DecimalWidth::D32(v) => v.push(0),
+            DecimalWidth::D64(v) => v.push(0),
+            DecimalWidth::D128(v) => v.push(0),
+            DecimalWidth::D256(v) => v.push(I256::default()),
+        }
+    }
+    fn bytes(&self) -> usize {
+        self.len()
+            * match &self.width {
+                DecimalWidth::D32(_) => 4,
+                DecimalWidth::D64(_) => 8,
+                DecimalWidth::D128(_) => 16,
+                DecimalWidth::D256(_) => 32,
+            }
+    }
+}
+
+impl ToColumn for Decimal {
+    type Buffer = DecimalBuffer;
+    fn writes(ty: &D) -> bool {
+        matches!(ty, D::Decimal { .. })
+    }
+    fn buffer(ty: &D) -> Result<Self::Buffer> {
+        let D::Decimal { precision, scale } = *ty else { return Err(cannot(ty, "Decimal")) };
+        let width = match precision {
+            0..=9 => DecimalWidth::D32(Vec::new()),
+            10..=18 => DecimalWidth::D64(Vec::new()),
+            19..=38 => DecimalWidth::D128(Vec::new()),
+            _ => DecimalWidth::D256(Vec::new()),
+        };
+        Ok(DecimalBuffer { width, precision, scale })
+    }
+    #[inline]
+    fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+        let (p, s) = (buf.precision, buf.scale);
+        match &mut buf.width {
+            DecimalWidth::D32(v) => v.push(self.to_raw(p, s)?),
+            DecimalWidth::D64(v) => v.push(self.to_raw(p, s)?),
+            DecimalWidth::D128(v) => v.push(self.to_raw(p, s)?),
+            DecimalWidth::D256(v) => v.push(self.to_raw(p, s)?),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "rust_decimal")]
+impl ToColumn for chnative_proto::convert::ext::rust_decimal::Decimal {
+    type Buffer = DecimalBuffer;
+    fn writes(ty: &D) -> bool {
+        Decimal::writes(ty)
+    }
+    fn buffer(ty: &D) -> Result<Self::Buffer> {
+        Decimal::buffer(ty)
+    }
+    #[inline]
+    fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+        Decimal::from(*self).write_to(buf)
+    }
+}
+
+/// A buffer for types that can be read but not yet inserted (Map, Tuple).
+#[derive(Debug, Default)]
+pub struct NoBuffer;
+
+impl ColumnBuffer for NoBuffer {
+    fn data(&self) -> InsertData<'_> {
+        InsertData::Strs(&[])
+    }
+    fn len(&self) -> usize {
+        0
+    }
+    fn truncate(&mut self, _: usize) {}
+    fn push_default(&mut self) {}
+    fn bytes(&self) -> usize {
+        0
+    }
+}
+
+macro_rules! read_only {
+    ($name:literal, [$($g:tt)*] $t:ty) => {
+        impl<$($g)*> ToColumn for $t {
+            type Buffer = NoBuffer;
+            fn writes(_: &D) -> bool {
+                false
+            }
+            fn buffer(ty: &D) -> Result<Self::Buffer> {
+                Err(Error::Usage(format!(concat!("inserting ", $name, " into {} is not supported yet"), ty)))
+            }
+            fn write_to(&self, _: &mut Self::Buffer) -> Result<()> {
+                Err(Error::Usage(concat!("inserting ", $name, " is not supported yet").into()))
+            }
+        }
+    };
+}
+read_only!("a HashMap", [K, V] HashMap<K, V>);
+read_only!("a BTreeMap", [K, V] BTreeMap<K, V>);
+read_only!("a tuple", [A](A,));
+read_only!("a tuple", [A, B](A, B));
+read_only!("a tuple", [A, B, C](A, B, C));
+read_only!("a tuple", [A, B, C, E](A, B, C, E));
+read_only!("a tuple", [A, B, C, E, F](A, B, C, E, F));
+read_only!("a tuple", [A, B, C, E, F, G](A, B, C, E, F, G));
+read_only!("a tuple", [A, B, C, E, F, G, H](A, B, C, E, F, G, H));
+read_only!("a tuple", [A, B, C, E, F, G, H, I](A, B, C, E, F, G, H, I));
+
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+mod temporal {
+    use super::*;
+
+    /// Date (u16 days) or Date32 (i32 days).
+    #[derive(Debug)]
+    pub enum DateBuffer {
+        /// Date.
+        Date(FixedBuffer<u16>),
+        /// Date32.
+        Date32(FixedBuffer<i32>),
+    }
+
+    impl ColumnBuffer for DateBuffer {
+        fn data(&self) -> InsertData<'_> {
+            match self {
+                DateBuffer::Date(b) => b.data(),
+                DateBuffer::Date32(b) => b.data(),
+            }
+        }
+        fn len(&self) -> usize {
+            match self {
+                DateBuffer::Date(b) => b.len(),
+                DateBuffer::Date32(b) => b.len(),
+            }
+        }
+        fn truncate(&mut self, rows: usize) {
+            match self {
+                DateBuffer::Date(b) => b.truncate(rows),
+                DateBuffer::Date32(b) => b.truncate(rows),
+            }
+        }
+        fn push_default(&mut self) {
+            match self {
+                DateBuffer::Date(b) => b.push_default(),
+                DateBuffer::Date32(b) => b.push_default(),
+            }
+        }
+        fn bytes(&self) -> usize {
+            match self {
+                DateBuffer::Date(b) => b.bytes(),
+                DateBuffer::Date32(b) => b.bytes(),
+            }
+        }
+    }
+
+    /// DateTime (u32 seconds) or DateTime64(p) (i64 ticks).
+    #[derive(Debug)]
+    pub enum DateTimeBuffer {
+        /// DateTime.
+        Secs(FixedBuffer<u32>),
+        /// DateTime64 with its precision.
+        Ticks(FixedBuffer<i64>, u8),
+    }
+
+    impl ColumnBuffer for DateTimeBuffer {
+        fn data(&self) -> InsertData<'_> {
+            match self {
+                DateTimeBuffer::Secs(b) => b.data(),
+                DateTimeBuffer::Ticks(b, _) => b.data(),
+            }
+        }
+        fn len(&self) -> usize {
+            match self {
+                DateTimeBuffer::Secs(b) => b.len(),
+                DateTimeBuffer::Ticks(b, _) => b.len(),
+            }
+        }
+        fn truncate(&mut self, rows: usize) {
+            match self {
+                DateTimeBuffer::Secs(b) => b.truncate(rows),
+                DateTimeBuffer::Ticks(b, _) => b.truncate(rows),
+            }
+        }
+        fn push_default(&mut self) {
+            match self {
+                DateTimeBuffer::Secs(b) => b.push_default(),
+                DateTimeBuffer::Ticks(b, _) => b.push_default(),
+            }
+        }
+        fn bytes(&self) -> usize {
+            match self {
+                DateTimeBuffer::Secs(b) => b.bytes(),
+                DateTimeBuffer::Ticks(b, _) => b.bytes(),
+            }
+        }
+    }
+
+    /// Time (i32 seconds) or Time64(p) (i64 ticks).
+    #[derive(Debug)]
+    pub enum DurationBuffer {
+        /// Time.
+        Secs(FixedBuffer<i32>),
+        /// Time64 with its precision.
+        Ticks(FixedBuffer<i64>, u8),
+    }
+
+    impl ColumnBuffer for DurationBuffer {
+        fn data(&self) -> InsertData<'_> {
+            match self {
+                DurationBuffer::Secs(b) => b.data(),
+                DurationBuffer::Ticks(b, _) => b.data(),
+            }
+        }
+        fn len(&self) -> usize {
+            match self {
+                DurationBuffer::Secs(b) => b.len(),
+                DurationBuffer::Ticks(b, _) => b.len(),
+            }
+        }
+        fn truncate(&mut self, rows: usize) {
+            match self {
+                DurationBuffer::Secs(b) => b.truncate(rows),
+                DurationBuffer::Ticks(b, _) => b.truncate(rows),
+            }
+        }
+        fn push_default(&mut self) {
+            match self {
+                DurationBuffer::Secs(b) => b.push_default(),
+                DurationBuffer::Ticks(b, _) => b.push_default(),
+            }
+        }
+        fn bytes(&self) -> usize {
+            match self {
+                DurationBuffer::Secs(b) => b.bytes(),
+                DurationBuffer::Ticks(b, _) => b.bytes(),
+            }
+        }
+    }
+
+    pub(super) fn date_buffer(ty: &D, rust: &str) -> Result<DateBuffer> {
+        match ty {
+            D::Date => Ok(DateBuffer::Date(FixedBuffer(Vec::new()))),
+            D::Date32 => Ok(DateBuffer::Date32(FixedBuffer(Vec::new()))),
+            t => Err(cannot(t, rust)),
+        }
+    }
+
+    pub(super) fn datetime_buffer(ty: &D, rust: &str) -> Result<DateTimeBuffer> {
+        match ty {
+            D::DateTime(_) => Ok(DateTimeBuffer::Secs(FixedBuffer(Vec::new()))),
+            D::DateTime64(p, _) => Ok(DateTimeBuffer::Ticks(FixedBuffer(Vec::new()), *p)),
+            t => Err(cannot(t, rust)),
+        }
+    }
+
+    pub(super) fn duration_buffer(ty: &D, rust: &str) -> Result<DurationBuffer> {
+        match ty {
+            D::Time => Ok(DurationBuffer::Secs(FixedBuffer(Vec::new()))),
+            D::Time64(p) => Ok(DurationBuffer::Ticks(FixedBuffer(Vec::new()), *p)),
+            t => Err(cannot(t, rust)),
+        }
+    }
+}
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+use self::temporal::{date_buffer, datetime_buffer, duration_buffer};
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+pub use self::temporal::{DateBuffer, DateTimeBuffer, DurationBuffer};
+
+/// `ToColumn` for a date, instant or duration type of a time library.
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+macro_rules! temporal_write {
+    (date $t:ty, |$v:ident| $to_date:expr, $to_date32:expr) => {
+        impl ToColumn for $t {
+            type Buffer = DateBuffer;
+            fn writes(ty: &D) -> bool {
+                matches!(ty, D::Date | D::Date32)
+            }
+            fn buffer(ty: &D) -> Result<Self::Buffer> {
+                date_buffer(ty, stringify!($t))
+            }
+            #[inline]
+            fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+                let $v = self;
+                match buf {
+                    DateBuffer::Date(b) => b.0.push($to_date?),
+                    DateBuffer::Date32(b) => b.0.push($to_date32?),
+                }
+                Ok(())
+            }
+        }
+    };
+    (instant $t:ty, |$v:ident, $p:ident| $to_secs:expr, $to_ticks:expr) => {
+        impl ToColumn for $t {
+            type Buffer = DateTimeBuffer;
+            fn writes(ty: &D) -> bool {
+                matches!(ty, D::DateTime(_) | D::DateTime64(..))
+            }
+            fn buffer(ty: &D) -> Result<Self::Buffer> {
+                datetime_buffer(ty, stringify!($t))
+            }
+            #[inline]
+            fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+                let $v = self;
+                match buf {
+                    DateTimeBuffer::Secs(b) => b.0.push($to_secs?),
+                    DateTimeBuffer::Ticks(b, p) => {
+                        let $p = *p;
+                        b.0.push($to_ticks?)
+                    }
+                }
+                Ok(())
+            }
+        }
+    };
+    (duration $t:ty, |$v:ident, $p:ident| $to_secs:expr, $to_ticks:expr) => {
+        impl ToColumn for $t {
+            type Buffer = DurationBuffer;
+            fn writes(ty: &D) -> bool {
+                matches!(ty, D::Time | D::Time64(_))
+            }
+            fn buffer(ty: &D) -> Result<Self::Buffer> {
+                duration_buffer(ty, stringify!($t))
+            }
+            #[inline]
+            fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+                let $v = self;
+                match buf {
+                    DurationBuffer::Secs(b) => b.0.push($to_secs?),
+                    DurationBuffer::Ticks(b, p) => {
+                        let $p = *p;
+                        b.0.push($to_ticks?)
+                    }
+                }
+                Ok(())
+            }
+        }
+    };
+}
+
+#[cfg(feature = "time")]
+mod time_impls {
+    use super::*;
+    use chnative_proto::convert::ext::time::{Date, Duration, OffsetDateTime};
+    use chnative_proto::convert::time as tc;
+
+    temporal_write!(date Date, |v| tc::from_date(*v), tc::from_date32(*v));
+    temporal_write!(instant OffsetDateTime, |v, p| tc::from_datetime(*v), tc::from_datetime64(*v, p));
+    temporal_write!(duration Duration, |v, p| tc::from_time(*v), tc::from_time64(*v, p));
+}
+
+#[cfg(feature = "jiff")]
+mod jiff_impls {
+    use super::*;
+    use chnative_proto::convert::ext::jiff::civil::Date;
+    use chnative_proto::convert::ext::jiff::{SignedDuration, Timestamp, ZonedDateTime};
+    use chnative_proto::convert::jiff as jc;
+
+    temporal_write!(date Date, |v| jc::from_date(*v), jc::from_date32(*v));
+    temporal_write!(instant Timestamp, |v, p| jc::from_timestamp(*v), jc::from_timestamp64(*v, p));
+    temporal_write!(instant ZonedDateTime, |v, p| jc::from_datetime(v), jc::from_datetime64(v, p));
+    temporal_write!(duration SignedDuration, |v, p| jc::from_time(*v), jc::from_time64(*v, p));
+}
+
+#[cfg(feature = "chrono")]
+mod chrono_impls {
+    use super::*;
+    use chnative_proto::convert::chrono as cc;
+    use chnative_proto::convert::ext::chrono::{DateTime, NaiveDate, NaiveDateTime, TimeDelta, TimeZone};
+
+    impl ToColumn for NaiveDate {
+        type Buffer = DateBuffer;
+        fn writes(ty: &D) -> bool {
+            matches!(ty, D::Date | D::Date32)
+        }
+        fn buffer(ty: &D) -> Result<Self::Buffer> {
+            date_buffer(ty, "NaiveDate")
+        }
+        #[inline]
+        fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+            match buf {
+                DateBuffer::Date(b) => b.0.push(cc::from_date(*self)?),
+                DateBuffer::Date32(b) => b.0.push(cc::from_date32(*self)?),
+            }
+            Ok(())
+        }
+    }
+
+    impl<Z: TimeZone> ToColumn for DateTime<Z>
+    where
+        Z::Offset: std::fmt::Display,
+    {
+        type Buffer = DateTimeBuffer;
+        fn writes(ty: &D) -> bool {
+            matches!(ty, D::DateTime(_) | D::DateTime64(..))
+        }
+        fn buffer(ty: &D) -> Result<Self::Buffer> {
+            datetime_buffer(ty, "DateTime")
+        }
+        #[inline]
+        fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+            match buf {
+                DateTimeBuffer::Secs(b) => b.0.push(cc::from_datetime(self)?),
+                DateTimeBuffer::Ticks(b, p) => b.0.push(cc::from_datetime64(self, *p)?),
+            }
+            Ok(())
+        }
+    }
+
+    temporal_write!(duration TimeDelta, |v, p| cc::from_time(*v), cc::from_time64(*v, p));
+
+    read_only!("a NaiveDateTime (its zone is ambiguous; use DateTime<Tz>)", [] NaiveDateTime);
+}

@@ -1,0 +1,907 @@
+//! Dynamic rows: [`Value`], one variant per ClickHouse value kind, and
+//! [`ValueRow`], a row of them with the result's column names.
+//!
+//! For tools that do not know the schema at compile time (CLIs, admin tools,
+//! migrations). Values are exact: Decimals and 128/256-bit integers keep every
+//! digit, DateTimes keep their time zone, Maps keep their order, Strings keep
+//! their bytes. `Display` renders a value the way the server's `toString` does.
+//!
+//! ```no_run
+//! # async fn demo(client: &mut chnative::Client) -> chnative::Result<()> {
+//! let mut rows = client.query_rows("SELECT number AS n, toString(number) AS s FROM numbers(3)").await?;
+//! while let Some(row) = rows.next().await? {
+//!     println!("{} {}", row[0], row.get("s").unwrap());
+//! }
+//! # Ok(()) }
+//! ```
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
+
+use chnative_proto::convert::{self, calendar, Decimal, DecimalColumn, EnumMap, I256, U256};
+use chnative_proto::view::{ColumnView, DynamicView, Keys, StrView, VariantView, WireUuid};
+use chnative_proto::DataType as D;
+
+use crate::error::{Error, Result};
+use crate::{Client, Query, QueryStream};
+
+/// One ClickHouse value.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Value {
+    /// NULL (of a Nullable, LowCardinality(Nullable), Variant or Dynamic column).
+    Null,
+    /// Bool.
+    Bool(bool),
+    /// Int8.
+    Int8(i8),
+    /// Int16.
+    Int16(i16),
+    /// Int32.
+    Int32(i32),
+    /// Int64.
+    Int64(i64),
+    /// Int128.
+    Int128(i128),
+    /// Int256.
+    Int256(I256),
+    /// UInt8.
+    UInt8(u8),
+    /// UInt16.
+    UInt16(u16),
+    /// UInt32.
+    UInt32(u32),
+    /// UInt64.
+    UInt64(u64),
+    /// UInt128.
+    UInt128(u128),
+    /// UInt256.
+    UInt256(U256),
+    /// Float32.
+    Float32(f32),
+    /// Float64.
+    Float64(f64),
+    /// BFloat16, widened exactly to f32.
+    BFloat16(f32),
+    /// Decimal(P, S), exact.
+    Decimal(Decimal),
+    /// String: its bytes (not necessarily UTF-8).
+    String(Vec<u8>),
+    /// FixedString(N): exactly N bytes.
+    FixedString(Vec<u8>),
+    /// Date: days since 1970-01-01.
+    Date(u16),
+    /// Date32: days since 1970-01-01.
+    Date32(i32),
+    /// DateTime: Unix seconds and the zone it is shown in (the column's, else the server's).
+    DateTime {
+        /// Seconds since the epoch.
+        secs: u32,
+        /// IANA zone name.
+        tz: Arc<str>,
+    },
+    /// DateTime64(p): ticks of 10^-p seconds since the epoch, and the zone.
+    DateTime64 {
+        /// Ticks since the epoch.
+        ticks: i64,
+        /// Digits after the point, 0..=9.
+        precision: u8,
+        /// IANA zone name.
+        tz: Arc<str>,
+    },
+    /// Time: signed seconds.
+    Time(i32),
+    /// Time64(p): signed ticks of 10^-p seconds.
+    Time64 {
+        /// Ticks.
+        ticks: i64,
+        /// Digits after the point.
+        precision: u8,
+    },
+    /// UUID.
+    Uuid(WireUuid),
+    /// IPv4.
+    Ipv4(Ipv4Addr),
+    /// IPv6.
+    Ipv6(Ipv6Addr),
+    /// Enum8 / Enum16: the label and the value.
+    Enum {
+        /// The label.
+        label: Arc<str>,
+        /// The number stored.
+        value: i16,
+    },
+    /// Array (also Nested and the geo types).
+    Array(Vec<Value>),
+    /// Tuple.
+    Tuple(Vec<Value>),
+    /// Map, in the server's order.
+    Map(Vec<(Value, Value)>),
+}
+
+/// Ticks of 10^-p s split into seconds and nanoseconds (floor).
+fn split_ticks(ticks: i64, precision: u8) -> (i64, u32) {
+    let per = 10i64.pow(u32::from(precision.min(9)));
+    let secs = ticks.div_euclid(per);
+    let frac = ticks.rem_euclid(per);
+    (secs, (frac * 10i64.pow(9 - u32::from(precision.min(9)))) as u32)
+}
+
+fn write_days(f: &mut impl fmt::Write, days: i64) -> fmt::Result {
+    let (y, m, d) = calendar::civil_from_days(days);
+    write!(f, "{y:04}-{m:02}-{d:02}")
+}
+
+fn write_frac(f: &mut impl fmt::Write, nanos: u32, precision: u8) -> fmt::Result {
+    if precision == 0 {
+        return Ok(());
+    }
+    let p = precision.min(9);
+    let digits = nanos / 10u32.pow(9 - u32::from(p));
+    write!(f, ".{digits:0w$}", w = usize::from(p))
+}
+
+/// Wall-clock `YYYY-MM-DD hh:mm:ss` of a local-time second count.
+fn write_local(f: &mut impl fmt::Write, local_secs: i64) -> fmt::Result {
+    write_days(f, local_secs.div_euclid(86_400))?;
+    let s = local_secs.rem_euclid(86_400);
+    write!(f, " {:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
+/// The offset from UTC, in seconds, of `zone` at the instant `secs`.
+/// Needs a time zone database: the `chrono` feature (chrono-tz) or `jiff`.
+/// Without either only UTC is known, and other zones are shown in UTC.
+#[allow(unused_variables)]
+fn utc_offset(zone: &str, secs: i64) -> i64 {
+    if matches!(zone, "UTC" | "Etc/UTC" | "GMT" | "Etc/GMT" | "UCT" | "Universal" | "Zulu") {
+        return 0;
+    }
+    #[cfg(feature = "chrono")]
+    {
+        use chnative_proto::convert::ext::chrono::{Offset, TimeZone};
+        if let Ok(tz) = convert::chrono::tz(zone) {
+            if let Some(t) = chnative_proto::convert::ext::chrono::DateTime::from_timestamp(secs, 0) {
+                return i64::from(tz.offset_from_utc_datetime(&t.naive_utc()).fix().local_minus_utc());
+            }
+        }
+    }
+    #[cfg(all(feature = "jiff", not(feature = "chrono")))]
+    {
+        if let Ok(tz) = chnative_proto::convert::ext::jiff::tz::TimeZone::get(zone) {
+            if let Ok(ts) = chnative_proto::convert::ext::jiff::Timestamp::from_second(secs) {
+                return i64::from(tz.to_offset(ts).seconds());
+            }
+        }
+    }
+    0
+}
+
+/// The shortest round-trip digits of a float in scientific form (`[-]d[.ddd]e[-]x`),
+/// with ties between two equally close shortest candidates broken to the even
+/// digit, as the server's formatter does (Rust's breaks them upwards).
+fn shortest_sci(shortest: String, exact: impl Fn(usize) -> String) -> String {
+    let (mantissa, exp) = shortest.split_once('e').unwrap_or((&shortest, "0"));
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: Vec<u8> = mantissa.bytes().filter(|c| *c != b'.').collect();
+    let n = digits.len();
+    let Ok(exp) = exp.parse::<i32>() else { return shortest.clone() };
+    // A tie: the exact value has n + 1 significant digits, the last a 5.
+    let long = exact(n + 60);
+    let (lm, le) = long.split_once('e').unwrap_or((&long, "0"));
+    let ld: Vec<u8> = lm.trim_start_matches('-').bytes().filter(|c| *c != b'.').collect();
+    if le.parse::<i32>().ok() != Some(exp)
+        || ld.len() < n + 1
+        || ld[n] != b'5'
+        || ld[n + 1..].iter().any(|&d| d != b'0')
+    {
+        return shortest.clone();
+    }
+    let mut t = ld[..n].to_vec();
+    // An odd truncated candidate is rounded up (carrying); an even one is kept.
+    if !t.last().is_some_and(|d| (d - b'0').is_multiple_of(2)) {
+        let mut k = n;
+        loop {
+            if k == 0 {
+                t.insert(0, b'1');
+                t.pop();
+                return render_sci(sign, &t, exp + 1);
+            }
+            k -= 1;
+            if t[k] == b'9' {
+                t[k] = b'0';
+            } else {
+                t[k] += 1;
+                break;
+            }
+        }
+    }
+    render_sci(sign, &t, exp)
+}
+
+fn render_sci(sign: &str, digits: &[u8], exp: i32) -> String {
+    let digits = std::str::from_utf8(digits).unwrap_or("0").trim_end_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    if digits.len() == 1 {
+        format!("{sign}{digits}e{exp}")
+    } else {
+        format!("{sign}{}.{}e{exp}", &digits[..1], &digits[1..])
+    }
+}
+
+/// Formats a float the way ClickHouse does: the shortest digits that read back
+/// to the same value, positional from 1e-6 up to 1e21, else `1e21` / `1.5e-7`.
+fn write_float(f: &mut impl fmt::Write, sci: &str, is_nan: bool, is_inf: bool, negative: bool) -> fmt::Result {
+    if is_nan {
+        return f.write_str("nan");
+    }
+    if is_inf {
+        return f.write_str(if negative { "-inf" } else { "inf" });
+    }
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    if digits == "0" {
+        return write!(f, "{sign}0");
+    }
+    if (-6..21).contains(&exp) {
+        let n = digits.len() as i32;
+        if exp < 0 {
+            write!(f, "{sign}0.{}{digits}", "0".repeat((-exp - 1) as usize))
+        } else if exp + 1 >= n {
+            write!(f, "{sign}{digits}{}", "0".repeat((exp + 1 - n) as usize))
+        } else {
+            let (a, b) = digits.split_at((exp + 1) as usize);
+            write!(f, "{sign}{a}.{b}")
+        }
+    } else {
+        write!(f, "{sign}{mantissa}e{exp}")
+    }
+}
+
+fn write_quoted(f: &mut impl fmt::Write, bytes: &[u8]) -> fmt::Result {
+    f.write_char('\'')?;
+    write_escaped(f, bytes)?;
+    f.write_char('\'')
+}
+
+fn write_escaped(f: &mut impl fmt::Write, bytes: &[u8]) -> fmt::Result {
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\'' => f.write_str("\\'")?,
+                '\\' => f.write_str("\\\\")?,
+                '\n' => f.write_str("\\n")?,
+                '\t' => f.write_str("\\t")?,
+                '\r' => f.write_str("\\r")?,
+                '\0' => f.write_str("\\0")?,
+                '\x08' => f.write_str("\\b")?,
+                '\x0c' => f.write_str("\\f")?,
+                c => f.write_char(c)?,
+            }
+        }
+        if !chunk.invalid().is_empty() {
+            f.write_char(char::REPLACEMENT_CHARACTER)?;
+        }
+    }
+    Ok(())
+}
+
+impl Value {
+    /// Whether this is NULL.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// The string bytes of a String or FixedString value.
+    pub fn as_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Value::String(b) | Value::FixedString(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// A String value as `&str`, when it is UTF-8.
+    pub fn as_str(&self) -> Option<&str> {
+        self.as_bytes().and_then(|b| std::str::from_utf8(b).ok())
+    }
+
+    /// Any integer value (and Bool, Enum) that fits in an i128.
+    pub fn as_i128(&self) -> Option<i128> {
+        Some(match self {
+            Value::Bool(b) => i128::from(*b),
+            Value::Int8(v) => i128::from(*v),
+            Value::Int16(v) => i128::from(*v),
+            Value::Int32(v) => i128::from(*v),
+            Value::Int64(v) => i128::from(*v),
+            Value::Int128(v) => *v,
+            Value::UInt8(v) => i128::from(*v),
+            Value::UInt16(v) => i128::from(*v),
+            Value::UInt32(v) => i128::from(*v),
+            Value::UInt64(v) => i128::from(*v),
+            Value::UInt128(v) => i128::try_from(*v).ok()?,
+            Value::Enum { value, .. } => i128::from(*value),
+            _ => return None,
+        })
+    }
+
+    /// Renders like `toString`, with strings (and dates, UUIDs, …) quoted as inside
+    /// an Array or Tuple when `nested`.
+    fn render(&self, f: &mut impl fmt::Write, nested: bool) -> fmt::Result {
+        macro_rules! quoted {
+            ($($t:tt)*) => {{
+                if nested {
+                    f.write_char('\'')?;
+                }
+                $($t)*;
+                if nested {
+                    f.write_char('\'')?;
+                }
+                Ok(())
+            }};
+        }
+        match self {
+            Value::Null => f.write_str("NULL"),
+            Value::Bool(b) => f.write_str(if *b { "true" } else { "false" }),
+            Value::Int8(v) => write!(f, "{v}"),
+            Value::Int16(v) => write!(f, "{v}"),
+            Value::Int32(v) => write!(f, "{v}"),
+            Value::Int64(v) => write!(f, "{v}"),
+            Value::Int128(v) => write!(f, "{v}"),
+            Value::Int256(v) => write!(f, "{v}"),
+            Value::UInt8(v) => write!(f, "{v}"),
+            Value::UInt16(v) => write!(f, "{v}"),
+            Value::UInt32(v) => write!(f, "{v}"),
+            Value::UInt64(v) => write!(f, "{v}"),
+            Value::UInt128(v) => write!(f, "{v}"),
+            Value::UInt256(v) => write!(f, "{v}"),
+            Value::Float32(v) | Value::BFloat16(v) => {
+                let sci =
+                    if v.is_finite() { shortest_sci(format!("{v:e}"), |p| format!("{v:.p$e}")) } else { String::new() };
+                write_float(f, &sci, v.is_nan(), v.is_infinite(), v.is_sign_negative())
+            }
+            Value::Float64(v) => {
+                let sci =
+                    if v.is_finite() { shortest_sci(format!("{v:e}"), |p| format!("{v:.p$e}")) } else { String::new() };
+                write_float(f, &sci, v.is_nan(), v.is_infinite(), v.is_sign_negative())
+            }
+            Value::Decimal(d) => write!(f, "{d}"),
+            Value::String(b) | Value::FixedString(b) => {
+                // toString drops a FixedString's NUL padding.
+                let b = match self {
+                    Value::FixedString(b) => &b[..b.iter().rposition(|&c| c != 0).map_or(0, |p| p + 1)],
+                    _ => &b[..],
+                };
+                if nested {
+                    write_quoted(f, b)
+                } else {
+                    for chunk in b.utf8_chunks() {
+                        f.write_str(chunk.valid())?;
+                        if !chunk.invalid().is_empty() {
+                            f.write_char(char::REPLACEMENT_CHARACTER)?;
+                        }
+                    }
+                    Ok(())
+                }
+            }
+            Value::Date(d) => quoted!(write_days(f, i64::from(*d))?),
+            Value::Date32(d) => quoted!(write_days(f, i64::from(*d))?),
+            Value::DateTime { secs, tz } => {
+                let secs = i64::from(*secs);
+                quoted!(write_local(f, secs + utc_offset(tz, secs))?)
+            }
+            Value::DateTime64 { ticks, precision, tz } => {
+                let (secs, nanos) = split_ticks(*ticks, *precision);
+                quoted!({
+                    write_local(f, secs + utc_offset(tz, secs))?;
+                    write_frac(f, nanos, *precision)?
+                })
+            }
+            Value::Time(s) => quoted!(write_duration(f, i128::from(*s), 0)?),
+            Value::Time64 { ticks, precision } => quoted!(write_duration(f, i128::from(*ticks), *precision)?),
+            Value::Uuid(u) => quoted!(write!(f, "{u}")?),
+            Value::Ipv4(a) => quoted!(write!(f, "{a}")?),
+            Value::Ipv6(a) => quoted!(write!(f, "{a}")?),
+            Value::Enum { label, .. } => {
+                if nested {
+                    write_quoted(f, label.as_bytes())
+                } else {
+                    f.write_str(label)
+                }
+            }
+            Value::Array(items) => {
+                f.write_char('[')?;
+                for (k, v) in items.iter().enumerate() {
+                    if k > 0 {
+                        f.write_char(',')?;
+                    }
+                    v.render(f, true)?;
+                }
+                f.write_char(']')
+            }
+            Value::Tuple(items) => {
+                f.write_char('(')?;
+                for (k, v) in items.iter().enumerate() {
+                    if k > 0 {
+                        f.write_char(',')?;
+                    }
+                    v.render(f, true)?;
+                }
+                f.write_char(')')
+            }
+            Value::Map(pairs) => {
+                f.write_char('{')?;
+                for (k, (key, v)) in pairs.iter().enumerate() {
+                    if k > 0 {
+                        f.write_char(',')?;
+                    }
+                    key.render(f, true)?;
+                    f.write_char(':')?;
+                    v.render(f, true)?;
+                }
+                f.write_char('}')
+            }
+        }
+    }
+}
+
+/// A `Time`/`Time64(p)` duration of `ticks` (10^-p s): `[-]h:mm:ss[.fff]`, hours unbounded.
+fn write_duration(f: &mut impl fmt::Write, ticks: i128, precision: u8) -> fmt::Result {
+    let per = 10i128.pow(u32::from(precision.min(9)));
+    let neg = ticks < 0;
+    let abs = ticks.unsigned_abs();
+    let secs = abs / per as u128;
+    let frac = abs % per as u128;
+    write!(f, "{}{:02}:{:02}:{:02}", if neg { "-" } else { "" }, secs / 3600, secs / 60 % 60, secs % 60)?;
+    if precision > 0 {
+        write!(f, ".{frac:0w$}", w = usize::from(precision.min(9)))?;
+    }
+    Ok(())
+}
+
+/// Renders the value as the server's `toString` does (strings unquoted at the top
+/// level, quoted inside arrays, tuples and maps). DateTimes in zones other than
+/// UTC need the `chrono` or `jiff` feature for their offset; without them they
+/// are shown in UTC.
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.render(f, false)
+    }
+}
+
+/// One row of [`Value`]s with the result's column names (shared by all rows of a block).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValueRow {
+    names: Arc<[String]>,
+    values: Vec<Value>,
+}
+
+impl ValueRow {
+    /// A row from names and values of the same length.
+    pub fn new(names: Arc<[String]>, values: Vec<Value>) -> Result<ValueRow> {
+        if names.len() != values.len() {
+            return Err(Error::Usage(format!("{} names for {} values", names.len(), values.len())));
+        }
+        Ok(ValueRow { names, values })
+    }
+    /// The column names.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+    /// The values, in column order.
+    pub fn values(&self) -> &[Value] {
+        &self.values
+    }
+    /// The values, taken.
+    pub fn into_values(self) -> Vec<Value> {
+        self.values
+    }
+    /// Number of columns.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+    /// True for a row with no columns.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+    /// The value of the column called `name`.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.names.iter().position(|n| n == name).map(|k| &self.values[k])
+    }
+    /// Iterates `(name, value)`.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.names.iter().map(String::as_str).zip(&self.values)
+    }
+}
+
+impl std::ops::Index<usize> for ValueRow {
+    type Output = Value;
+    fn index(&self, k: usize) -> &Value {
+        &self.values[k]
+    }
+}
+
+impl std::ops::Index<&str> for ValueRow {
+    type Output = Value;
+    /// Panics if there is no such column; [`ValueRow::get`] does not.
+    fn index(&self, name: &str) -> &Value {
+        self.get(name).unwrap_or_else(|| panic!("no column `{name}`"))
+    }
+}
+
+/// A column resolved for one block: per row, a match on the kind and an index.
+enum Reader<'r> {
+    Bool(&'r [u8]),
+    I8(&'r [i8]),
+    I16(&'r [i16]),
+    I32(&'r [i32]),
+    I64(&'r [i64]),
+    I128(&'r [i128]),
+    I256(&'r [I256]),
+    U8(&'r [u8]),
+    U16(&'r [u16]),
+    U32(&'r [u32]),
+    U64(&'r [u64]),
+    U128(&'r [u128]),
+    U256(&'r [U256]),
+    F32(&'r [f32]),
+    F64(&'r [f64]),
+    Bf16(&'r [u16]),
+    Decimal(DecimalColumn<'r>),
+    Str(StrView<'r>),
+    FixedStr(&'r [u8], usize),
+    Date(&'r [u16]),
+    Date32(&'r [i32]),
+    DateTime(&'r [u32], Arc<str>),
+    DateTime64(&'r [i64], u8, Arc<str>),
+    Time(&'r [i32]),
+    Time64(&'r [i64], u8),
+    Uuid(&'r [WireUuid]),
+    Ipv4(&'r [u32]),
+    Ipv6(&'r [[u8; 16]]),
+    Enum8(&'r [i8], Labels),
+    Enum16(&'r [i16], Labels),
+    Nullable(&'r [u8], Box<Reader<'r>>),
+    Array(&'r [u64], Box<Reader<'r>>),
+    Map(&'r [u64], Box<Reader<'r>>, Box<Reader<'r>>),
+    Tuple(Vec<Reader<'r>>),
+    LowCardinality(Keys<'r>, bool, usize, Box<Reader<'r>>),
+    Variant(VariantView<'r>, Vec<Reader<'r>>),
+    Dynamic(DynamicView<'r>, Arc<str>),
+    JsonText(StrView<'r>),
+    /// `Nothing` (the inside of a bare NULL's `Nullable(Nothing)`): only NULLs.
+    Nothing,
+}
+
+/// Enum labels, shared by the values.
+#[derive(Clone)]
+struct Labels(Arc<Vec<(i16, Arc<str>)>>);
+
+impl Labels {
+    fn new(ty: &D) -> Result<Labels> {
+        let map = EnumMap::from_type(ty)?;
+        let mut v: Vec<(i16, Arc<str>)> = map.iter().map(|(n, v)| (v, Arc::from(n))).collect();
+        v.sort_by_key(|p| p.0);
+        Ok(Labels(Arc::new(v)))
+    }
+    fn get(&self, value: i16, column: &str) -> Result<Value> {
+        match self.0.binary_search_by_key(&value, |p| p.0) {
+            Ok(k) => Ok(Value::Enum { label: self.0[k].1.clone(), value }),
+            Err(_) => Err(Error::Protocol(chnative_proto::ProtoError::violation(format!(
+                "column `{column}`: {value} is not a value of its enum"
+            )))),
+        }
+    }
+}
+
+fn oob(column: &str, i: usize) -> Error {
+    crate::row::out_of_bounds(column, i)
+}
+
+#[inline]
+fn at<T: Copy>(s: &[T], i: usize, column: &str) -> Result<T> {
+    s.get(i).copied().ok_or_else(|| oob(column, i))
+}
+
+#[inline]
+fn range(offsets: &[u64], i: usize, column: &str) -> Result<std::ops::Range<usize>> {
+    let end = at(offsets, i, column)? as usize;
+    let start = if i == 0 { 0 } else { offsets[i - 1] as usize };
+    if start > end {
+        return Err(oob(column, i));
+    }
+    Ok(start..end)
+}
+
+struct ColumnReader<'r> {
+    reader: Reader<'r>,
+    column: &'r str,
+}
+
+impl<'r> ColumnReader<'r> {
+    fn new(view: &ColumnView<'r>, server_tz: &Arc<str>) -> Result<Self> {
+        Ok(ColumnReader { reader: reader(view, server_tz)?, column: view.name() })
+    }
+    fn get(&self, i: usize) -> Result<Value> {
+        get(&self.reader, i, self.column)
+    }
+}
+
+fn zone(tz: &Option<String>, server_tz: &Arc<str>) -> Arc<str> {
+    match tz {
+        Some(z) => Arc::from(z.as_str()),
+        None => server_tz.clone(),
+    }
+}
+
+fn reader<'r>(view: &ColumnView<'r>, server_tz: &Arc<str>) -> Result<Reader<'r>> {
+    let ty = match view.data_type() {
+        D::SimpleAggregateFunction(_, t) => t.as_ref().clone(),
+        t => t.clone(),
+    };
+    Ok(match &ty {
+        D::Nothing => Reader::Nothing,
+        D::Bool => Reader::Bool(view.values()?),
+        D::Int8 => Reader::I8(view.values()?),
+        D::Int16 => Reader::I16(view.values()?),
+        D::Int32 => Reader::I32(view.values()?),
+        D::Int64 => Reader::I64(view.values()?),
+        D::Int128 => Reader::I128(view.values()?),
+        D::Int256 => Reader::I256(view.values()?),
+        D::UInt8 => Reader::U8(view.values()?),
+        D::UInt16 => Reader::U16(view.values()?),
+        D::UInt32 => Reader::U32(view.values()?),
+        D::UInt64 => Reader::U64(view.values()?),
+        D::UInt128 => Reader::U128(view.values()?),
+        D::UInt256 => Reader::U256(view.values()?),
+        D::Float32 => Reader::F32(view.values()?),
+        D::Float64 => Reader::F64(view.values()?),
+        D::BFloat16 => Reader::Bf16(view.values()?),
+        D::Decimal { .. } => Reader::Decimal(convert::decimal_column(view)?),
+        D::String => Reader::Str(view.as_strings()?),
+        D::FixedString(_) => {
+            let (b, n) = view.as_fixed_strings()?;
+            Reader::FixedStr(b, n)
+        }
+        D::Date => Reader::Date(view.values()?),
+        D::Date32 => Reader::Date32(view.values()?),
+        D::DateTime(tz) => Reader::DateTime(view.values()?, zone(tz, server_tz)),
+        D::DateTime64(p, tz) => Reader::DateTime64(view.values()?, *p, zone(tz, server_tz)),
+        D::Time => Reader::Time(view.values()?),
+        D::Time64(p) => Reader::Time64(view.values()?, *p),
+        D::Uuid => Reader::Uuid(view.values()?),
+        D::Ipv4 => Reader::Ipv4(view.values()?),
+        D::Ipv6 => Reader::Ipv6(view.values()?),
+        D::Enum8(_) => Reader::Enum8(view.values()?, Labels::new(&ty)?),
+        D::Enum16(_) => Reader::Enum16(view.values()?, Labels::new(&ty)?),
+        D::Nullable(_) => {
+            let n = view.as_nullable()?;
+            Reader::Nullable(n.nulls(), Box::new(reader(n.inner(), server_tz)?))
+        }
+        D::Map(..) => {
+            let a = view.as_array()?;
+            let inner = a.inner();
+            Reader::Map(
+                a.offsets(),
+                Box::new(reader(&inner.tuple_element(0)?, server_tz)?),
+                Box::new(reader(&inner.tuple_element(1)?, server_tz)?),
+            )
+        }
+        D::LowCardinality(t) => {
+            let lc = view.as_low_cardinality()?;
+            let dict = lc.dictionary().clone();
+            let nullable = matches!(t.as_ref(), D::Nullable(_));
+            Reader::LowCardinality(lc.keys(), nullable, dict.len(), Box::new(reader(&dict, server_tz)?))
+        }
+        D::Variant(_) => {
+            let v = view.as_variant()?;
+            let alts = (0..v.variant_count()).map(|k| reader(&v.variant(k)?, server_tz)).collect::<Result<Vec<_>>>()?;
+            Reader::Variant(v, alts)
+        }
+        D::Dynamic { .. } => Reader::Dynamic(view.as_dynamic()?, server_tz.clone()),
+        D::Json(_) => {
+            let j = view.as_json()?;
+            if !j.is_text() {
+                return Err(Error::Usage(format!(
+                    "column `{}`: JSON values are read as text; run the query with the setting \
+                     output_format_native_write_json_as_string = 1 (query_rows does this)",
+                    view.name()
+                )));
+            }
+            Reader::JsonText(j.texts()?)
+        }
+        other => match other.wire_shape().as_ref() {
+            D::Array(_) => {
+                let a = view.as_array()?;
+                Reader::Array(a.offsets(), Box::new(reader(a.inner(), server_tz)?))
+            }
+            D::Tuple(elems) => Reader::Tuple(
+                (0..elems.len()).map(|k| reader(&view.tuple_element(k)?, server_tz)).collect::<Result<Vec<_>>>()?,
+            ),
+            _ => {
+                return Err(Error::TypeMismatch {
+                    column: view.name().to_string(),
+                    requested: "a dynamic Value".into(),
+                    actual: view.type_name().to_string(),
+                })
+            }
+        },
+    })
+}
+
+fn get(r: &Reader<'_>, i: usize, column: &str) -> Result<Value> {
+    Ok(match r {
+        Reader::Bool(v) => Value::Bool(at(v, i, column)? != 0),
+        Reader::I8(v) => Value::Int8(at(v, i, column)?),
+        Reader::I16(v) => Value::Int16(at(v, i, column)?),
+        Reader::I32(v) => Value::Int32(at(v, i, column)?),
+        Reader::I64(v) => Value::Int64(at(v, i, column)?),
+        Reader::I128(v) => Value::Int128(at(v, i, column)?),
+        Reader::I256(v) => Value::Int256(at(v, i, column)?),
+        Reader::U8(v) => Value::UInt8(at(v, i, column)?),
+        Reader::U16(v) => Value::UInt16(at(v, i, column)?),
+        Reader::U32(v) => Value::UInt32(at(v, i, column)?),
+        Reader::U64(v) => Value::UInt64(at(v, i, column)?),
+        Reader::U128(v) => Value::UInt128(at(v, i, column)?),
+        Reader::U256(v) => Value::UInt256(at(v, i, column)?),
+        Reader::F32(v) => Value::Float32(at(v, i, column)?),
+        Reader::F64(v) => Value::Float64(at(v, i, column)?),
+        Reader::Bf16(v) => Value::BFloat16(convert::bf16::to_f32(at(v, i, column)?)),
+        Reader::Decimal(d) => {
+            if i >= d.len() {
+                return Err(oob(column, i));
+            }
+            Value::Decimal(d.get(i))
+        }
+        Reader::Str(s) => {
+            if i >= s.len() {
+                return Err(oob(column, i));
+            }
+            Value::String(s.blob().get(s.range(i)).ok_or_else(|| oob(column, i))?.to_vec())
+        }
+        Reader::FixedStr(b, n) => Value::FixedString(b.get(i * n..(i + 1) * n).ok_or_else(|| oob(column, i))?.to_vec()),
+        Reader::Date(v) => Value::Date(at(v, i, column)?),
+        Reader::Date32(v) => Value::Date32(at(v, i, column)?),
+        Reader::DateTime(v, tz) => Value::DateTime { secs: at(v, i, column)?, tz: tz.clone() },
+        Reader::DateTime64(v, p, tz) => Value::DateTime64 { ticks: at(v, i, column)?, precision: *p, tz: tz.clone() },
+        Reader::Time(v) => Value::Time(at(v, i, column)?),
+        Reader::Time64(v, p) => Value::Time64 { ticks: at(v, i, column)?, precision: *p },
+        Reader::Uuid(v) => Value::Uuid(at(v, i, column)?),
+        Reader::Ipv4(v) => Value::Ipv4(convert::net::ipv4(at(v, i, column)?)),
+        Reader::Ipv6(v) => Value::Ipv6(convert::net::ipv6(at(v, i, column)?)),
+        Reader::Enum8(v, labels) => labels.get(i16::from(at(v, i, column)?), column)?,
+        Reader::Enum16(v, labels) => labels.get(at(v, i, column)?, column)?,
+        Reader::Nullable(nulls, inner) => match at(nulls, i, column)? {
+            0 => get(inner, i, column)?,
+            _ => Value::Null,
+        },
+        Reader::Array(offsets, inner) => {
+            Value::Array(range(offsets, i, column)?.map(|j| get(inner, j, column)).collect::<Result<_>>()?)
+        }
+        Reader::Map(offsets, k, v) => Value::Map(
+            range(offsets, i, column)?.map(|j| Ok((get(k, j, column)?, get(v, j, column)?))).collect::<Result<_>>()?,
+        ),
+        Reader::Tuple(elems) => Value::Tuple(elems.iter().map(|e| get(e, i, column)).collect::<Result<_>>()?),
+        Reader::LowCardinality(keys, nullable, dict_len, dict) => {
+            if i >= keys.len() {
+                return Err(oob(column, i));
+            }
+            let k = keys.get(i);
+            if *nullable && k == 0 {
+                Value::Null
+            } else if k >= *dict_len {
+                return Err(oob(column, k));
+            } else {
+                get(dict, k, column)?
+            }
+        }
+        Reader::Variant(v, alts) => {
+            if i >= v.len() {
+                return Err(oob(column, i));
+            }
+            match v.row(i) {
+                None => Value::Null,
+                Some((k, j)) => get(alts.get(k).ok_or_else(|| oob(column, k))?, j, column)?,
+            }
+        }
+        Reader::Dynamic(d, server_tz) => {
+            if i >= d.len() {
+                return Err(oob(column, i));
+            }
+            match d.value(i)? {
+                None => Value::Null,
+                // One reader per value: Dynamic's rows each carry their own type.
+                Some((view, j)) => get(&reader(&view, server_tz)?, j, column)?,
+            }
+        }
+        Reader::Nothing => Value::Null,
+        Reader::JsonText(s) => {
+            if i >= s.len() {
+                return Err(oob(column, i));
+            }
+            Value::String(s.blob().get(s.range(i)).ok_or_else(|| oob(column, i))?.to_vec())
+        }
+    })
+}
+
+/// A SELECT read as [`ValueRow`]s. Each block is decoded into rows once it arrives.
+pub struct ValueRowStream<'c> {
+    inner: QueryStream<'c>,
+    server_tz: Arc<str>,
+    names: Option<Arc<[String]>>,
+    rows: VecDeque<ValueRow>,
+}
+
+impl ValueRowStream<'_> {
+    /// The next row, or `None` at the end.
+    pub async fn next(&mut self) -> Result<Option<ValueRow>> {
+        loop {
+            if let Some(r) = self.rows.pop_front() {
+                return Ok(Some(r));
+            }
+            let Some(block) = self.inner.next().await? else { return Ok(None) };
+            let same = self.names.as_ref().is_some_and(|n| {
+                n.len() == block.columns().len() && n.iter().zip(block.columns()).all(|(a, c)| a == c.name())
+            });
+            if !same {
+                self.names = Some(block.columns().iter().map(|c| c.name().to_string()).collect());
+            }
+            let names = self.names.clone().unwrap_or_else(|| Arc::from(Vec::new()));
+            let readers = block
+                .columns()
+                .iter()
+                .map(|c| ColumnReader::new(&c.view(), &self.server_tz))
+                .collect::<Result<Vec<_>>>()?;
+            for i in 0..block.rows() {
+                let values = readers.iter().map(|r| r.get(i)).collect::<Result<Vec<_>>>()?;
+                self.rows.push_back(ValueRow { names: names.clone(), values });
+            }
+        }
+    }
+
+    /// The column names (once the first block arrived).
+    pub fn names(&self) -> Option<&[String]> {
+        self.names.as_deref()
+    }
+
+    /// The underlying block stream.
+    pub fn blocks(&self) -> &QueryStream<'_> {
+        &self.inner
+    }
+}
+
+impl Client {
+    /// Runs a query and streams its result as dynamic rows of [`Value`]s.
+    /// JSON columns arrive as their text (the query gets
+    /// `output_format_native_write_json_as_string = 1`).
+    pub async fn query_rows(&self, query: impl Into<Query>) -> Result<ValueRowStream<'_>> {
+        let query = query.into().setting("output_format_native_write_json_as_string", "1");
+        let server_tz: Arc<str> = Arc::from(self.server_info().timezone.as_str());
+        Ok(ValueRowStream { inner: self.stream(query).await?, server_tz, names: None, rows: VecDeque::new() })
+    }
+
+    /// Runs a query and returns all its rows as [`ValueRow`]s.
+    pub async fn fetch_all_rows(&self, query: impl Into<Query>) -> Result<Vec<ValueRow>> {
+        let mut s = self.query_rows(query).await?;
+        let mut out = Vec::new();
+        while let Some(r) = s.next().await? {
+            out.push(r);
+        }
+        Ok(out)
+    }
+}
+
+/// Renders a value to a `String` like `toString` (see [`Value`]'s `Display`).
+pub fn to_string(v: &Value) -> String {
+    let mut s = String::new();
+    let _ = v.render(&mut s, false);
+    s
+}

@@ -1,0 +1,391 @@
+//! Inserting dynamic rows: each [`Value`] is converted to its column's type (read
+//! from the table) into a column buffer; any cell that does not convert exactly is
+//! an error naming its row, column, value and the column type, and nothing is sent.
+
+use chnative_proto::convert::{self, Decimal, EnumMap, I256, U256};
+use chnative_proto::DataType as D;
+
+use crate::error::{Error, Result};
+use crate::value::{Value, ValueRow};
+use crate::{Client, InsertData, InsertSummary};
+
+/// A column being filled from Values, in its wire layout.
+enum Buffer {
+    Fixed { bytes: Vec<u8>, width: usize },
+    Strings { offsets: Vec<u64>, data: Vec<u8> },
+    FixedStrings { bytes: Vec<u8>, n: usize },
+    Nullable { nulls: Vec<u8>, inner: Box<Buffer> },
+    Array { offsets: Vec<u64>, inner: Box<Buffer> },
+}
+
+/// The column type decides the wire width; the INSERT's own check then matches
+/// the header. These are the widths a fixed-width type can have.
+fn accepts_width_1(t: &D) -> bool {
+    t.fixed_width() == Some(1)
+}
+fn accepts_width_2(t: &D) -> bool {
+    t.fixed_width() == Some(2)
+}
+fn accepts_width_4(t: &D) -> bool {
+    t.fixed_width() == Some(4)
+}
+fn accepts_width_8(t: &D) -> bool {
+    t.fixed_width() == Some(8)
+}
+fn accepts_width_16(t: &D) -> bool {
+    t.fixed_width() == Some(16)
+}
+fn accepts_width_32(t: &D) -> bool {
+    t.fixed_width() == Some(32)
+}
+
+impl Buffer {
+    fn for_type(ty: &D) -> std::result::Result<Buffer, String> {
+        Ok(match ty {
+            D::SimpleAggregateFunction(_, t) | D::LowCardinality(t) => Buffer::for_type(t)?,
+            D::String => Buffer::Strings { offsets: Vec::new(), data: Vec::new() },
+            D::FixedString(n) => Buffer::FixedStrings { bytes: Vec::new(), n: *n },
+            D::Nullable(t) => Buffer::Nullable { nulls: Vec::new(), inner: Box::new(Buffer::for_type(t)?) },
+            D::Array(t) => Buffer::Array { offsets: Vec::new(), inner: Box::new(Buffer::for_type(t)?) },
+            t => match t.fixed_width() {
+                Some(width) if !matches!(t, D::QBit(..) | D::QBitStrided(..) | D::Interval(_) | D::Nothing) => {
+                    Buffer::Fixed { bytes: Vec::new(), width }
+                }
+                _ => return Err(format!("inserting Values into {t} is not supported yet")),
+            },
+        })
+    }
+
+    fn data(&self) -> InsertData<'_> {
+        match self {
+            Buffer::Fixed { bytes, width } => InsertData::Fixed {
+                bytes,
+                width: *width,
+                rust: "Value",
+                accepts: match width {
+                    1 => accepts_width_1,
+                    2 => accepts_width_2,
+                    4 => accepts_width_4,
+                    8 => accepts_width_8,
+                    16 => accepts_width_16,
+                    _ => accepts_width_32,
+                },
+            },
+            Buffer::Strings { offsets, data } => InsertData::Blob { offsets, data },
+            Buffer::FixedStrings { bytes, n } => InsertData::fixed_strings(bytes, *n),
+            Buffer::Nullable { nulls, inner } => InsertData::nullable(nulls, inner.data()),
+            Buffer::Array { offsets, inner } => InsertData::array(offsets, inner.data()),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Buffer::Fixed { bytes, width } => bytes.len() / width,
+            Buffer::Strings { offsets, .. } | Buffer::Array { offsets, .. } => offsets.len(),
+            Buffer::FixedStrings { bytes, n } => bytes.len() / (*n).max(1),
+            Buffer::Nullable { nulls, .. } => nulls.len(),
+        }
+    }
+
+    fn push_default(&mut self) {
+        match self {
+            Buffer::Fixed { bytes, width } => bytes.resize(bytes.len() + *width, 0),
+            Buffer::Strings { offsets, data } => offsets.push(data.len() as u64),
+            Buffer::FixedStrings { bytes, n } => bytes.resize(bytes.len() + *n, 0),
+            Buffer::Nullable { nulls, inner } => {
+                nulls.push(1);
+                inner.push_default();
+            }
+            Buffer::Array { offsets, .. } => offsets.push(offsets.last().copied().unwrap_or(0)),
+        }
+    }
+
+    /// Appends `v` converted to `ty`; on error nothing is appended.
+    fn push(&mut self, ty: &D, v: &Value) -> std::result::Result<(), ()> {
+        let ty = match ty {
+            D::SimpleAggregateFunction(_, t) | D::LowCardinality(t) => t.as_ref(),
+            t => t,
+        };
+        match (self, ty) {
+            (Buffer::Nullable { nulls, inner }, D::Nullable(t)) => {
+                if v.is_null() {
+                    nulls.push(1);
+                    inner.push_default();
+                } else {
+                    inner.push(t, v)?;
+                    nulls.push(0);
+                }
+            }
+            (Buffer::Array { offsets, inner }, D::Array(t)) => {
+                let Value::Array(items) = v else { return Err(()) };
+                let before = inner.len();
+                for item in items {
+                    if inner.push(t, item).is_err() {
+                        inner.truncate(before);
+                        return Err(());
+                    }
+                }
+                offsets.push(inner.len() as u64);
+            }
+            (Buffer::Strings { offsets, data }, D::String) => {
+                let b = v.as_bytes().ok_or(())?;
+                data.extend_from_slice(b);
+                offsets.push(data.len() as u64);
+            }
+            (Buffer::FixedStrings { bytes, n }, D::FixedString(_)) => {
+                let b = v.as_bytes().ok_or(())?;
+                if b.len() > *n {
+                    return Err(());
+                }
+                bytes.extend_from_slice(b);
+                bytes.resize(bytes.len() + (*n - b.len()), 0);
+            }
+            (Buffer::Fixed { bytes, width }, ty) => {
+                let before = bytes.len();
+                encode_fixed(ty, v, bytes)?;
+                if bytes.len() != before + *width {
+                    bytes.truncate(before);
+                    return Err(());
+                }
+            }
+            _ => return Err(()),
+        }
+        Ok(())
+    }
+
+    fn truncate(&mut self, rows: usize) {
+        match self {
+            Buffer::Fixed { bytes, width } => bytes.truncate(rows * *width),
+            Buffer::Strings { offsets, data } => {
+                offsets.truncate(rows);
+                data.truncate(offsets.last().map_or(0, |&o| o as usize));
+            }
+            Buffer::FixedStrings { bytes, n } => bytes.truncate(rows * *n),
+            Buffer::Nullable { nulls, inner } => {
+                nulls.truncate(rows);
+                inner.truncate(rows);
+            }
+            Buffer::Array { offsets, inner } => {
+                offsets.truncate(rows);
+                inner.truncate(offsets.last().map_or(0, |&o| o as usize));
+            }
+        }
+    }
+}
+
+/// An integer value as I256 (any signed or unsigned width, Bool excluded).
+fn integer(v: &Value) -> Option<I256> {
+    Some(match v {
+        Value::Int256(x) => *x,
+        Value::UInt256(x) => I256::try_from(*x).ok()?,
+        Value::UInt128(x) => I256::from(*x),
+        Value::Bool(_) | Value::Enum { .. } => return None,
+        v => I256::from(v.as_i128()?),
+    })
+}
+
+/// The little-endian bytes of `v` as a value of fixed-width type `ty`, or `Err`
+/// when it does not convert exactly.
+fn encode_fixed(ty: &D, v: &Value, out: &mut Vec<u8>) -> std::result::Result<(), ()> {
+    macro_rules! int {
+        ($t:ty) => {{
+            let x = integer(v).ok_or(())?;
+            let x: i128 = i128::try_from(x).map_err(|_| ())?;
+            out.extend_from_slice(&<$t>::try_from(x).map_err(|_| ())?.to_le_bytes());
+        }};
+    }
+    match ty {
+        D::Int8 => int!(i8),
+        D::Int16 => int!(i16),
+        D::Int32 => int!(i32),
+        D::Int64 => int!(i64),
+        D::Int128 => int!(i128),
+        D::UInt8 => int!(u8),
+        D::UInt16 => int!(u16),
+        D::UInt32 => int!(u32),
+        D::UInt64 => int!(u64),
+        D::UInt128 => {
+            let x = integer(v).ok_or(())?;
+            let x = U256::try_from(x).map_err(|_| ())?;
+            out.extend_from_slice(&u128::try_from(x).map_err(|_| ())?.to_le_bytes());
+        }
+        D::Int256 => out.extend_from_slice(&integer(v).ok_or(())?.to_le_bytes()),
+        D::UInt256 => {
+            let x = match v {
+                Value::UInt256(x) => *x,
+                v => U256::try_from(integer(v).ok_or(())?).map_err(|_| ())?,
+            };
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        D::Float32 => {
+            let x = match *v {
+                Value::Float32(x) | Value::BFloat16(x) => x,
+                Value::Float64(x) if (x as f32) as f64 == x || x.is_nan() => x as f32,
+                _ => return Err(()),
+            };
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        D::Float64 => {
+            let x = match *v {
+                Value::Float64(x) => x,
+                Value::Float32(x) | Value::BFloat16(x) => f64::from(x),
+                _ => return Err(()),
+            };
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        D::BFloat16 => {
+            let x = match *v {
+                Value::Float32(x) | Value::BFloat16(x) => x,
+                _ => return Err(()),
+            };
+            let bits = convert::bf16::from_f32(x);
+            if convert::bf16::to_f32(bits).to_bits() != x.to_bits() && !x.is_nan() {
+                return Err(());
+            }
+            out.extend_from_slice(&bits.to_le_bytes());
+        }
+        D::Bool => match v {
+            Value::Bool(b) => out.push(u8::from(*b)),
+            _ => return Err(()),
+        },
+        D::Date => {
+            let d: u16 = match *v {
+                Value::Date(d) => d,
+                Value::Date32(d) => u16::try_from(d).map_err(|_| ())?,
+                _ => return Err(()),
+            };
+            out.extend_from_slice(&d.to_le_bytes());
+        }
+        D::Date32 => {
+            let d: i32 = match *v {
+                Value::Date(d) => i32::from(d),
+                Value::Date32(d) => d,
+                _ => return Err(()),
+            };
+            out.extend_from_slice(&d.to_le_bytes());
+        }
+        D::DateTime(_) => {
+            let s: u32 = match v {
+                Value::DateTime { secs, .. } => *secs,
+                Value::DateTime64 { ticks, precision, .. } => {
+                    let per = 10i64.pow(u32::from(*precision));
+                    if ticks % per != 0 {
+                        return Err(());
+                    }
+                    u32::try_from(ticks / per).map_err(|_| ())?
+                }
+                _ => return Err(()),
+            };
+            out.extend_from_slice(&s.to_le_bytes());
+        }
+        D::DateTime64(p, _) => {
+            let (ticks, from_p) = match v {
+                Value::DateTime { secs, .. } => (i64::from(*secs), 0u8),
+                Value::DateTime64 { ticks, precision, .. } => (*ticks, *precision),
+                _ => return Err(()),
+            };
+            out.extend_from_slice(&rescale(ticks, from_p, *p)?.to_le_bytes());
+        }
+        D::Time => match v {
+            Value::Time(s) => out.extend_from_slice(&s.to_le_bytes()),
+            _ => return Err(()),
+        },
+        D::Time64(p) => {
+            let (ticks, from_p) = match v {
+                Value::Time(s) => (i64::from(*s), 0u8),
+                Value::Time64 { ticks, precision } => (*ticks, *precision),
+                _ => return Err(()),
+            };
+            out.extend_from_slice(&rescale(ticks, from_p, *p)?.to_le_bytes());
+        }
+        D::Decimal { precision, scale } => {
+            let d = match v {
+                Value::Decimal(d) => *d,
+                v => Decimal::new(integer(v).ok_or(())?, 0).map_err(|_| ())?,
+            };
+            match precision {
+                0..=9 => out.extend_from_slice(&d.to_raw::<i32>(*precision, *scale).map_err(|_| ())?.to_le_bytes()),
+                10..=18 => out.extend_from_slice(&d.to_raw::<i64>(*precision, *scale).map_err(|_| ())?.to_le_bytes()),
+                19..=38 => out.extend_from_slice(&d.to_raw::<i128>(*precision, *scale).map_err(|_| ())?.to_le_bytes()),
+                _ => out.extend_from_slice(&d.to_raw::<I256>(*precision, *scale).map_err(|_| ())?.to_le_bytes()),
+            }
+        }
+        D::Uuid => match v {
+            Value::Uuid(u) => out.extend_from_slice(bytemuck::bytes_of(u)),
+            _ => return Err(()),
+        },
+        D::Ipv4 => match v {
+            Value::Ipv4(a) => out.extend_from_slice(&convert::net::from_ipv4(*a).to_le_bytes()),
+            _ => return Err(()),
+        },
+        D::Ipv6 => match v {
+            Value::Ipv6(a) => out.extend_from_slice(&convert::net::from_ipv6(*a)),
+            _ => return Err(()),
+        },
+        D::Enum8(_) | D::Enum16(_) => {
+            let map = EnumMap::from_type(ty).map_err(|_| ())?;
+            let value = match v {
+                Value::Enum { label, .. } => map.value(label).ok_or(())?,
+                Value::String(b) => map.value(std::str::from_utf8(b).map_err(|_| ())?).ok_or(())?,
+                v => {
+                    let x = i16::try_from(i128::try_from(integer(v).ok_or(())?).map_err(|_| ())?).map_err(|_| ())?;
+                    map.name(x).ok_or(())?;
+                    x
+                }
+            };
+            if matches!(ty, D::Enum8(_)) {
+                out.push(i8::try_from(value).map_err(|_| ())? as u8);
+            } else {
+                out.extend_from_slice(&value.to_le_bytes());
+            }
+        }
+        _ => return Err(()),
+    }
+    Ok(())
+}
+
+/// `ticks` of 10^-from s as ticks of 10^-to s, exactly.
+fn rescale(ticks: i64, from: u8, to: u8) -> std::result::Result<i64, ()> {
+    if to >= from {
+        ticks.checked_mul(10i64.pow(u32::from(to - from))).ok_or(())
+    } else {
+        let per = 10i64.pow(u32::from(from - to));
+        if ticks % per != 0 {
+            return Err(());
+        }
+        Ok(ticks / per)
+    }
+}
+
+impl Client {
+    /// Inserts dynamic rows (all with the same column names) into `table`. The
+    /// table's column types are read first; every cell is converted exactly
+    /// (integers that fit, floats that are exact, dates, times, decimals without
+    /// rounding, enum labels) before anything is sent.
+    pub async fn insert_value_rows(&self, table: &str, rows: &[ValueRow]) -> Result<InsertSummary> {
+        let Some(first) = rows.first() else {
+            return Ok(InsertSummary::default());
+        };
+        let names: Vec<&str> = first.names().iter().map(String::as_str).collect();
+        let types = self.column_types(table, &names).await?;
+        let mut buffers = Vec::with_capacity(types.len());
+        for (name, ty) in &types {
+            buffers.push(Buffer::for_type(ty).map_err(|e| Error::Usage(format!("column `{name}`: {e}")))?);
+        }
+        for (i, row) in rows.iter().enumerate() {
+            if row.names() != first.names() {
+                return Err(Error::Usage(format!("row {i} has different columns from row 0")));
+            }
+            for ((buf, (name, ty)), v) in buffers.iter_mut().zip(&types).zip(row.values()) {
+                buf.push(ty, v).map_err(|()| {
+                    Error::Usage(format!("row {i}, column `{name}`: {v:?} cannot be converted to {ty} exactly"))
+                })?;
+            }
+        }
+        let mut insert = self.insert(table);
+        for ((name, _), buf) in types.iter().zip(&buffers) {
+            insert = insert.column(name, buf.data());
+        }
+        insert.send().await
+    }
+}
