@@ -75,3 +75,14 @@ fn assert_refused(res: chnative_proto::Result<()>) {
 fn array_of_dynamic_with_a_huge_offset() {
     assert_refused(harness::server_packets(&finding("server_packets_array_dynamic_rows_alloc.bin")));
 }
+
+/// A 200-row String column at 54492 with the kind stack [Default, Sparse, Replicated]
+/// (custom stack byte 5): the replicated layer's element count (a VarUInt bounded only by
+/// 2^32) becomes the row count of the sparse layer under it, which materialises one index
+/// per default row. 479 bytes ran past the 10 s timeout on their way to exhausting memory
+/// (`ColumnData::read_kinds`, the sparse gap loop). column_codecs, found in 150 s.
+#[test]
+#[ignore = "bounds: replicated element count unbounded, expanded by a sparse layer beneath"]
+fn replicated_over_sparse_expansion() {
+    assert_refused(harness::column_codecs(&finding("column_codecs_replicated_sparse_expansion.bin")));
+}
