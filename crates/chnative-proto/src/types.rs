@@ -805,17 +805,15 @@ fn render(n: &Node) -> String {
             match a {
                 Arg::Type(t) => s.push_str(&render(t)),
                 Arg::Num(x) => s.push_str(x),
-                Arg::Str(x) => {
-                    s.push('\'');
-                    s.push_str(x);
-                    s.push('\'');
-                }
+                // Quoted as the parser reads them back: an unknown type's rendering is
+                // its name, and must parse again.
+                Arg::Str(x) => s.push_str(&Quoted(x).to_string()),
                 Arg::Named(x, t) => {
-                    s.push_str(x);
+                    s.push_str(&JsonPath(x).to_string());
                     s.push(' ');
                     s.push_str(&render(t));
                 }
-                Arg::EnumPair(l, v) => s.push_str(&format!("'{l}' = {v}")),
+                Arg::EnumPair(l, v) => s.push_str(&format!("{} = {v}", Quoted(l))),
                 Arg::Setting(k, v) => s.push_str(&format!("{k}={v}")),
                 Arg::Raw(x) => s.push_str(x),
             }
@@ -1208,6 +1206,10 @@ fn decode_binary_at(r: &mut crate::wire::Reader<'_>, depth: usize) -> Result<Dat
         0x29 => T::Ipv6,
         0x2A => {
             let n = count(r)?;
+            // The same bound as the text form, so a decoded type always has a name.
+            if n == 0 || n > 255 {
+                return Err(ProtoError::violation(format!("binary Variant type with {n} alternatives (1 to 255)")));
+            }
             let mut alts = Vec::with_capacity(n.min(256));
             for _ in 0..n {
                 alts.push(sub(r)?);
