@@ -764,7 +764,8 @@ fn parse_json_args(raw: &str, full: &str) -> Result<JsonType> {
             continue;
         }
         let upper = t.to_ascii_uppercase();
-        if upper.starts_with("SKIP ") || upper.starts_with("SKIP\t") {
+        // Any whitespace the parser skips ends the keyword (a newline too).
+        if upper.starts_with("SKIP") && matches!(t.as_bytes().get(4), Some(b' ' | b'\t' | b'\n' | b'\r')) {
             p.pos = 4;
             p.skip_ws();
             let rest = &t[p.pos..];
@@ -900,9 +901,11 @@ struct JsonPath<'a>(&'a str);
 
 impl std::fmt::Display for JsonPath<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `SKIP` bare would read back as the JSON type's SKIP clause.
         let plain = !self.0.is_empty()
             && !self.0.as_bytes()[0].is_ascii_digit()
-            && self.0.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+            && self.0.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+            && !self.0.eq_ignore_ascii_case("skip");
         if plain {
             f.write_str(self.0)
         } else {

@@ -122,3 +122,16 @@ fn nested_unknown_type_keeps_its_quoting() {
     assert_eq!(DataType::parse(&t.to_string()).unwrap(), t, "{t}");
     assert_eq!(t.to_string(), r"Tuple(`a` Foo(`x y` UInt8, 'it\'s', 'q' = 1))");
 }
+
+/// `JSON(SKIP\n2, …)` parsed as a typed path named `SKIP` (only a space or tab ended the
+/// keyword), and a typed path named `SKIP` printed bare, so it read back as a SKIP clause:
+/// the type changed on a print-and-parse round trip. type_names, after the fixes above.
+#[test]
+fn json_skip_keyword_and_a_path_named_skip() {
+    use chnative_proto::DataType;
+    let t = DataType::parse("JSON(SKIP\na.b, x UInt8)").unwrap();
+    assert_eq!(t, DataType::parse("JSON(SKIP a.b, x UInt8)").unwrap());
+    let t = DataType::parse("JSON(`SKIP` UInt8, `skip` String)").unwrap();
+    assert_eq!(DataType::parse(&t.to_string()).unwrap(), t, "{t}");
+    harness::type_names(b"JSON(mvay_nimydKKKKKKKKKKKKKKKKKca_pata UInt16,SKIP\n2, a UIble(String))").unwrap();
+}
