@@ -118,7 +118,9 @@ impl DataType {
             return Err(ProtoError::ty(s, format!("trailing input at byte {}", p.pos)));
         }
         Ok(match convert(&node, s)? {
-            DataType::Unsupported(_) => DataType::Unsupported(s.to_string()),
+            // Verbatim, less the blanks the parser skipped: nested in another name the same
+            // text would lose them, and a type must print to a name that parses back to it.
+            DataType::Unsupported(_) => DataType::Unsupported(s.trim_matches([' ', '\t', '\n', '\r']).to_string()),
             t => t,
         })
     }

@@ -135,3 +135,18 @@ fn json_skip_keyword_and_a_path_named_skip() {
     assert_eq!(DataType::parse(&t.to_string()).unwrap(), t, "{t}");
     harness::type_names(b"JSON(mvay_nimydKKKKKKKKKKKKKKKKKca_pata UInt16,SKIP\n2, a UIble(String))").unwrap();
 }
+
+/// An unknown type kept its surrounding blanks (`"\t\td\t\t"`), which it loses when the
+/// same text is nested in another name: a Tuple holding one (from the binary encoding's
+/// by-name type, 0x2C) printed to a name that parsed to a different type. type_names.
+#[test]
+fn unknown_type_names_are_kept_without_surrounding_blanks() {
+    use chnative_proto::{wire::Reader, DataType};
+    assert_eq!(DataType::parse(" \tFoo(1)\r\n").unwrap(), DataType::Unsupported("Foo(1)".into()));
+    let bytes = [0x1f, 0x02, 0x0e, 0x2c, 0x06, b'\t', b'\t', b'd', b'\t', b'\t', b'\r'];
+    let t = DataType::decode_binary(&mut Reader::new(&bytes)).unwrap();
+    assert_eq!(DataType::parse(&t.to_string()).unwrap(), t, "{t}");
+    // The bytes are not a type name as text, so the harness ends in that error; what it
+    // checks is the binary type's round trip, which panicked.
+    assert!(harness::type_names(&bytes).is_err());
+}
