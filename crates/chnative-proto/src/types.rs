@@ -771,8 +771,9 @@ fn parse_json_args(raw: &str, full: &str) -> Result<JsonType> {
             p.pos = 4;
             p.skip_ws();
             let rest = &t[p.pos..];
-            if rest.len() > 6 && rest[..6].eq_ignore_ascii_case("REGEXP") && !rest.as_bytes()[6].is_ascii_alphanumeric()
-            {
+            // Bytes, not `str` slices: byte 6 need not be a char boundary.
+            let rb = rest.as_bytes();
+            if rb.len() > 6 && rb[..6].eq_ignore_ascii_case(b"REGEXP") && !rb[6].is_ascii_alphanumeric() {
                 p.pos += 6;
                 p.skip_ws();
                 if p.peek() != Some(b'\'') {

@@ -150,3 +150,19 @@ fn unknown_type_names_are_kept_without_surrounding_blanks() {
     // checks is the binary type's round trip, which panicked.
     assert!(harness::type_names(&bytes).is_err());
 }
+
+/// `JSON(SKIP yax_uͶnt)`: the check for `SKIP REGEXP` sliced the text at byte 6, inside the
+/// two-byte `Ͷ`, and panicked. A server's column header could crash the client with it.
+/// type_names.
+#[test]
+fn json_skip_followed_by_multibyte_text_does_not_panic() {
+    use chnative_proto::DataType;
+    for name in ["JSON(SKIP yax_uͶnt66)", "JSON(SKIP\nyax_uͶnt66)", "JSON(SKIP REGEXͶ 'x')", "JSON(SKIP ͶͶͶͶ)"] {
+        let _ = DataType::parse(name);
+    }
+    assert_eq!(
+        DataType::parse("JSON(SKIP abcdeͶ)").unwrap(),
+        DataType::parse("JSON(SKIP `abcdeͶ`)").unwrap(),
+        "a non-ASCII path is a path"
+    );
+}
