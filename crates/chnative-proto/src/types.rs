@@ -381,6 +381,10 @@ impl Parser<'_> {
     }
     fn node(&mut self) -> Result<Node> {
         let name = self.ident().ok_or_else(|| self.err("expected a type name"))?;
+        // As an argument a leading digit makes a number, so a type name never has one.
+        if name.as_bytes()[0].is_ascii_digit() {
+            return Err(self.err("a type name starts with a letter"));
+        }
         let mut args = Vec::new();
         if name == "JSON" && self.eat(b'(') {
             let raw = self.raw_until_close()?;

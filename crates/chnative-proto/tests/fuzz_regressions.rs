@@ -166,3 +166,18 @@ fn json_skip_followed_by_multibyte_text_does_not_panic() {
         "a non-ASCII path is a path"
     );
 }
+
+/// `0SON` parsed as an unknown type at the top level (and from the binary encoding's
+/// by-name type), but nested it reads as a number, so `Variant(…, 0SON)` did not parse
+/// back. A type name starts with a letter. type_names.
+#[test]
+fn type_names_do_not_start_with_a_digit() {
+    use chnative_proto::{wire::Reader, DataType};
+    for name in ["0SON", "2", " 1SOJSO", "Tuple(a 2)", "JSON(a 0SON)"] {
+        assert!(DataType::parse(name).is_err(), "{name}");
+    }
+    let bytes = [0x2a, 0x02, 0x0d, 0x2c, 0x04, b'0', b'S', b'O', b'N'];
+    assert!(DataType::decode_binary(&mut Reader::new(&bytes)).is_err());
+    assert!(harness::type_names(&bytes).is_err());
+    assert!(DataType::parse("Foo1(2)").is_ok());
+}
