@@ -22,8 +22,11 @@ pub const REVISIONS: [u64; 4] = [54460, 54465, 54483, 54492];
 /// Block limits small enough that a block which is legitimately big for its row count
 /// (rows x a wide type) stays far below the fuzzer's RSS limit, so an OOM means an
 /// allocation the limits did not bound. They do not replace any bound the decoder must
-/// apply itself (expansion, dictionaries, counts inside a column).
-pub const LIMITS: BlockLimits = BlockLimits { max_columns: 64, max_rows: 1 << 16 };
+/// apply itself (expansion, dictionaries, counts inside a column). Other fields keep their
+/// defaults (a fn, not a const, so fields added later need no change here).
+pub fn limits() -> BlockLimits {
+    BlockLimits { max_columns: 64, max_rows: 1 << 16, ..BlockLimits::default() }
+}
 
 /// Largest decompressed body accepted for one block, like the client's `max_block_bytes`.
 pub const MAX_PLAIN: usize = 16 << 20;
@@ -84,7 +87,7 @@ pub fn decode_stream(stream: &[u8], opt: StreamOptions) -> Result<()> {
                 block.forget_partial();
                 if opt.compressed && kind.compressed(v) {
                     pos +=
-                        read_compressed(&stream[pos..], opt.fix_checksums, |r| block.read(r, v, &LIMITS, &mut pool))?;
+                        read_compressed(&stream[pos..], opt.fix_checksums, |r| block.read(r, v, &limits(), &mut pool))?;
                 } else {
                     pos += read_block_pieces(&stream[pos..], opt.pieces, &mut block, v, &mut pool)?;
                 }
@@ -115,7 +118,7 @@ fn read_block_pieces(input: &[u8], pieces: bool, block: &mut Block, v: u64, pool
     let mut have = if pieces { input.len() / 2 } else { input.len() };
     loop {
         let mut r = Reader::new(&input[..have]);
-        match check_incomplete(block.read(&mut r, v, &LIMITS, pool), have) {
+        match check_incomplete(block.read(&mut r, v, &limits(), pool), have) {
             Ok(()) => return Ok(r.position()),
             Err(ProtoError::Incomplete { needed }) if have < input.len() => have = needed.min(input.len()),
             Err(e) => return Err(e),
@@ -276,7 +279,7 @@ pub const COLUMN_TYPES: &[&str] = &[
 /// Input: byte 0 = revision (bits 0-1) and whether a serialization-kind header follows
 /// (bit 2, honoured from 54454 as in a block header); byte 1 = an index into
 /// [`COLUMN_TYPES`], or for an index past its end the type name is the input up to the
-/// first NUL; then a VarUInt row count (bounded by [`LIMITS`]); then the column bytes
+/// first NUL; then a VarUInt row count (bounded by [`limits`]); then the column bytes
 /// (kinds header, prefix, data).
 ///
 /// A column that decodes is encoded again and decoded again: the two encodings must
@@ -297,7 +300,7 @@ pub fn column_codecs(data: &[u8]) -> Result<()> {
     let mut pool = BufferPool::new();
     let mut col = ColumnData::for_type(&ty, &mut pool)?;
     let mut r = Reader::new(body);
-    let rows = r.varuint_bounded("row count", LIMITS.max_rows)?;
+    let rows = r.varuint_bounded("row count", limits().max_rows)?;
     let info = if with_kinds && r.bool()? { Some(SerInfo::read(&mut r, &col)?) } else { None };
     let layout = Layout::for_revision(v);
     let available = body.len() - r.position();
