@@ -118,7 +118,9 @@ impl DataType {
             return Err(ProtoError::ty(s, format!("trailing input at byte {}", p.pos)));
         }
         Ok(match convert(&node, s)? {
-            DataType::Unsupported(_) => DataType::Unsupported(s.to_string()),
+            // Verbatim, less the blanks the parser skipped: nested in another name the same
+            // text would lose them, and a type must print to a name that parses back to it.
+            DataType::Unsupported(_) => DataType::Unsupported(s.trim_matches([' ', '\t', '\n', '\r']).to_string()),
             t => t,
         })
     }
@@ -379,6 +381,10 @@ impl Parser<'_> {
     }
     fn node(&mut self) -> Result<Node> {
         let name = self.ident().ok_or_else(|| self.err("expected a type name"))?;
+        // As an argument a leading digit makes a number, so a type name never has one.
+        if name.as_bytes()[0].is_ascii_digit() {
+            return Err(self.err("a type name starts with a letter"));
+        }
         let mut args = Vec::new();
         if name == "JSON" && self.eat(b'(') {
             let raw = self.raw_until_close()?;
@@ -764,12 +770,14 @@ fn parse_json_args(raw: &str, full: &str) -> Result<JsonType> {
             continue;
         }
         let upper = t.to_ascii_uppercase();
-        if upper.starts_with("SKIP ") || upper.starts_with("SKIP\t") {
+        // Any whitespace the parser skips ends the keyword (a newline too).
+        if upper.starts_with("SKIP") && matches!(t.as_bytes().get(4), Some(b' ' | b'\t' | b'\n' | b'\r')) {
             p.pos = 4;
             p.skip_ws();
             let rest = &t[p.pos..];
-            if rest.len() > 6 && rest[..6].eq_ignore_ascii_case("REGEXP") && !rest.as_bytes()[6].is_ascii_alphanumeric()
-            {
+            // Bytes, not `str` slices: byte 6 need not be a char boundary.
+            let rb = rest.as_bytes();
+            if rb.len() > 6 && rb[..6].eq_ignore_ascii_case(b"REGEXP") && !rb[6].is_ascii_alphanumeric() {
                 p.pos += 6;
                 p.skip_ws();
                 if p.peek() != Some(b'\'') {
@@ -805,17 +813,15 @@ fn render(n: &Node) -> String {
             match a {
                 Arg::Type(t) => s.push_str(&render(t)),
                 Arg::Num(x) => s.push_str(x),
-                Arg::Str(x) => {
-                    s.push('\'');
-                    s.push_str(x);
-                    s.push('\'');
-                }
+                // Quoted as the parser reads them back: an unknown type's rendering is
+                // its name, and must parse again.
+                Arg::Str(x) => s.push_str(&Quoted(x).to_string()),
                 Arg::Named(x, t) => {
-                    s.push_str(x);
+                    s.push_str(&JsonPath(x).to_string());
                     s.push(' ');
                     s.push_str(&render(t));
                 }
-                Arg::EnumPair(l, v) => s.push_str(&format!("'{l}' = {v}")),
+                Arg::EnumPair(l, v) => s.push_str(&format!("{} = {v}", Quoted(l))),
                 Arg::Setting(k, v) => s.push_str(&format!("{k}={v}")),
                 Arg::Raw(x) => s.push_str(x),
             }
@@ -902,9 +908,11 @@ struct JsonPath<'a>(&'a str);
 
 impl std::fmt::Display for JsonPath<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `SKIP` bare would read back as the JSON type's SKIP clause.
         let plain = !self.0.is_empty()
             && !self.0.as_bytes()[0].is_ascii_digit()
-            && self.0.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+            && self.0.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+            && !self.0.eq_ignore_ascii_case("skip");
         if plain {
             f.write_str(self.0)
         } else {
@@ -1208,6 +1216,10 @@ fn decode_binary_at(r: &mut crate::wire::Reader<'_>, depth: usize) -> Result<Dat
         0x29 => T::Ipv6,
         0x2A => {
             let n = count(r)?;
+            // The same bound as the text form, so a decoded type always has a name.
+            if n == 0 || n > 255 {
+                return Err(ProtoError::violation(format!("binary Variant type with {n} alternatives (1 to 255)")));
+            }
             let mut alts = Vec::with_capacity(n.min(256));
             for _ in 0..n {
                 alts.push(sub(r)?);

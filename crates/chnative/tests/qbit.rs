@@ -2,8 +2,12 @@
 //! every kernel and compared bit for bit with the server's own `CAST(v AS Array(T))`;
 //! vectors we transposed are inserted and the server checks them (`CAST` back and
 //! `toString`, bit plane by bit plane against its own transposition, and its
-//! `*DistanceTransposed` functions against the plain distances and ours); a SELECTed
-//! QBit column goes back in unchanged. Element types BFloat16, Float32 and Float64.
+//! `*DistanceTransposed` functions against distances we compute from the same values,
+//! within the float type's error bound); a SELECTed QBit column goes back in unchanged.
+//! Element types BFloat16, Float32 and Float64.
+//!
+//! No assertion compares two server float functions: their results depend on the CPU's
+//! vector kernels (an AVX-512 machine differs from others by more than 1e-5).
 
 mod common;
 use common::*;
@@ -17,8 +21,9 @@ const QBIT_SETTING: &str = "allow_experimental_qbit_type";
 trait Elem: QBitValue + FixedValue + Copy + std::fmt::Debug {
     const TYPE: &'static str;
     const REINTERPRET: &'static str;
-    /// Relative tolerance when comparing distances.
-    const TOL: f64;
+    /// Machine epsilon of the type (distances the server computes in it are compared
+    /// with ours within a bound proportional to it).
+    const EPS: f64;
     fn from_f64(x: f64) -> Self;
     fn to_f64(self) -> f64;
 }
@@ -26,7 +31,7 @@ trait Elem: QBitValue + FixedValue + Copy + std::fmt::Debug {
 impl Elem for f32 {
     const TYPE: &'static str = "Float32";
     const REINTERPRET: &'static str = "reinterpretAsUInt32";
-    const TOL: f64 = 1e-5;
+    const EPS: f64 = f32::EPSILON as f64;
     fn from_f64(x: f64) -> Self {
         x as f32
     }
@@ -38,7 +43,7 @@ impl Elem for f32 {
 impl Elem for f64 {
     const TYPE: &'static str = "Float64";
     const REINTERPRET: &'static str = "reinterpretAsUInt64";
-    const TOL: f64 = 1e-9;
+    const EPS: f64 = f64::EPSILON;
     fn from_f64(x: f64) -> Self {
         x
     }
@@ -51,7 +56,7 @@ impl Elem for f64 {
 impl Elem for u16 {
     const TYPE: &'static str = "BFloat16";
     const REINTERPRET: &'static str = "reinterpretAsUInt16";
-    const TOL: f64 = 1e-2;
+    const EPS: f64 = 1.0 / 128.0; // 8 significant bits
     fn from_f64(x: f64) -> Self {
         ((x as f32).to_bits() >> 16) as u16
     }
@@ -269,38 +274,51 @@ async fn insert_and_check<T: Elem>(c: &mut Client, dim: usize, rows: usize) {
         "{t} dim {dim}: count, values, text, planes"
     );
 
-    // Distances on the rows without specials: the transposed functions at full precision
-    // against the plain ones and against ours; at reduced precision against the server's
-    // own QBit of the same values (equal planes give equal results).
+    // Distances on the rows without specials, against ours from the same values. The
+    // server's float math is not ours to pin down (its SIMD kernels sum in a CPU-dependent
+    // order and precision), so no server function is compared with another; the
+    // tolerance is the textbook bound for summing `dim` products in T's precision
+    // (|error| <= (dim + 2) * eps * sum|terms|), doubled.
     let mut rng = Rng(dim as u64 + 17);
     let reference: Vec<T> = (0..dim).map(|_| T::from_f64(rng.unit() * 100.0)).collect();
     let lit = literal(&reference);
     let w = T::ELEMENT.bits();
     let body = http(&format!(
-        "SELECT id, L2DistanceTransposed(v, {lit}, {w}), L2Distance(a, {lit}), \
-         cosineDistanceTransposed(v, {lit}, {w}), cosineDistance(a, {lit}), \
-         dotProductTransposed(v, {lit}, {w}), dotProduct(a, {lit}), \
-         L2DistanceTransposed(v, {lit}, 7) = L2DistanceTransposed(CAST(a AS QBit({t}, {dim})), {lit}, 7) \
+        "SELECT id, L2DistanceTransposed(v, {lit}, {w}), cosineDistanceTransposed(v, {lit}, {w}), \
+         dotProductTransposed(v, {lit}, {w}) \
          FROM {} WHERE id % 7 != 3 ORDER BY id SETTINGS {QBIT_SETTING} = 1 FORMAT TSV",
         table.0
     ));
-    let close = |a: f64, b: f64| (a - b).abs() <= T::TOL * a.abs().max(b.abs()).max(1e-30);
+    let gamma = 2.0 * (dim as f64 + 2.0) * T::EPS;
     let mut checked = 0;
     for line in body.lines() {
         let f: Vec<&str> = line.split('\t').collect();
         let id: usize = f[0].parse().unwrap();
-        let n: Vec<f64> = f[1..7].iter().map(|x| x.parse().unwrap()).collect();
-        assert!(close(n[0], n[1]), "{t} dim {dim} row {id}: L2 transposed {} vs {}", n[0], n[1]);
-        assert!(close(n[2], n[3]) || (n[2] - n[3]).abs() < 1e-6, "{t} row {id}: cosine {} vs {}", n[2], n[3]);
-        assert!(close(n[4], n[5]), "{t} dim {dim} row {id}: dot transposed {} vs {}", n[4], n[5]);
-        assert_eq!(f[7], "1", "{t} dim {dim} row {id}: reduced-precision distance differs");
-        let ours: f64 = data[id * dim..(id + 1) * dim]
-            .iter()
-            .zip(&reference)
-            .map(|(x, r)| (x.to_f64() - r.to_f64()).powi(2))
-            .sum::<f64>()
-            .sqrt();
-        assert!(close(n[0], ours), "{t} dim {dim} row {id}: server L2 {} vs ours {ours}", n[0]);
+        let [l2, cosine, dot]: [f64; 3] = std::array::from_fn(|i| f[i + 1].parse().unwrap());
+        let row = &data[id * dim..(id + 1) * dim];
+        let pairs = || row.iter().zip(&reference).map(|(x, r)| (x.to_f64(), r.to_f64()));
+        let squares: f64 = pairs().map(|(x, r)| (x - r) * (x - r)).sum();
+        let our_dot: f64 = pairs().map(|(x, r)| x * r).sum();
+        let abs_dot: f64 = pairs().map(|(x, r)| (x * r).abs()).sum();
+        let norms = pairs().map(|(x, _)| x * x).sum::<f64>().sqrt() * pairs().map(|(_, r)| r * r).sum::<f64>().sqrt();
+        // sqrt halves the relative error of the sum of squares.
+        let our_l2 = squares.sqrt();
+        assert!((l2 - our_l2).abs() <= gamma * our_l2, "{t} dim {dim} row {id}: server L2 {l2} vs ours {our_l2}");
+        assert!(
+            (dot - our_dot).abs() <= gamma * abs_dot,
+            "{t} dim {dim} row {id}: server dot {dot} vs ours {our_dot} (sum of |terms| {abs_dot})"
+        );
+        // 1 - dot/(|x||r|): the dot's error over |x||r|, plus the two norms' relative errors
+        // times |dot|/(|x||r|) <= 1. The server's cosineDistanceTransposed works in Float32
+        // precision even for Float64 (26.9: 9e-9 relative on three elements), so its bound
+        // uses Float32's epsilon at least.
+        let our_cosine = 1.0 - our_dot / norms;
+        let cos_gamma = 2.0 * (dim as f64 + 2.0) * T::EPS.max(f64::from(f32::EPSILON));
+        let cos_tol = cos_gamma * (abs_dot / norms + 2.0);
+        assert!(
+            (cosine - our_cosine).abs() <= cos_tol,
+            "{t} dim {dim} row {id}: server cosine {cosine} vs ours {our_cosine} (tolerance {cos_tol})"
+        );
         checked += 1;
     }
     assert_eq!(checked, (0..rows).filter(|&r| !special_row(r)).count());
@@ -351,13 +369,25 @@ async fn selected_column_reinserted() {
     let reader = client().await;
     let mut writer = client().await;
     let dim = 77;
+    // The source is stored once: computing `cos` again for the comparison could round
+    // differently (the server's vector kernels depend on the CPU and the block split).
+    let src = Table::create(&mut writer, "qbit_src", &format!("id UInt64, v QBit(Float32, {dim})")).await;
+    writer
+        .execute(
+            Query::new(format!(
+                "INSERT INTO {} SELECT number, CAST(arrayMap(i -> toFloat32(cos(number * 3 + i) * (i + 1)), \
+                 range({dim})) AS QBit(Float32, {dim})) FROM numbers(1000)",
+                src.0
+            ))
+            .setting(QBIT_SETTING, "1"),
+        )
+        .await
+        .unwrap();
     let dst = Table::create(&mut writer, "qbit_copy", &format!("v QBit(Float32, {dim})")).await;
-    let src = format!(
-        "SELECT CAST(arrayMap(i -> toFloat32(cos(number * 3 + i) * (i + 1)), range({dim})) AS QBit(Float32, {dim})) AS v \
-         FROM numbers(1000)"
-    );
-    let mut s =
-        reader.stream(Query::new(&*src).setting(QBIT_SETTING, "1").setting("max_block_size", "300")).await.unwrap();
+    let mut s = reader
+        .stream(Query::new(format!("SELECT v FROM {} ORDER BY id", src.0)).setting("max_block_size", "300"))
+        .await
+        .unwrap();
     let mut rows = 0;
     while let Some(block) = s.next().await.unwrap() {
         if block.rows() == 0 {
@@ -369,7 +399,7 @@ async fn selected_column_reinserted() {
     }
     assert_eq!(rows, 1000);
     let a = q(&format!("SELECT count(), sum(cityHash64(toString(v))) FROM {}", dst.0));
-    let b = q(&format!("SELECT count(), sum(cityHash64(toString(v))) FROM ({src})"));
+    let b = q(&format!("SELECT count(), sum(cityHash64(toString(v))) FROM {}", src.0));
     assert_eq!(a, b);
 }
 
