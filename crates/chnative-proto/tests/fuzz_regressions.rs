@@ -71,7 +71,6 @@ fn assert_refused(res: chnative_proto::Result<()>) {
 /// count before reading a byte, and the process aborts on a 5.6 PB allocation
 /// (`DynamicData::read_body`, `resize_zeroed(rows * 4)`). server_packets, found in 45 s.
 #[test]
-#[ignore = "bounds: Dynamic::read_body allocates rows x 12 bytes from an unchecked Array offset"]
 fn array_of_dynamic_with_a_huge_offset() {
     assert_refused(harness::server_packets(&finding("server_packets_array_dynamic_rows_alloc.bin")));
 }
@@ -82,7 +81,6 @@ fn array_of_dynamic_with_a_huge_offset() {
 /// per default row. 479 bytes ran past the 10 s timeout on their way to exhausting memory
 /// (`ColumnData::read_kinds`, the sparse gap loop). column_codecs, found in 150 s.
 #[test]
-#[ignore = "bounds: replicated element count unbounded, expanded by a sparse layer beneath"]
 fn replicated_over_sparse_expansion() {
     assert_refused(harness::column_codecs(&finding("column_codecs_replicated_sparse_expansion.bin")));
 }

@@ -45,11 +45,11 @@ mod observe;
 mod params;
 mod pool;
 mod query;
+pub mod row;
 mod session;
+mod stream;
 mod tls;
 mod trace;
-pub mod row;
-mod stream;
 pub mod value;
 mod value_insert;
 #[cfg(feature = "serde")]
