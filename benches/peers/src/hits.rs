@@ -1,0 +1,120 @@
+//! The hits schema (shared/data/hits_columns.tsv) and an owned, columnar copy
+//! of some of its rows that every client's insert starts from.
+
+/// The column types the hits schema uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    I16,
+    I32,
+    I64,
+    Str,
+    Date,
+    DateTime,
+}
+
+/// `(name, ClickHouse type, kind)` of the 105 columns, in table order.
+pub fn schema() -> Vec<(&'static str, &'static str, Kind)> {
+    include_str!("../hits_columns.tsv")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let mut f = l.split('\t');
+            let name = f.next().unwrap();
+            let ty = f.next().unwrap();
+            let kind = match ty {
+                "Int16" => Kind::I16,
+                "Int32" => Kind::I32,
+                "Int64" => Kind::I64,
+                "String" => Kind::Str,
+                "Date" => Kind::Date,
+                "DateTime" => Kind::DateTime,
+                other => panic!("hits_columns.tsv: type {other} is not handled by the bench"),
+            };
+            (name, ty, kind)
+        })
+        .collect()
+}
+
+/// `name Type, …` for CREATE TABLE and generateRandom.
+pub fn structure() -> String {
+    schema().iter().map(|(n, t, _)| format!("{n} {t}")).collect::<Vec<_>>().join(", ")
+}
+
+/// One owned column.
+#[derive(Clone)]
+pub enum Col {
+    I16(Vec<i16>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    Str(Vec<String>),
+    /// Days since 1970-01-01.
+    Date(Vec<u16>),
+    /// Unix seconds.
+    DateTime(Vec<u32>),
+}
+
+/// Some rows of hits, column by column.
+pub struct HitsData {
+    pub cols: Vec<Col>,
+    pub rows: usize,
+}
+
+impl HitsData {
+    pub fn i16(&self, c: usize) -> &[i16] {
+        match &self.cols[c] {
+            Col::I16(v) => v,
+            _ => panic!("column {c} is not Int16"),
+        }
+    }
+    pub fn i32(&self, c: usize) -> &[i32] {
+        match &self.cols[c] {
+            Col::I32(v) => v,
+            _ => panic!("column {c} is not Int32"),
+        }
+    }
+    pub fn i64(&self, c: usize) -> &[i64] {
+        match &self.cols[c] {
+            Col::I64(v) => v,
+            _ => panic!("column {c} is not Int64"),
+        }
+    }
+    pub fn str(&self, c: usize) -> &[String] {
+        match &self.cols[c] {
+            Col::Str(v) => v,
+            _ => panic!("column {c} is not String"),
+        }
+    }
+    pub fn date(&self, c: usize) -> &[u16] {
+        match &self.cols[c] {
+            Col::Date(v) => v,
+            _ => panic!("column {c} is not Date"),
+        }
+    }
+    pub fn datetime(&self, c: usize) -> &[u32] {
+        match &self.cols[c] {
+            Col::DateTime(v) => v,
+            _ => panic!("column {c} is not DateTime"),
+        }
+    }
+
+    /// The bench checksum: every integer (sign-extended), date and time value
+    /// plus every string's length, wrapping.
+    pub fn checksum(&self) -> u64 {
+        let mut s = 0u64;
+        for c in &self.cols {
+            s = s.wrapping_add(match c {
+                Col::I16(v) => sum_ints(v.iter().map(|&x| x as i64)),
+                Col::I32(v) => sum_ints(v.iter().map(|&x| x as i64)),
+                Col::I64(v) => sum_ints(v.iter().copied()),
+                Col::Str(v) => v.iter().map(|x| x.len() as u64).sum(),
+                Col::Date(v) => v.iter().map(|&x| x as u64).sum(),
+                Col::DateTime(v) => v.iter().map(|&x| x as u64).sum(),
+            });
+        }
+        s
+    }
+}
+
+pub fn sum_ints(it: impl Iterator<Item = i64>) -> u64 {
+    it.fold(0u64, |a, x| a.wrapping_add(x as u64))
+}

@@ -1,0 +1,1367 @@
+//! `chnative-peers`: chnative against every Rust ClickHouse client worth
+//! comparing, on the same server, data and machine, in one run.
+//!
+//! ```text
+//! cd benches/peers && cargo run --release -- [--rounds N] [--only abcdefg] [--filter TEXT] [sizes…]
+//! ```
+//!
+//! Clients: chnative (native TCP; no compression, LZ4, ZSTD), the official
+//! `clickhouse` crate (HTTP, RowBinary), clickhouse-rs (suharev; native),
+//! clickhouse-arrow (native, Arrow record batches) and klickhouse (native,
+//! rows; always LZ4). Each measurement covers one whole operation on an
+//! already connected client, on a current-thread tokio runtime, so the
+//! process's CPU time (getrusage, user + sys) is the client's: the server is
+//! another process. A counting global allocator counts bytes and calls of
+//! alloc/alloc_zeroed/realloc (a realloc counts its growth). Clients take
+//! turns within each round; the tables show medians. Every client's checksum
+//! of what it read (or, for inserts, what the server stored) must agree.
+//!
+//! Workloads: (a) read hits, (b) read UInt64, (c) read String, (d) insert
+//! hits, (e) parallel inserts of hits, (f) `SELECT 1` with many in flight,
+//! (g) the socket floor for (b): the bytes chnative receives for (b) without
+//! compression, captured once through a relay and replayed from a local TCP
+//! server; only the reading thread's CPU time counts.
+//!
+//! Ports: CHNATIVE_TCP_PORT (default 19000) and CHNATIVE_HTTP_PORT (default
+//! 18123); the server is started with `scripts/server.sh start` if it does not
+//! answer. The hits table is created and filled once (`generateRandom(…, 42,
+//! 40, 4)`), and reused while it has the requested number of rows.
+
+mod hits;
+mod peer_arrow;
+mod rows;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::io::{Read, Write};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use futures_util::{future::join_all, StreamExt};
+
+use hits::{sum_ints, Col, HitsData, Kind};
+use rows::{KlickRow, OfficialRow};
+
+struct Counting;
+
+static BYTES: AtomicU64 = AtomicU64::new(0);
+static CALLS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged; the counters
+// are relaxed atomics that never allocate.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        BYTES.fetch_add(layout.size() as u64, Relaxed);
+        CALLS.fetch_add(1, Relaxed);
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        BYTES.fetch_add(layout.size() as u64, Relaxed);
+        CALLS.fetch_add(1, Relaxed);
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as ours.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        BYTES.fetch_add((new_size as u64).saturating_sub(layout.size() as u64), Relaxed);
+        CALLS.fetch_add(1, Relaxed);
+        // SAFETY: same contract as ours.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+type Res<T> = std::result::Result<T, BoxError>;
+
+/// CPU time (user + sys) of the process (`RUSAGE_SELF`) or of the calling
+/// thread (`RUSAGE_THREAD`), seconds.
+fn cpu_seconds(who: libc::c_int) -> f64 {
+    // SAFETY: getrusage only writes into the struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; `who` is RUSAGE_SELF or RUSAGE_THREAD.
+    let rc = unsafe { libc::getrusage(who, &mut ru) };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    wall: f64,
+    cpu: f64,
+    bytes: u64,
+    allocs: u64,
+    /// Rows (or queries) the operation moved.
+    ops: u64,
+}
+
+struct Meter {
+    who: libc::c_int,
+    t0: Instant,
+    cpu0: f64,
+    bytes0: u64,
+    allocs0: u64,
+}
+
+impl Meter {
+    fn start() -> Meter {
+        Meter::start_for(libc::RUSAGE_SELF)
+    }
+
+    fn start_for(who: libc::c_int) -> Meter {
+        Meter {
+            who,
+            bytes0: BYTES.load(Relaxed),
+            allocs0: CALLS.load(Relaxed),
+            cpu0: cpu_seconds(who),
+            t0: Instant::now(),
+        }
+    }
+
+    fn stop(self, ops: u64) -> Sample {
+        let wall = self.t0.elapsed().as_secs_f64();
+        let cpu = cpu_seconds(self.who) - self.cpu0;
+        Sample { wall, cpu, bytes: BYTES.load(Relaxed) - self.bytes0, allocs: CALLS.load(Relaxed) - self.allocs0, ops }
+    }
+}
+
+fn median_f(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn median_u(mut v: Vec<u64>) -> u64 {
+    v.sort_unstable();
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2
+    }
+}
+
+fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+fn human_rate(r: f64) -> String {
+    if r >= 1e6 {
+        format!("{:.1} M", r / 1e6)
+    } else if r >= 1e3 {
+        format!("{:.1} K", r / 1e3)
+    } else {
+        format!("{r:.0}")
+    }
+}
+
+fn human_count(n: u64) -> String {
+    if n >= 1_000_000 && n % 1_000_000 == 0 {
+        format!("{}M", n / 1_000_000)
+    } else if n >= 1000 && n % 1000 == 0 {
+        format!("{}k", n / 1000)
+    } else {
+        n.to_string()
+    }
+}
+
+// ---- results ----
+
+struct Cell {
+    workload: String,
+    client: String,
+    samples: Vec<Sample>,
+    checksum: u64,
+}
+
+#[derive(Default)]
+struct Results {
+    cells: Vec<Cell>,
+}
+
+impl Results {
+    fn add(&mut self, workload: &str, client: &str, s: Sample, checksum: u64) {
+        eprintln!(
+            "  {workload:<34} {client:<42} {:>8.3} s wall {:>7.3} s cpu {:>10} allocs {:>12} bytes  sum {checksum:#x}",
+            s.wall, s.cpu, s.allocs, s.bytes
+        );
+        match self.cells.iter_mut().find(|r| r.workload == workload && r.client == client) {
+            Some(r) => {
+                r.samples.push(s);
+                if r.checksum != checksum {
+                    eprintln!("  !! {client}: checksum changed between rounds ({:#x} then {checksum:#x})", r.checksum);
+                    r.checksum = u64::MAX;
+                }
+            }
+            None => {
+                self.cells.push(Cell { workload: workload.into(), client: client.into(), samples: vec![s], checksum })
+            }
+        }
+    }
+
+    /// Every client of `workload` must have the checksum `want`.
+    fn verify(&self, workload: &str, want: u64) -> Res<()> {
+        let bad: Vec<String> = self
+            .cells
+            .iter()
+            .filter(|c| c.workload == workload && c.checksum != want)
+            .map(|c| format!("{} ({:#x})", c.client, c.checksum))
+            .collect();
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{workload}: checksum differs from {want:#x}: {}", bad.join(", ")).into())
+        }
+    }
+
+    fn print(&self) {
+        println!(
+            "| workload | client | rows/s | wall s | client CPU s | CPU vs best peer | bytes allocated | allocations |"
+        );
+        println!("|---|---|---:|---:|---:|---:|---:|---:|");
+        let mut last = String::new();
+        for r in &self.cells {
+            let cpu = median_f(r.samples.iter().map(|s| s.cpu).collect());
+            let best_peer = self
+                .cells
+                .iter()
+                .filter(|c| {
+                    c.workload == r.workload && !c.client.starts_with("chnative") && !c.client.starts_with("floor")
+                })
+                .map(|c| median_f(c.samples.iter().map(|s| s.cpu).collect()))
+                .fold(f64::INFINITY, f64::min);
+            let ratio = if best_peer.is_finite() { format!("{:.2}×", cpu / best_peer) } else { "–".into() };
+            let wall = median_f(r.samples.iter().map(|s| s.wall).collect());
+            let rate = median_f(r.samples.iter().map(|s| s.ops as f64 / s.wall).collect());
+            let bytes = median_u(r.samples.iter().map(|s| s.bytes).collect());
+            let allocs = median_u(r.samples.iter().map(|s| s.allocs).collect());
+            let w = if r.workload == last { String::new() } else { r.workload.clone() };
+            last = r.workload.clone();
+            println!(
+                "| {w} | {} | {} | {wall:.3} | {cpu:.3} | {ratio} | {} | {allocs} |",
+                r.client,
+                human_rate(rate),
+                human_bytes(bytes),
+            );
+        }
+    }
+
+    /// Per-operation figures (for the `SELECT 1` workload).
+    fn print_per_op(&self, workload: &str) {
+        println!("\n| {workload} | queries/s | client CPU µs per query | allocations per query | bytes per query |");
+        println!("|---|---:|---:|---:|---:|");
+        for r in self.cells.iter().filter(|c| c.workload == workload) {
+            let ops = r.samples[0].ops.max(1) as f64;
+            let rate = median_f(r.samples.iter().map(|s| s.ops as f64 / s.wall).collect());
+            let cpu = median_f(r.samples.iter().map(|s| s.cpu).collect()) / ops * 1e6;
+            let allocs = median_u(r.samples.iter().map(|s| s.allocs).collect()) as f64 / ops;
+            let bytes = median_u(r.samples.iter().map(|s| s.bytes).collect()) as f64 / ops;
+            println!("| {} | {rate:.0} | {cpu:.1} | {allocs:.1} | {bytes:.0} |", r.client);
+        }
+    }
+}
+
+// ---- options ----
+
+struct Opts {
+    rounds: usize,
+    only: String,
+    filter: String,
+    hits_rows: u64,
+    numbers: u64,
+    strings: u64,
+    insert_rows: usize,
+    parallel: usize,
+    select1: usize,
+    select1_tasks: usize,
+    floor_buf: usize,
+}
+
+impl Opts {
+    fn runs(&self, client: &str) -> bool {
+        self.filter.split(',').any(|f| client.contains(f))
+    }
+}
+
+const USAGE: &str = "usage: chnative-peers [--rounds N (5)] [--only abcdefg] [--filter TEXT[,TEXT…] (client labels)]
+       [--hits-rows N (1000000)] [--numbers N (100000000)] [--strings N (20000000)]
+       [--insert-rows N (100000)] [--parallel N (16)] [--select1 N per task (300)] [--select1-tasks N (16)]
+       [--floor-buf BYTES (65536)]";
+
+fn parse_args() -> Res<Opts> {
+    let mut o = Opts {
+        rounds: 5,
+        only: "abcdefg".into(),
+        filter: String::new(),
+        hits_rows: 1_000_000,
+        numbers: 100_000_000,
+        strings: 20_000_000,
+        insert_rows: 100_000,
+        parallel: 16,
+        select1: 300,
+        select1_tasks: 16,
+        floor_buf: 64 << 10,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut val = || args.next().ok_or_else(|| format!("{a} needs a value\n{USAGE}"));
+        match a.as_str() {
+            "--rounds" => o.rounds = val()?.parse()?,
+            "--only" => o.only = val()?,
+            "--filter" => o.filter = val()?,
+            "--hits-rows" => o.hits_rows = val()?.parse()?,
+            "--numbers" => o.numbers = val()?.parse()?,
+            "--strings" => o.strings = val()?.parse()?,
+            "--insert-rows" => o.insert_rows = val()?.parse()?,
+            "--parallel" => o.parallel = val()?.parse()?,
+            "--select1" => o.select1 = val()?.parse()?,
+            "--select1-tasks" => o.select1_tasks = val()?.parse()?,
+            "--floor-buf" => o.floor_buf = val()?.parse()?,
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown argument `{other}`\n{USAGE}").into()),
+        }
+    }
+    o.rounds = o.rounds.max(1);
+    o.parallel = o.parallel.max(1);
+    o.select1_tasks = o.select1_tasks.max(1);
+    Ok(o)
+}
+
+// ---- clients ----
+
+const CH_MODES: [(&str, &str); 3] =
+    [("chnative, no compression", "none"), ("chnative, LZ4", "lz4"), ("chnative, ZSTD(1)", "zstd")];
+const OFF_NONE: &str = "clickhouse (official, HTTP RowBinary), no compression";
+const OFF_LZ4: &str = "clickhouse (official, HTTP RowBinary), LZ4";
+const CRS_NONE: &str = "clickhouse-rs, no compression";
+const CRS_LZ4: &str = "clickhouse-rs, LZ4";
+const ARW_NONE: &str = "clickhouse-arrow, no compression";
+const ARW_LZ4: &str = "clickhouse-arrow, LZ4";
+const KLICK: &str = "klickhouse (LZ4, its only mode)";
+
+struct Env {
+    tcp: u16,
+    http: u16,
+}
+
+impl Env {
+    async fn chnative(&self, compression: &str) -> Res<chnative::Client> {
+        Ok(chnative::Client::connect(&format!(
+            "clickhouse://default@127.0.0.1:{}/default?compression={compression}",
+            self.tcp
+        ))
+        .await?)
+    }
+
+    fn official(&self, lz4: bool) -> clickhouse::Client {
+        clickhouse::Client::default()
+            .with_url(format!("http://127.0.0.1:{}", self.http))
+            .with_user("default")
+            .with_compression(if lz4 { clickhouse::Compression::Lz4 } else { clickhouse::Compression::None })
+    }
+
+    async fn crs(&self, lz4: bool) -> Res<clickhouse_rs::ClientHandle> {
+        // No ping before every query (its default), so a query is one round trip like the others.
+        // It does not ask for LZ4 by name, and the server's default network_compression_method
+        // may be ZSTD (it is on the chdb server), which it cannot read: ask explicitly.
+        let url = format!(
+            "tcp://default@127.0.0.1:{}/default?compression={}&ping_before_query=false&pool_min=1&pool_max=1",
+            self.tcp,
+            if lz4 { "lz4&network_compression_method=lz4" } else { "none" }
+        );
+        Ok(clickhouse_rs::Pool::new(url).get_handle().await?)
+    }
+
+    async fn klick(&self) -> Res<klickhouse::Client> {
+        // Always compresses, with whatever the server's default method is; it reads only LZ4.
+        let mut opts = klickhouse::ClientOptions::default();
+        opts.settings.insert("network_compression_method".into(), "lz4".into());
+        Ok(klickhouse::Client::connect(("127.0.0.1", self.tcp), opts).await?)
+    }
+}
+
+// ---- checksums of what each client reads ----
+
+/// chnative: every column of a block, by the schema's kinds.
+fn ch_block_sum(block: &chnative::Block, kinds: &[Kind]) -> Res<u64> {
+    let mut s = 0u64;
+    for (col, kind) in block.columns().iter().zip(kinds) {
+        let v = col.view();
+        s = s.wrapping_add(match kind {
+            Kind::I16 => sum_ints(v.values::<i16>()?.iter().map(|&x| x as i64)),
+            Kind::I32 => sum_ints(v.values::<i32>()?.iter().map(|&x| x as i64)),
+            Kind::I64 => sum_ints(v.values::<i64>()?.iter().copied()),
+            Kind::Date => v.values::<u16>()?.iter().map(|&x| x as u64).sum(),
+            Kind::DateTime => v.values::<u32>()?.iter().map(|&x| x as u64).sum(),
+            Kind::Str => {
+                let strs = v.as_strings()?;
+                (0..strs.len()).map(|i| strs.bytes(i).len() as u64).sum()
+            }
+        });
+    }
+    Ok(s)
+}
+
+fn crs_block_sum(block: &clickhouse_rs::Block) -> Res<u64> {
+    use clickhouse_rs::types::SqlType;
+    let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap();
+    let mut s = 0u64;
+    for col in block.columns() {
+        s = s.wrapping_add(match col.sql_type() {
+            SqlType::Int16 => sum_ints(col.iter::<i16>()?.map(|&x| x as i64)),
+            SqlType::Int32 => sum_ints(col.iter::<i32>()?.map(|&x| x as i64)),
+            SqlType::Int64 => sum_ints(col.iter::<i64>()?.copied()),
+            SqlType::UInt64 => col.iter::<u64>()?.fold(0u64, |a, &x| a.wrapping_add(x)),
+            SqlType::UInt8 => col.iter::<u8>()?.map(|&x| x as u64).sum(),
+            SqlType::String => col.iter::<&[u8]>()?.map(|x| x.len() as u64).sum(),
+            SqlType::Date => col.iter::<chrono::NaiveDate>()?.map(|d| (d - epoch).num_days() as u64).sum(),
+            SqlType::DateTime(_) => {
+                col.iter::<chrono::DateTime<chrono_tz_08::Tz>>()?.map(|t| t.timestamp() as u64).sum()
+            }
+            other => return Err(format!("clickhouse-rs: type {other:?} not handled by the bench").into()),
+        });
+    }
+    Ok(s)
+}
+
+// ---- one-column rows of the row-based peers ----
+
+#[derive(clickhouse::Row, serde::Deserialize)]
+struct OffStr<'a> {
+    s: &'a str,
+}
+
+#[derive(klickhouse::Row)]
+struct KNum {
+    number: u64,
+}
+
+#[derive(klickhouse::Row)]
+struct KStr {
+    s: String,
+}
+
+#[derive(klickhouse::Row)]
+struct KOne {
+    x: u8,
+}
+
+// ---- setup ----
+
+fn port(var: &str, default: u16) -> u16 {
+    std::env::var(var).ok().and_then(|p| p.parse().ok()).unwrap_or(default)
+}
+
+fn ensure_server(tcp: u16, http: u16) -> Res<()> {
+    let up = |p: u16| std::net::TcpStream::connect(("127.0.0.1", p)).is_ok();
+    if up(tcp) && up(http) {
+        return Ok(());
+    }
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/server.sh");
+    eprintln!("starting the server: bash {script} start");
+    let st = std::process::Command::new("bash")
+        .arg(script)
+        .arg("start")
+        .env("CHNATIVE_TCP_PORT", tcp.to_string())
+        .env("CHNATIVE_HTTP_PORT", http.to_string())
+        .status()?;
+    if !st.success() {
+        return Err(format!("scripts/server.sh start failed: {st}").into());
+    }
+    Ok(())
+}
+
+/// Creates and fills `hits` with `rows` rows unless it already has them.
+async fn ensure_hits(c: &mut chnative::Client, rows: u64) -> Res<()> {
+    let exists: u64 = c
+        .query_scalar("SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'hits'")
+        .await?;
+    let have: u64 = if exists > 0 { c.query_scalar("SELECT count() FROM hits").await? } else { 0 };
+    if have >= rows {
+        return Ok(());
+    }
+    eprintln!("filling hits with {rows} rows (generateRandom, seed 42)…");
+    let s = hits::structure();
+    c.execute("DROP TABLE IF EXISTS hits").await?;
+    c.execute(format!("CREATE TABLE hits ({s}) ENGINE = MergeTree ORDER BY tuple()").as_str()).await?;
+    c.execute(format!("INSERT INTO hits SELECT * FROM generateRandom('{s}', 42, 40, 4) LIMIT {rows}").as_str()).await?;
+    Ok(())
+}
+
+/// The first `rows` rows of hits as owned columns (the insert workloads' input).
+async fn load_hits(c: &mut chnative::Client, rows: usize) -> Res<HitsData> {
+    let schema = hits::schema();
+    let mut cols: Vec<Col> = schema
+        .iter()
+        .map(|(_, _, k)| match k {
+            Kind::I16 => Col::I16(Vec::new()),
+            Kind::I32 => Col::I32(Vec::new()),
+            Kind::I64 => Col::I64(Vec::new()),
+            Kind::Str => Col::Str(Vec::new()),
+            Kind::Date => Col::Date(Vec::new()),
+            Kind::DateTime => Col::DateTime(Vec::new()),
+        })
+        .collect();
+    let mut s = c.stream(format!("SELECT * FROM hits LIMIT {rows}").as_str()).await?;
+    let mut n = 0;
+    while let Some(block) = s.next().await? {
+        for (col, dst) in block.columns().iter().zip(cols.iter_mut()) {
+            let v = col.view();
+            match dst {
+                Col::I16(d) => d.extend_from_slice(v.values::<i16>()?),
+                Col::I32(d) => d.extend_from_slice(v.values::<i32>()?),
+                Col::I64(d) => d.extend_from_slice(v.values::<i64>()?),
+                Col::Date(d) => d.extend_from_slice(v.values::<u16>()?),
+                Col::DateTime(d) => d.extend_from_slice(v.values::<u32>()?),
+                Col::Str(d) => {
+                    let strs = v.as_strings()?;
+                    d.extend((0..strs.len()).map(|i| String::from_utf8_lossy(strs.bytes(i)).into_owned()));
+                }
+            }
+        }
+        n += block.rows();
+    }
+    Ok(HitsData { cols, rows: n })
+}
+
+/// The bench checksum of a whole table, read back with chnative.
+async fn table_sum(c: &mut chnative::Client, table: &str, kinds: &[Kind]) -> Res<(u64, u64)> {
+    let mut s = c.stream(format!("SELECT * FROM {table}").as_str()).await?;
+    let (mut rows, mut sum) = (0u64, 0u64);
+    while let Some(block) = s.next().await? {
+        sum = sum.wrapping_add(ch_block_sum(&block, kinds)?);
+        rows += block.rows() as u64;
+    }
+    Ok((rows, sum))
+}
+
+/// The checksum of what a verification insert stored; a wrong row count
+/// gives a checksum no client can match.
+async fn stored_sum(c: &mut chnative::Client, table: &str, kinds: &[Kind], rows: u64) -> Res<u64> {
+    let (got, sum) = table_sum(c, table, kinds).await?;
+    if got != rows {
+        eprintln!("  !! {table} holds {got} rows after inserting {rows}");
+        return Ok(u64::MAX);
+    }
+    Ok(sum)
+}
+
+fn machine() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name").map(|r| r.trim_start_matches([' ', '\t', ':']).to_string()))
+        .unwrap_or_else(|| "unknown".into());
+    let nproc = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    format!("nproc {nproc}, CPU \"{model}\"")
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
+}
+
+fn now_utc() -> String {
+    std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+// ---- the socket floor ----
+
+/// Runs `sql` through chnative (no compression) via a relay on loopback and
+/// returns the bytes the server sent for the query (after the handshake).
+async fn capture_server_bytes(env: &Env, sql: &str) -> Res<Vec<u8>> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let relay_port = listener.local_addr()?.port();
+    let server = ("127.0.0.1", env.tcp);
+    let captured = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let cap = captured.clone();
+    let server_addr = std::net::TcpStream::connect(server)?.peer_addr()?;
+    let relay = std::thread::spawn(move || -> std::io::Result<()> {
+        let (mut client, _) = listener.accept()?;
+        let mut upstream = std::net::TcpStream::connect(server_addr)?;
+        let (mut c2, mut u2) = (client.try_clone()?, upstream.try_clone()?);
+        let up = std::thread::spawn(move || {
+            let _ = std::io::copy(&mut c2, &mut u2);
+            let _ = u2.shutdown(std::net::Shutdown::Write);
+        });
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = upstream.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            cap.lock().unwrap().extend_from_slice(&buf[..n]);
+            if client.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = client.shutdown(std::net::Shutdown::Write);
+        let _ = up.join();
+        Ok(())
+    });
+    let mut c =
+        chnative::Client::connect(&format!("clickhouse://default@127.0.0.1:{relay_port}/default?compression=none"))
+            .await?;
+    let mark = captured.lock().unwrap().len();
+    let mut s = c.stream(sql).await?;
+    while let Some(b) = s.next().await? {
+        let _ = b.rows();
+    }
+    drop(s);
+    drop(c);
+    relay.join().map_err(|_| "relay thread panicked")??;
+    let mut all = std::mem::take(&mut *captured.lock().unwrap());
+    Ok(all.split_off(mark))
+}
+
+/// Serves `bytes` once from a local TCP server thread and reads them all on
+/// this thread into a `buf_len` buffer; returns this thread's CPU time.
+fn replay_floor(bytes: Arc<Vec<u8>>, buf_len: usize) -> Res<Sample> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let addr = listener.local_addr()?;
+    let sender = std::thread::spawn(move || -> std::io::Result<()> {
+        let (mut s, _) = listener.accept()?;
+        s.write_all(&bytes)?;
+        Ok(())
+    });
+    let mut sock = std::net::TcpStream::connect(addr)?;
+    let mut buf = vec![0u8; buf_len];
+    let m = Meter::start_for(libc::RUSAGE_THREAD);
+    let mut total = 0u64;
+    let mut acc = 0u8;
+    loop {
+        let n = sock.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        // Touch the data once, as any decoder must.
+        acc ^= buf[n - 1];
+        total += n as u64;
+    }
+    let s = m.stop(total);
+    std::hint::black_box(acc);
+    sender.join().map_err(|_| "sender thread panicked")??;
+    Ok(s)
+}
+
+// ---- the run ----
+
+async fn run(o: Opts) -> Res<()> {
+    let env = Env { tcp: port("CHNATIVE_TCP_PORT", 19000), http: port("CHNATIVE_HTTP_PORT", 18123) };
+    ensure_server(env.tcp, env.http)?;
+    let mut admin = env.chnative("none").await?;
+    let info = admin.server_info().clone();
+    let schema = hits::schema();
+    let kinds: Vec<Kind> = schema.iter().map(|c| c.2).collect();
+    let need_hits = o.only.contains(['a', 'd', 'e']);
+    if need_hits {
+        ensure_hits(&mut admin, o.hits_rows.max(o.insert_rows as u64)).await?;
+    }
+
+    println!("## chnative against its peers\n");
+    println!("- date: {}", now_utc());
+    println!("- machine: {} (server and client on the same machine, loopback; shared and noisy)", machine());
+    println!(
+        "- server: ClickHouse {}.{}.{} (revision {}), native TCP 127.0.0.1:{}, HTTP 127.0.0.1:{}",
+        info.version.0, info.version.1, info.version.2, info.revision, env.tcp, env.http
+    );
+    println!(
+        "- clients: chnative {} (revision {}), clickhouse 0.15.3, clickhouse-rs 1.1.0-alpha.1, clickhouse-arrow 0.2.1, \
+         klickhouse 0.16.0; tokio current-thread runtime; release build",
+        env!("CARGO_PKG_VERSION"),
+        info.negotiated_revision
+    );
+    println!("- {} rounds, clients interleaved within each round; medians shown", o.rounds);
+    println!("- load average (1/5/15 min) at start: {}", loadavg());
+
+    let mut res = Results::default();
+
+    if o.only.contains('a') {
+        let n = o.hits_rows;
+        let sql = format!("SELECT * FROM hits LIMIT {n}");
+        let w = format!("(a) read {} hits rows × 105 columns", human_count(n));
+        eprintln!("{w}");
+        let mut ch = Vec::new();
+        for (label, mode) in CH_MODES {
+            if o.runs(label) {
+                ch.push((label, env.chnative(mode).await?));
+            }
+        }
+        let off = [(OFF_NONE, env.official(false)), (OFF_LZ4, env.official(true))];
+        let mut crs = Vec::new();
+        for (label, lz4) in [(CRS_NONE, false), (CRS_LZ4, true)] {
+            if o.runs(label) {
+                crs.push((label, env.crs(lz4).await?));
+            }
+        }
+        let mut arw = Vec::new();
+        for (label, lz4) in [(ARW_NONE, false), (ARW_LZ4, true)] {
+            if peer_arrow::AVAILABLE && o.runs(label) {
+                arw.push((label, peer_arrow::connect(env.tcp, lz4).await?));
+            }
+        }
+        let klick = if o.runs(KLICK) { Some(env.klick().await?) } else { None };
+        for _ in 0..o.rounds {
+            for (label, c) in ch.iter_mut() {
+                let m = Meter::start();
+                let mut s = c.stream(sql.as_str()).await?;
+                let (mut rows, mut sum) = (0u64, 0u64);
+                while let Some(block) = s.next().await? {
+                    sum = sum.wrapping_add(ch_block_sum(&block, &kinds)?);
+                    rows += block.rows() as u64;
+                }
+                drop(s);
+                res.add(&w, label, m.stop(rows), sum);
+            }
+            for (label, c) in off.iter().filter(|(l, _)| o.runs(l)) {
+                let m = Meter::start();
+                let mut cur = c.query(&sql).fetch::<OfficialRow<'_>>()?;
+                let (mut rows, mut sum) = (0u64, 0u64);
+                while let Some(r) = cur.next().await? {
+                    sum = sum.wrapping_add(r.checksum());
+                    rows += 1;
+                }
+                res.add(&w, label, m.stop(rows), sum);
+            }
+            for (label, c) in crs.iter_mut() {
+                let m = Meter::start();
+                let mut st = c.query(sql.as_str()).stream_blocks();
+                let (mut rows, mut sum) = (0u64, 0u64);
+                while let Some(b) = st.next().await {
+                    let b = b?;
+                    sum = sum.wrapping_add(crs_block_sum(&b)?);
+                    rows += b.row_count() as u64;
+                }
+                drop(st);
+                res.add(&w, label, m.stop(rows), sum);
+            }
+            for (label, c) in arw.iter() {
+                let m = Meter::start();
+                let (rows, sum) = peer_arrow::read_sum(c, &sql).await?;
+                res.add(&w, label, m.stop(rows), sum);
+            }
+            if let Some(c) = &klick {
+                let m = Meter::start();
+                let mut st = c.query::<KlickRow, _>(sql.as_str()).await?;
+                let (mut rows, mut sum) = (0u64, 0u64);
+                while let Some(r) = st.next().await {
+                    sum = sum.wrapping_add(r?.checksum());
+                    rows += 1;
+                }
+                res.add(&w, KLICK, m.stop(rows), sum);
+            }
+        }
+        let (rows, want) = table_sum(&mut admin, &format!("(SELECT * FROM hits LIMIT {n})"), &kinds).await?;
+        if rows != n {
+            return Err(format!("hits has {rows} rows, expected {n}").into());
+        }
+        res.verify(&w, want)?;
+    }
+
+    if o.only.contains('b') {
+        let n = o.numbers;
+        let sql = format!("SELECT number FROM numbers({n})");
+        let want = (n as u128 * (n as u128).saturating_sub(1) / 2) as u64;
+        let w = format!("(b) read {} UInt64", human_count(n));
+        eprintln!("{w}");
+        read_numbers_or_strings(&o, &env, &mut res, &w, &sql, false).await?;
+        res.verify(&w, want)?;
+    }
+
+    if o.only.contains('c') {
+        let n = o.strings;
+        let sql = format!("SELECT toString(number) AS s FROM numbers({n})");
+        let want = (0..19u32)
+            .map(|d| {
+                let lo = if d == 0 { 0 } else { 10u64.pow(d) };
+                let hi = 10u64.saturating_pow(d + 1).min(n);
+                if hi > lo {
+                    (hi - lo) * (d as u64 + 1)
+                } else {
+                    0
+                }
+            })
+            .sum();
+        let w = format!("(c) read {} String", human_count(n));
+        eprintln!("{w}");
+        read_numbers_or_strings(&o, &env, &mut res, &w, &sql, true).await?;
+        res.verify(&w, want)?;
+    }
+
+    if o.only.contains(['d', 'e']) {
+        let data = load_hits(&mut admin, o.insert_rows).await?;
+        let want = data.checksum();
+        let s = hits::structure();
+        let null = format!("hits_null_{}", std::process::id());
+        let check = format!("hits_check_{}", std::process::id());
+        admin.execute(format!("CREATE TABLE {null} ({s}) ENGINE = Null").as_str()).await?;
+        admin.execute(format!("CREATE TABLE {check} ({s}) ENGINE = Memory").as_str()).await?;
+        let r = inserts(&o, &env, &mut admin, &mut res, &data, &null, &check, want, &kinds).await;
+        admin.execute(format!("DROP TABLE IF EXISTS {null}").as_str()).await?;
+        admin.execute(format!("DROP TABLE IF EXISTS {check}").as_str()).await?;
+        r?;
+    }
+
+    if o.only.contains('f') {
+        select1(&o, &env, &mut res).await?;
+    }
+
+    if o.only.contains('g') {
+        let n = o.numbers;
+        let sql = format!("SELECT number FROM numbers({n})");
+        let w = format!("(b) read {} UInt64", human_count(n));
+        eprintln!("(g) socket floor for {w}");
+        let bytes = Arc::new(capture_server_bytes(&env, &sql).await?);
+        eprintln!("  captured {} bytes", bytes.len());
+        let label = format!("floor: read the same bytes off a socket ({} KiB reads)", o.floor_buf >> 10);
+        for _ in 0..o.rounds {
+            let mut s = replay_floor(bytes.clone(), o.floor_buf)?;
+            s.ops = n;
+            // The floor reads, it does not decode: its "checksum" is the expected one.
+            let want = (n as u128 * (n as u128).saturating_sub(1) / 2) as u64;
+            res.add(&w, &label, s, want);
+        }
+    }
+
+    println!("- load average at end: {}\n", loadavg());
+    res.print();
+    if o.only.contains('f') {
+        res.print_per_op(&format!("(f) SELECT 1, {} in flight", o.select1_tasks));
+    }
+    println!(
+        "\nNotes: wall/CPU/allocations cover one whole operation on connected clients (the parallel workloads: all of \
+         them together). \"CPU vs best peer\" divides by the lowest median client CPU of the non-chnative clients in \
+         the same workload. Reads (a) and (d) checksum every value (integers sign-extended, dates as days, times as \
+         seconds, strings by length), compared with what chnative reads back from the server. Inserts go to a \
+         Null-engine table from input prepared before timing (chnative: the columns; official: borrowed row \
+         structs; clickhouse-rs: a Block; clickhouse-arrow: a RecordBatch; klickhouse: owned row structs, cloned \
+         before timing); each client's insert is verified once by inserting into a Memory table and reading it \
+         back. The floor row replays the server's bytes for (b) uncompressed, captured once, from a local TCP \
+         server thread, and counts only the reading thread's CPU (RUSAGE_THREAD)."
+    );
+    Ok(())
+}
+
+async fn read_numbers_or_strings(o: &Opts, env: &Env, res: &mut Results, w: &str, sql: &str, strings: bool) -> Res<()> {
+    let mut ch = Vec::new();
+    for (label, mode) in CH_MODES {
+        if o.runs(label) {
+            ch.push((label, env.chnative(mode).await?));
+        }
+    }
+    let off = [(OFF_NONE, env.official(false)), (OFF_LZ4, env.official(true))];
+    let mut crs = Vec::new();
+    for (label, lz4) in [(CRS_NONE, false), (CRS_LZ4, true)] {
+        if o.runs(label) {
+            crs.push((label, env.crs(lz4).await?));
+        }
+    }
+    let mut arw = Vec::new();
+    for (label, lz4) in [(ARW_NONE, false), (ARW_LZ4, true)] {
+        if peer_arrow::AVAILABLE && o.runs(label) {
+            arw.push((label, peer_arrow::connect(env.tcp, lz4).await?));
+        }
+    }
+    let klick = if o.runs(KLICK) { Some(env.klick().await?) } else { None };
+    for _ in 0..o.rounds {
+        for (label, c) in ch.iter_mut() {
+            let m = Meter::start();
+            let mut s = c.stream(sql).await?;
+            let (mut rows, mut sum) = (0u64, 0u64);
+            while let Some(block) = s.next().await? {
+                let v = block.columns()[0].view();
+                if strings {
+                    let strs = v.as_strings()?;
+                    sum = (0..strs.len()).fold(sum, |a, i| a.wrapping_add(strs.bytes(i).len() as u64));
+                } else {
+                    sum = v.values::<u64>()?.iter().fold(sum, |a, &x| a.wrapping_add(x));
+                }
+                rows += block.rows() as u64;
+            }
+            drop(s);
+            res.add(w, label, m.stop(rows), sum);
+        }
+        for (label, c) in off.iter().filter(|(l, _)| o.runs(l)) {
+            let m = Meter::start();
+            let (mut rows, mut sum) = (0u64, 0u64);
+            if strings {
+                let mut cur = c.query(sql).fetch::<OffStr<'_>>()?;
+                while let Some(r) = cur.next().await? {
+                    sum = sum.wrapping_add(r.s.len() as u64);
+                    rows += 1;
+                }
+            } else {
+                let mut cur = c.query(sql).fetch::<u64>()?;
+                while let Some(x) = cur.next().await? {
+                    sum = sum.wrapping_add(x);
+                    rows += 1;
+                }
+            }
+            res.add(w, label, m.stop(rows), sum);
+        }
+        for (label, c) in crs.iter_mut() {
+            let m = Meter::start();
+            let mut st = c.query(sql).stream_blocks();
+            let (mut rows, mut sum) = (0u64, 0u64);
+            while let Some(b) = st.next().await {
+                let b = b?;
+                sum = sum.wrapping_add(crs_block_sum(&b)?);
+                rows += b.row_count() as u64;
+            }
+            drop(st);
+            res.add(w, label, m.stop(rows), sum);
+        }
+        for (label, c) in arw.iter() {
+            let m = Meter::start();
+            let (rows, sum) = peer_arrow::read_sum(c, sql).await?;
+            res.add(w, label, m.stop(rows), sum);
+        }
+        if let Some(c) = &klick {
+            let m = Meter::start();
+            let (mut rows, mut sum) = (0u64, 0u64);
+            if strings {
+                let mut st = c.query::<KStr, _>(sql).await?;
+                while let Some(r) = st.next().await {
+                    sum = sum.wrapping_add(r?.s.len() as u64);
+                    rows += 1;
+                }
+            } else {
+                let mut st = c.query::<KNum, _>(sql).await?;
+                while let Some(r) = st.next().await {
+                    sum = sum.wrapping_add(r?.number);
+                    rows += 1;
+                }
+            }
+            res.add(w, KLICK, m.stop(rows), sum);
+        }
+    }
+    Ok(())
+}
+
+/// The natural insert input of clickhouse-rs: a Block of owned columns.
+fn crs_block(d: &HitsData) -> clickhouse_rs::Block {
+    let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap();
+    let mut b = clickhouse_rs::Block::new();
+    for ((name, _, _), col) in hits::schema().iter().zip(&d.cols) {
+        b = match col {
+            Col::I16(v) => b.column(name, v.clone()),
+            Col::I32(v) => b.column(name, v.clone()),
+            Col::I64(v) => b.column(name, v.clone()),
+            Col::Str(v) => b.column(name, v.clone()),
+            Col::Date(v) => b.column(
+                name,
+                v.iter().map(|&x| epoch + chrono::Days::new(x as u64)).collect::<Vec<chrono::NaiveDate>>(),
+            ),
+            Col::DateTime(v) => {
+                use chrono::TimeZone;
+                b.column(
+                    name,
+                    v.iter()
+                        .map(|&x| chrono_tz_08::Tz::UTC.timestamp_opt(x as i64, 0).unwrap())
+                        .collect::<Vec<chrono::DateTime<chrono_tz_08::Tz>>>(),
+                )
+            }
+        };
+    }
+    b
+}
+
+async fn ch_insert(c: &mut chnative::Client, table: &str, d: &HitsData) -> Res<u64> {
+    let schema = hits::schema();
+    let mut ins = c.insert(table);
+    for ((name, _, _), col) in schema.iter().zip(&d.cols) {
+        ins = match col {
+            Col::I16(v) => ins.column(name, v.as_slice()),
+            Col::I32(v) => ins.column(name, v.as_slice()),
+            Col::I64(v) => ins.column(name, v.as_slice()),
+            Col::Str(v) => ins.column(name, v.as_slice()),
+            Col::Date(v) => ins.column(name, v.as_slice()),
+            Col::DateTime(v) => ins.column(name, v.as_slice()),
+        };
+    }
+    Ok(ins.send().await?.rows)
+}
+
+async fn off_insert(c: &clickhouse::Client, table: &str, rows: &[OfficialRow<'_>]) -> Res<u64> {
+    let mut ins = c.insert::<OfficialRow<'_>>(table).await?.with_setting("async_insert", "0");
+    for r in rows {
+        ins.write(r).await?;
+    }
+    ins.end().await?;
+    Ok(rows.len() as u64)
+}
+
+async fn klick_insert(c: &klickhouse::Client, table: &str, rows: Vec<KlickRow>) -> Res<u64> {
+    let n = rows.len() as u64;
+    c.insert_native_block(format!("INSERT INTO {table} FORMAT Native").as_str(), rows).await?;
+    Ok(n)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn inserts(
+    o: &Opts,
+    env: &Env,
+    admin: &mut chnative::Client,
+    res: &mut Results,
+    data: &HitsData,
+    null: &str,
+    check: &str,
+    want: u64,
+    kinds: &[Kind],
+) -> Res<()> {
+    let n = data.rows as u64;
+    let off_rows: Vec<OfficialRow<'_>> = (0..data.rows).map(|i| OfficialRow::of(data, i)).collect();
+    let crs_input = crs_block(data);
+    let arrow_input = peer_arrow::batch(data)?;
+    let klick_input: Vec<KlickRow> = (0..data.rows).map(|i| KlickRow::of(data, i)).collect();
+    let ins_modes = [("chnative, no compression", "none"), ("chnative, LZ4", "lz4")];
+
+    // Each client's insert, once into a Memory table, read back: the checksum the table rows show.
+    let w_d = format!("(d) insert {} hits rows", human_count(n));
+    let w_e = format!("(e) {} parallel inserts of {} hits rows", o.parallel, human_count(n));
+    let mut verified: Vec<(String, u64)> = Vec::new();
+    for (label, mode) in ins_modes {
+        if o.runs(label) {
+            admin.execute(format!("TRUNCATE TABLE {check}").as_str()).await?;
+            ch_insert(&mut env.chnative(mode).await?, check, data).await?;
+            verified.push((label.into(), stored_sum(admin, check, kinds, n).await?));
+        }
+    }
+    for (label, lz4) in [(OFF_NONE, false), (OFF_LZ4, true)] {
+        if o.runs(label) {
+            admin.execute(format!("TRUNCATE TABLE {check}").as_str()).await?;
+            off_insert(&env.official(lz4), check, &off_rows).await?;
+            verified.push((label.into(), stored_sum(admin, check, kinds, n).await?));
+        }
+    }
+    for (label, lz4) in [(CRS_NONE, false), (CRS_LZ4, true)] {
+        if o.runs(label) {
+            admin.execute(format!("TRUNCATE TABLE {check}").as_str()).await?;
+            env.crs(lz4).await?.insert(check, &crs_input).await?;
+            verified.push((label.into(), stored_sum(admin, check, kinds, n).await?));
+        }
+    }
+    for (label, lz4) in [(ARW_NONE, false), (ARW_LZ4, true)] {
+        if peer_arrow::AVAILABLE && o.runs(label) {
+            admin.execute(format!("TRUNCATE TABLE {check}").as_str()).await?;
+            peer_arrow::insert(&peer_arrow::connect(env.tcp, lz4).await?, check, arrow_input.clone()).await?;
+            verified.push((label.into(), stored_sum(admin, check, kinds, n).await?));
+        }
+    }
+    if o.runs(KLICK) {
+        admin.execute(format!("TRUNCATE TABLE {check}").as_str()).await?;
+        klick_insert(&env.klick().await?, check, klick_input.clone()).await?;
+        verified.push((KLICK.into(), stored_sum(admin, check, kinds, n).await?));
+    }
+    let sum_of = |label: &str| verified.iter().find(|(l, _)| l == label).map(|v| v.1).unwrap_or(want);
+
+    if o.only.contains('d') {
+        eprintln!("{w_d}");
+        let mut ch = Vec::new();
+        for (label, mode) in ins_modes {
+            if o.runs(label) {
+                ch.push((label, env.chnative(mode).await?));
+            }
+        }
+        let off = [(OFF_NONE, env.official(false)), (OFF_LZ4, env.official(true))];
+        let mut crs = Vec::new();
+        for (label, lz4) in [(CRS_NONE, false), (CRS_LZ4, true)] {
+            if o.runs(label) {
+                crs.push((label, env.crs(lz4).await?));
+            }
+        }
+        let mut arw = Vec::new();
+        for (label, lz4) in [(ARW_NONE, false), (ARW_LZ4, true)] {
+            if peer_arrow::AVAILABLE && o.runs(label) {
+                arw.push((label, peer_arrow::connect(env.tcp, lz4).await?));
+            }
+        }
+        let klick = if o.runs(KLICK) { Some(env.klick().await?) } else { None };
+        for _ in 0..o.rounds {
+            for (label, c) in ch.iter_mut() {
+                let m = Meter::start();
+                let rows = ch_insert(c, null, data).await?;
+                res.add(&w_d, label, m.stop(rows), sum_of(label));
+            }
+            for (label, c) in off.iter().filter(|(l, _)| o.runs(l)) {
+                let m = Meter::start();
+                let rows = off_insert(c, null, &off_rows).await?;
+                res.add(&w_d, label, m.stop(rows), sum_of(label));
+            }
+            for (label, c) in crs.iter_mut() {
+                let m = Meter::start();
+                c.insert(null, &crs_input).await?;
+                res.add(&w_d, label, m.stop(n), sum_of(label));
+            }
+            for (label, c) in arw.iter() {
+                let input = arrow_input.clone();
+                let m = Meter::start();
+                let rows = peer_arrow::insert(c, null, input).await?;
+                res.add(&w_d, label, m.stop(rows), sum_of(label));
+            }
+            if let Some(c) = &klick {
+                let input = klick_input.clone();
+                let m = Meter::start();
+                let rows = klick_insert(c, null, input).await?;
+                res.add(&w_d, KLICK, m.stop(rows), sum_of(KLICK));
+            }
+        }
+        res.verify(&w_d, want)?;
+    }
+
+    if o.only.contains('e') {
+        let p = o.parallel;
+        eprintln!("{w_e}");
+        let mut ch = Vec::new();
+        for (label, mode) in ins_modes {
+            if o.runs(label) {
+                let mut conns = Vec::new();
+                for _ in 0..p {
+                    conns.push(env.chnative(mode).await?);
+                }
+                ch.push((label, conns));
+            }
+        }
+        let off = [(OFF_NONE, env.official(false)), (OFF_LZ4, env.official(true))];
+        let mut crs = Vec::new();
+        for (label, lz4) in [(CRS_NONE, false), (CRS_LZ4, true)] {
+            if o.runs(label) {
+                let mut conns = Vec::new();
+                for _ in 0..p {
+                    conns.push(env.crs(lz4).await?);
+                }
+                crs.push((label, conns));
+            }
+        }
+        let mut arw = Vec::new();
+        for (label, lz4) in [(ARW_NONE, false), (ARW_LZ4, true)] {
+            if peer_arrow::AVAILABLE && o.runs(label) {
+                let mut conns = Vec::new();
+                for _ in 0..p {
+                    conns.push(peer_arrow::connect(env.tcp, lz4).await?);
+                }
+                arw.push((label, conns));
+            }
+        }
+        let mut klick = Vec::new();
+        if o.runs(KLICK) {
+            for _ in 0..p {
+                klick.push(env.klick().await?);
+            }
+        }
+        let total = n * p as u64;
+        for _ in 0..o.rounds {
+            for (label, conns) in ch.iter_mut() {
+                let m = Meter::start();
+                let r = join_all(conns.iter_mut().map(|c| ch_insert(c, null, data))).await;
+                let rows = r.into_iter().try_fold(0u64, |a, r| r.map(|x| a + x))?;
+                res.add(&w_e, label, m.stop(rows), sum_of(label));
+            }
+            for (label, c) in off.iter().filter(|(l, _)| o.runs(l)) {
+                let m = Meter::start();
+                let r = join_all((0..p).map(|_| off_insert(c, null, &off_rows))).await;
+                let rows = r.into_iter().try_fold(0u64, |a, r| r.map(|x| a + x))?;
+                res.add(&w_e, label, m.stop(rows), sum_of(label));
+            }
+            for (label, conns) in crs.iter_mut() {
+                let m = Meter::start();
+                let r = join_all(conns.iter_mut().map(|c| c.insert(null, &crs_input))).await;
+                for x in r {
+                    x?;
+                }
+                res.add(&w_e, label, m.stop(total), sum_of(label));
+            }
+            for (label, conns) in arw.iter() {
+                let inputs: Vec<_> = (0..p).map(|_| arrow_input.clone()).collect();
+                let m = Meter::start();
+                let r = join_all(conns.iter().zip(inputs).map(|(c, b)| peer_arrow::insert(c, null, b))).await;
+                let rows = r.into_iter().try_fold(0u64, |a, r| r.map(|x| a + x))?;
+                res.add(&w_e, label, m.stop(rows), sum_of(label));
+            }
+            if !klick.is_empty() {
+                let inputs: Vec<Vec<KlickRow>> = (0..p).map(|_| klick_input.clone()).collect();
+                let m = Meter::start();
+                let r = join_all(klick.iter().zip(inputs).map(|(c, rows)| klick_insert(c, null, rows))).await;
+                let rows = r.into_iter().try_fold(0u64, |a, r| r.map(|x| a + x))?;
+                res.add(&w_e, KLICK, m.stop(rows), sum_of(KLICK));
+            }
+        }
+        res.verify(&w_e, want)?;
+    }
+    Ok(())
+}
+
+async fn select1(o: &Opts, env: &Env, res: &mut Results) -> Res<()> {
+    let (t, q) = (o.select1_tasks, o.select1);
+    let total = (t * q) as u64;
+    let w = format!("(f) SELECT 1, {t} in flight");
+    eprintln!("{w}: {t} connections × {q} queries");
+    let sql = "SELECT 1 AS x";
+    let mut ch = Vec::new();
+    for (label, mode) in CH_MODES.iter().take(2) {
+        if o.runs(label) {
+            let mut conns = Vec::new();
+            for _ in 0..t {
+                conns.push(env.chnative(mode).await?);
+            }
+            ch.push((*label, conns));
+        }
+    }
+    let off = [(OFF_NONE, env.official(false)), (OFF_LZ4, env.official(true))];
+    let mut crs = Vec::new();
+    for (label, lz4) in [(CRS_NONE, false), (CRS_LZ4, true)] {
+        if o.runs(label) {
+            let mut conns = Vec::new();
+            for _ in 0..t {
+                conns.push(env.crs(lz4).await?);
+            }
+            crs.push((label, conns));
+        }
+    }
+    let mut arw = Vec::new();
+    for (label, lz4) in [(ARW_NONE, false), (ARW_LZ4, true)] {
+        if peer_arrow::AVAILABLE && o.runs(label) {
+            let mut conns = Vec::new();
+            for _ in 0..t {
+                conns.push(peer_arrow::connect(env.tcp, lz4).await?);
+            }
+            arw.push((label, conns));
+        }
+    }
+    let mut klick = Vec::new();
+    if o.runs(KLICK) {
+        for _ in 0..t {
+            klick.push(env.klick().await?);
+        }
+    }
+    fn sum(r: Vec<Res<u64>>) -> Res<u64> {
+        r.into_iter().try_fold(0u64, |a, r| r.map(|x| a.wrapping_add(x)))
+    }
+    for _ in 0..o.rounds {
+        for (label, conns) in ch.iter_mut() {
+            let m = Meter::start();
+            let r = join_all(conns.iter_mut().map(|c| async move {
+                let mut s = 0u64;
+                for _ in 0..q {
+                    s += c.query_scalar::<u8>(sql).await? as u64;
+                }
+                Res::Ok(s)
+            }))
+            .await;
+            let s = sum(r)?;
+            res.add(&w, label, m.stop(total), s);
+        }
+        for (label, c) in off.iter().filter(|(l, _)| o.runs(l)) {
+            let m = Meter::start();
+            let r = join_all((0..t).map(|_| async move {
+                let mut s = 0u64;
+                for _ in 0..q {
+                    s += c.query(sql).fetch_one::<u8>().await? as u64;
+                }
+                Res::Ok(s)
+            }))
+            .await;
+            let s = sum(r)?;
+            res.add(&w, label, m.stop(total), s);
+        }
+        for (label, conns) in crs.iter_mut() {
+            let m = Meter::start();
+            let r = join_all(conns.iter_mut().map(|c| async move {
+                let mut s = 0u64;
+                for _ in 0..q {
+                    let b = c.query(sql).fetch_all().await?;
+                    s += b.get::<u8, _>(0, 0)? as u64;
+                }
+                Res::Ok(s)
+            }))
+            .await;
+            let s = sum(r)?;
+            res.add(&w, label, m.stop(total), s);
+        }
+        for (label, conns) in arw.iter() {
+            let m = Meter::start();
+            let r = join_all(conns.iter().map(|c| async move {
+                let mut s = 0u64;
+                for _ in 0..q {
+                    s = s.wrapping_add(peer_arrow::read_sum(c, sql).await?.1);
+                }
+                Res::Ok(s)
+            }))
+            .await;
+            let s = sum(r)?;
+            res.add(&w, label, m.stop(total), s);
+        }
+        if !klick.is_empty() {
+            let m = Meter::start();
+            let r = join_all(klick.iter().map(|c| async move {
+                let mut s = 0u64;
+                for _ in 0..q {
+                    s += c.query_one::<KOne>(sql).await?.x as u64;
+                }
+                Res::Ok(s)
+            }))
+            .await;
+            let s = sum(r)?;
+            res.add(&w, KLICK, m.stop(total), s);
+        }
+    }
+    res.verify(&w, total)?;
+    Ok(())
+}
+
+fn main() {
+    let opts = match parse_args() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("chnative-peers: {e}");
+            std::process::exit(2);
+        }
+    };
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("chnative-peers: tokio runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    if let Err(e) = rt.block_on(run(opts)) {
+        eprintln!("chnative-peers: {e}");
+        std::process::exit(1);
+    }
+}
