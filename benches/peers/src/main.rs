@@ -636,7 +636,7 @@ async fn capture_server_bytes(env: &Env, sql: &str) -> Res<Vec<u8>> {
         let _ = up.join();
         Ok(())
     });
-    let mut c =
+    let c =
         chnative::Client::connect(&format!("clickhouse://default@127.0.0.1:{relay_port}/default?compression=none"))
             .await?;
     let mark = captured.lock().unwrap().len();
