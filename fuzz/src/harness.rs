@@ -12,7 +12,7 @@ use chnative_proto::column::{Layout, SerInfo};
 use chnative_proto::compression::{self, FrameHeader, Method, CHECKSUM_LEN, FRAME_PREFIX_LEN, HEADER_LEN};
 use chnative_proto::packet::{read_server_packet, read_table_columns_body, ServerPacket};
 use chnative_proto::revision;
-use chnative_proto::wire::Reader;
+use chnative_proto::wire::{Budget, Reader};
 use chnative_proto::{Block, BlockLimits, BufferPool, ColumnData, DataType, ProtoError, Result};
 
 /// The revisions whose layouts differ for blocks: before sparse serialization, with it,
@@ -302,6 +302,9 @@ pub fn column_codecs(data: &[u8]) -> Result<()> {
     let mut pool = BufferPool::new();
     let mut col = ColumnData::for_type(&ty, &mut pool)?;
     let mut r = Reader::new(body);
+    // A column is only ever decoded inside Block::read, which gives its reader the block's
+    // decoded-bytes budget; without one, a hostile count is bounded by nothing.
+    r.set_budget(Budget::new(limits().max_bytes));
     let rows = r.varuint_bounded("row count", limits().max_rows)?;
     let info = if with_kinds && r.bool()? { Some(SerInfo::read(&mut r, &col)?) } else { None };
     let layout = Layout::for_revision(v);

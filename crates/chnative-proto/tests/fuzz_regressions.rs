@@ -80,6 +80,21 @@ fn array_of_dynamic_with_a_huge_offset() {
 /// 2^32) becomes the row count of the sparse layer under it, which materialises one index
 /// per default row. 479 bytes ran past the 10 s timeout on their way to exhausting memory
 /// (`ColumnData::read_kinds`, the sparse gap loop). column_codecs, found in 150 s.
+/// JSON whose dynamic path is an `Array(JSON(...))`: the array's last offset (about 4e9) becomes
+/// the row count of the inner Dynamic, whose per-row tables would take 48 GiB. Charged to the
+/// block's budget before allocating. column_codecs, found in a 10-minute run after the merge
+/// (the harness had decoded without the budget Block::read always sets).
+#[test]
+fn json_with_an_array_of_json_path_and_a_huge_offset() {
+    assert_refused(harness::column_codecs(&finding("column_codecs_json_array_json_rows_alloc.bin")));
+}
+
+/// A slow unit from the same run: must finish (the test's time is not asserted).
+#[test]
+fn column_codecs_slow_unit_finishes() {
+    let _ = harness::column_codecs(&finding("column_codecs_slow_unit.bin"));
+}
+
 #[test]
 fn replicated_over_sparse_expansion() {
     assert_refused(harness::column_codecs(&finding("column_codecs_replicated_sparse_expansion.bin")));
