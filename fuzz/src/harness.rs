@@ -27,7 +27,7 @@ pub const REVISIONS: [u64; 4] = [54460, 54465, 54483, 54492];
 pub fn limits() -> BlockLimits {
     // A 64 MiB decoded budget keeps legitimate large blocks far below the runs' 2 GiB RSS limit,
     // so an OOM report is a real unbounded allocation.
-    BlockLimits { max_columns: 64, max_rows: 1 << 16, max_bytes: 64 << 20, ..BlockLimits::default() }
+    BlockLimits { max_columns: 64, max_rows: 1 << 16, max_bytes: 64 << 20 }
 }
 
 /// Largest decompressed body accepted for one block, like the client's `max_block_bytes`.
