@@ -745,15 +745,7 @@ impl ColumnData {
             (ColumnData::String { offsets, data }, ColumnData::String { offsets: so, data: sd }) => {
                 let so = so.typed::<u64>()?;
                 let sd = sd.as_bytes();
-                let mut total = 0u64;
-                for &i in idx {
-                    if i != u64::MAX {
-                        let i = i as usize;
-                        let end = *so.get(i).ok_or_else(oob)?;
-                        let start = if i == 0 { 0 } else { so[i - 1] };
-                        total = total.saturating_add(end.saturating_sub(start));
-                    }
-                }
+                let total = selected_len(so, idx)?;
                 budget.charge_n(idx.len(), 8)?;
                 budget.charge(usize::try_from(total).unwrap_or(usize::MAX))?;
                 for &i in idx {
@@ -776,15 +768,7 @@ impl ColumnData {
             }
             (ColumnData::Array { offsets, inner }, ColumnData::Array { offsets: so, inner: si }) => {
                 let so = so.typed::<u64>()?;
-                let mut elements = 0u64;
-                for &i in idx {
-                    if i != u64::MAX {
-                        let i = i as usize;
-                        let end = *so.get(i).ok_or_else(oob)?;
-                        let start = if i == 0 { 0 } else { so[i - 1] };
-                        elements = elements.saturating_add(end.saturating_sub(start));
-                    }
-                }
+                let elements = selected_len(so, idx)?;
                 // Offsets, and the temporary element index list.
                 budget.charge_n(idx.len(), 8)?;
                 budget.charge_n(usize::try_from(elements).unwrap_or(usize::MAX), 8)?;
@@ -1082,6 +1066,19 @@ pub fn write_strings(out: &mut Vec<u8>, offsets: &[u64], data: &[u8], sized: boo
         }
     }
     Ok(())
+}
+
+/// The total length of the rows `idx` picks out of end `offsets` (`u64::MAX` picks none),
+/// so a gather can be charged to the budget before it copies anything.
+fn selected_len(offsets: &[u64], idx: &[u64]) -> Result<u64> {
+    let mut total = 0u64;
+    for &i in idx.iter().filter(|&&i| i != u64::MAX) {
+        let i = i as usize;
+        let end = *offsets.get(i).ok_or_else(|| ProtoError::violation("row index out of range"))?;
+        let start = if i == 0 { 0 } else { offsets[i - 1] };
+        total = total.saturating_add(end.saturating_sub(start));
+    }
+    Ok(total)
 }
 
 #[cfg(test)]
