@@ -108,6 +108,15 @@ impl AlignedBuf {
         self.len = len;
     }
 
+    /// Resizes to `len` bytes; new bytes are `byte` (`0xff` makes `u64::MAX` entries).
+    pub(crate) fn resize_filled(&mut self, len: usize, byte: u8) {
+        self.grow_to(len);
+        if len > self.len {
+            bytemuck::cast_slice_mut::<Line, u8>(&mut self.lines)[self.len..len].fill(byte);
+        }
+        self.len = len;
+    }
+
     /// Views the contents as `&[T]`. Fails only if the length is not a multiple of
     /// `size_of::<T>()`, which column constructors rule out.
     #[inline]

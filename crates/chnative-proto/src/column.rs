@@ -437,9 +437,7 @@ impl ColumnData {
                         pool.give(idx);
                         return Err(ProtoError::violation("sparse offsets exceed the row count"));
                     }
-                    for _ in 0..gap {
-                        idx.push(u64::MAX);
-                    }
+                    idx.resize_filled(idx.len() + gap * 8, 0xff);
                     row += gap;
                     if end {
                         break;
@@ -605,7 +603,8 @@ impl ColumnData {
 
     /// Steps over the column's prefix and `rows` rows of data without decoding or
     /// allocating. Returns `Ok(false)` for shapes it does not measure (Variant,
-    /// Dynamic, JSON, sparse and replicated serializations): decode those directly.
+    /// Dynamic, JSON, detached serialization, malformed sparse or replicated layers):
+    /// decode those directly.
     ///
     /// Below revision 54492 a String column has no length up front, so a decoder
     /// that runs out of input can only say it needs "one more string". Measuring
@@ -647,9 +646,64 @@ impl ColumnData {
         layout: Layout,
         memo: &mut ScanMemo,
     ) -> Result<bool> {
-        if info.is_some_and(|i| i.stack.last().is_some_and(|k| *k != Kind::Default)) {
-            return Ok(false);
+        match info {
+            None => self.measure_plain(r, rows, None, layout, memo),
+            Some(info) => self.measure_kinds(r, rows, &info.stack, &info.elems, layout, memo),
         }
+    }
+
+    /// The measuring twin of [`ColumnData::read_kinds`]. Sparse and replicated layers
+    /// expand into a row index on decode; measuring them first means a column that
+    /// arrives in many pieces is expanded once, not once per piece.
+    fn measure_kinds(
+        &self,
+        r: &mut Reader<'_>,
+        rows: usize,
+        stack: &[Kind],
+        elems: &[SerInfo],
+        layout: Layout,
+        memo: &mut ScanMemo,
+    ) -> Result<bool> {
+        match stack.split_last() {
+            None | Some((Kind::Default, _)) => {
+                self.measure_plain(r, rows, if elems.is_empty() { None } else { Some(elems) }, layout, memo)
+            }
+            Some((Kind::Detached, _)) => Ok(false),
+            Some((Kind::Sparse, rest)) => {
+                let Some(values) = skip_sparse_offsets(r, rows)? else { return Ok(false) };
+                // Sparse Nullable(T) sends its non-default values as T (see read_kinds).
+                let values_of = match self {
+                    ColumnData::Nullable { inner, .. } => inner.as_ref(),
+                    other => other,
+                };
+                values_of.measure_kinds(r, values, rest, elems, layout, memo)
+            }
+            Some((Kind::Replicated, rest)) => {
+                if r.varuint()? != rows as u64 {
+                    return Ok(false);
+                }
+                let width = usize::from(r.u8()?);
+                if !matches!(width, 1 | 2 | 4 | 8) {
+                    return Ok(false);
+                }
+                r.bytes(checked_len(rows, width)?)?;
+                let elements = r.varuint()?;
+                if elements > u64::from(u32::MAX) {
+                    return Ok(false);
+                }
+                self.measure_kinds(r, elements as usize, rest, elems, layout, memo)
+            }
+        }
+    }
+
+    fn measure_plain(
+        &self,
+        r: &mut Reader<'_>,
+        rows: usize,
+        elems: Option<&[SerInfo]>,
+        layout: Layout,
+        memo: &mut ScanMemo,
+    ) -> Result<bool> {
         match self {
             ColumnData::Fixed { width, .. } => {
                 r.bytes(checked_len(rows, *width)?)?;
@@ -669,7 +723,7 @@ impl ColumnData {
             }
             ColumnData::Tuple(cols) => {
                 for (i, c) in cols.iter().enumerate() {
-                    let elem = info.and_then(|info| info.elems.get(i));
+                    let elem = elems.and_then(|e| e.get(i));
                     if !c.measure_data(r, rows, elem, layout, memo)? {
                         return Ok(false);
                     }
@@ -940,6 +994,30 @@ impl ScanMemo {
     }
 }
 
+/// Steps over a sparse column's offsets (the same rules as the decoder's loop in
+/// `read_kinds`) and returns how many non-default values follow, or `None` when the
+/// offsets are malformed (the decoder then says why).
+fn skip_sparse_offsets(r: &mut Reader<'_>, rows: usize) -> Result<Option<usize>> {
+    let mut row = 0usize;
+    let mut values = 0usize;
+    loop {
+        let v = r.varuint()?;
+        let gap = v & !SPARSE_END_OF_GRANULE;
+        if gap > (rows - row) as u64 {
+            return Ok(None);
+        }
+        row += gap as usize;
+        if v & SPARSE_END_OF_GRANULE != 0 {
+            return Ok((row == rows).then_some(values));
+        }
+        if row >= rows {
+            return Ok(None);
+        }
+        values += 1;
+        row += 1;
+    }
+}
+
 fn key_at(keys: &AlignedBuf, kw: u8, i: usize) -> u64 {
     let b = keys.as_bytes();
     let w = usize::from(kw);
@@ -1084,6 +1162,63 @@ fn selected_len(offsets: &[u64], idx: &[u64]) -> Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 1000 rows replicated (u16 indexes) over a sparse column of `elements` UInt64
+    /// values: every 10th element is non-default.
+    fn replicated_over_sparse(elements: u64) -> (SerInfo, Vec<u8>) {
+        use crate::wire::WriteExt;
+        let mut b = Vec::new();
+        b.put_varuint(1000);
+        b.push(2);
+        for i in 0..1000u16 {
+            b.extend_from_slice(&(i % elements as u16).to_le_bytes());
+        }
+        b.put_varuint(elements);
+        for _ in 0..elements / 10 {
+            b.put_varuint(9);
+        }
+        b.put_varuint(SPARSE_END_OF_GRANULE);
+        for v in 1..=elements / 10 {
+            b.put_u64_le(v);
+        }
+        (SerInfo { stack: vec![Kind::Default, Kind::Sparse, Kind::Replicated], elems: vec![] }, b)
+    }
+
+    /// Regression (fuzz, server_packets timeout): sparse and replicated layers were not
+    /// measured, so a column arriving in pieces was expanded again on every piece (up to
+    /// the block budget each time). Measuring steps over them without allocating.
+    #[test]
+    fn sparse_and_replicated_layers_are_measured() {
+        let (info, bytes) = replicated_over_sparse(200);
+        let pool = &mut BufferPool::new();
+        let col = ColumnData::for_type(&DataType::UInt64, pool).unwrap();
+        let layout = Layout::for_revision(54492);
+        let mut r = Reader::new(&bytes);
+        assert!(col.measure(&mut r, 1000, Some(&info), layout, &mut ScanMemo::default()).unwrap());
+        assert_eq!(r.position(), bytes.len());
+        // Cut short: an exact request for the rest once the value count is known.
+        let cut = bytes.len() - 5;
+        let err = col.measure(&mut Reader::new(&bytes[..cut]), 1000, Some(&info), layout, &mut ScanMemo::default());
+        assert!(matches!(err, Err(ProtoError::Incomplete { needed }) if needed == bytes.len()), "{err:?}");
+        // The decode agrees with the measure.
+        let mut col = col;
+        let mut r = Reader::new(&bytes);
+        col.read_data(&mut r, 1000, Some(&info), layout, pool).unwrap();
+        assert_eq!(r.position(), bytes.len());
+        let ColumnData::Fixed { data, .. } = &col else { panic!("{col:?}") };
+        let v = data.typed::<u64>().unwrap();
+        assert_eq!((v[8], v[9], v[19], v[199], v[200], v[209]), (0, 1, 2, 20, 0, 1));
+        // A Nullable column's sparse values come without a null map.
+        let ty = DataType::parse("Nullable(UInt64)").unwrap();
+        let col = ColumnData::for_type(&ty, pool).unwrap();
+        assert!(col.measure(&mut Reader::new(&bytes), 1000, Some(&info), layout, &mut ScanMemo::default()).unwrap());
+        // Malformed offsets are left to the decoder, which says what is wrong.
+        let mut bad = bytes.clone();
+        let first_gap = 2 + 1 + 2000 + 2;
+        bad[first_gap] = 0x7f;
+        let col = ColumnData::for_type(&DataType::UInt64, pool).unwrap();
+        assert!(!col.measure(&mut Reader::new(&bad), 1000, Some(&info), layout, &mut ScanMemo::default()).unwrap());
+    }
 
     fn round_trip(ty: &str, rows: usize, bytes: &[u8], layout: Layout) {
         let mut pool = BufferPool::new();

@@ -89,13 +89,12 @@ fn json_with_an_array_of_json_path_and_a_huge_offset() {
     assert_refused(harness::column_codecs(&finding("column_codecs_json_array_json_rows_alloc.bin")));
 }
 
-/// A timeout (> 10 s under ASan) the 60 s CI smoke run of server_packets found on the final
-/// code of session 2: a Data block whose columns carry kind stacks with replicated and sparse
-/// layers (`05 03 00 01 03`) over ~200 rows, followed by a ProfileEvents block. Not yet
-/// analysed: it may be a slow-but-bounded expansion under the 64 MiB budget or a super-linear
-/// path. Ignored until then (it would only slow the suite, not fail it).
+/// A timeout (> 10 s under ASan) the 60 s CI smoke run of server_packets found: a Data block
+/// whose column is replicated over sparse (kind stack `05 03 00 01 03`), delivered in pieces.
+/// Sparse and replicated layers were not measured, so each piece re-ran the decode, which
+/// expanded the sparse gaps (up to the 64 MiB budget) before running out of input again.
+/// Now measured first and expanded once (1.3 s → see the closing note; not asserted here).
 #[test]
-#[ignore = "fuzz finding under analysis: server_packets timeout from the CI smoke run"]
 fn server_packets_timeout_from_the_ci_smoke_run() {
     let _ = harness::server_packets(&finding("server_packets_timeout_ci_smoke.bin"));
 }
