@@ -307,6 +307,7 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     let mut datas = Vec::new();
     let mut clears = Vec::new();
     let mut sizes = Vec::new();
+    let mut defaults = Vec::new();
     for (k, f) in active.iter().enumerate() {
         let ty = &f.ty;
         let id = &f.ident;
@@ -318,6 +319,7 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
         datas.push(quote!((#column, #krate::row::ColumnBuffer::data(&buffers.#idx))));
         clears.push(quote!(#krate::row::ColumnBuffer::truncate(&mut buffers.#idx, rows);));
         sizes.push(quote!(#krate::row::ColumnBuffer::bytes(&buffers.#idx)));
+        defaults.push(quote!(#krate::row::ColumnBuffer::push_default(&mut buffers.#idx);));
     }
 
     Ok(quote! {
@@ -357,17 +359,18 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             }
         }
 
-        /// Nested rows (Tuple columns) are read-only for now.
+        /// A nested row is a Tuple column, filled field by field.
         impl #impl_generics #krate::row::ToColumn for #name #ty_generics #where_clause {
-            type Buffer = #krate::row::NoBuffer;
-            fn writes(_: &#krate::DataType) -> bool {
-                false
+            type Buffer = #krate::row::NestedBuffer<Self>;
+            fn writes(ty: &#krate::DataType) -> bool {
+                #krate::row::nested_writes::<Self>(ty)
             }
             fn buffer(ty: &#krate::DataType) -> #krate::Result<Self::Buffer> {
-                ::core::result::Result::Err(#krate::row::nested_insert_unsupported(#name_str, ty))
+                #krate::row::NestedBuffer::new(ty)
             }
-            fn write_to(&self, _: &mut Self::Buffer) -> #krate::Result<()> {
-                ::core::result::Result::Err(#krate::row::nested_insert_unsupported(#name_str, &#krate::DataType::Nothing))
+            #[inline]
+            fn write_to(&self, buf: &mut Self::Buffer) -> #krate::Result<()> {
+                buf.push(self)
             }
         }
 
@@ -389,6 +392,9 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             }
             fn bytes(buffers: &Self::Buffers) -> usize {
                 0 #(+ #sizes)*
+            }
+            fn push_default(buffers: &mut Self::Buffers) {
+                #(#defaults)*
             }
         }
     })

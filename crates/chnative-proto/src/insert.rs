@@ -67,6 +67,18 @@ pub enum InsertData<'a> {
         /// Elements.
         inner: Box<InsertData<'a>>,
     },
+    /// Tuple: one data per element, each with the tuple's rows.
+    Tuple(Vec<InsertData<'a>>),
+    /// Map(K, V): u64 end offsets into the flattened keys and values (on the wire a
+    /// Map is `Array(Tuple(K, V))`).
+    Map {
+        /// End offset per row.
+        offsets: &'a [u64],
+        /// Keys of every row, back to back.
+        keys: Box<InsertData<'a>>,
+        /// Values, one per key.
+        values: Box<InsertData<'a>>,
+    },
     /// A column read from a SELECT (or built with [`Column::new`]), sent as it is.
     Column(&'a Column),
 }
@@ -87,6 +99,20 @@ impl<'a> InsertData<'a> {
         InsertData::Array { offsets, inner: Box::new(inner.into_insert_data()) }
     }
 
+    /// Tuple data from one data per element.
+    pub fn tuple(elements: Vec<InsertData<'a>>) -> Self {
+        InsertData::Tuple(elements)
+    }
+
+    /// Map data from u64 end offsets and the flattened keys and values.
+    pub fn map(offsets: &'a [u64], keys: impl IntoInsertData<'a>, values: impl IntoInsertData<'a>) -> Self {
+        InsertData::Map {
+            offsets,
+            keys: Box::new(keys.into_insert_data()),
+            values: Box::new(values.into_insert_data()),
+        }
+    }
+
     /// Number of rows.
     pub fn rows(&self) -> usize {
         match self {
@@ -95,8 +121,11 @@ impl<'a> InsertData<'a> {
             }
             InsertData::Strs(s) => s.len(),
             InsertData::Strings(s) => s.len(),
-            InsertData::Blob { offsets, .. } | InsertData::Array { offsets, .. } => offsets.len(),
+            InsertData::Blob { offsets, .. } | InsertData::Array { offsets, .. } | InsertData::Map { offsets, .. } => {
+                offsets.len()
+            }
             InsertData::Nullable { nulls, .. } => nulls.len(),
+            InsertData::Tuple(elements) => elements.first().map_or(0, InsertData::rows),
             InsertData::Column(c) => c.rows(),
         }
     }
@@ -110,6 +139,10 @@ impl<'a> InsertData<'a> {
             InsertData::Strs(_) | InsertData::Strings(_) | InsertData::Blob { .. } => "strings".into(),
             InsertData::Nullable { inner, .. } => format!("Nullable({})", inner.describe()),
             InsertData::Array { inner, .. } => format!("Array({})", inner.describe()),
+            InsertData::Tuple(elements) => {
+                format!("Tuple({})", elements.iter().map(InsertData::describe).collect::<Vec<_>>().join(", "))
+            }
+            InsertData::Map { keys, values, .. } => format!("Map({}, {})", keys.describe(), values.describe()),
             InsertData::Column(c) => c.type_name().to_string(),
         }
     }
@@ -135,6 +168,28 @@ impl<'a> InsertData<'a> {
             InsertData::Array { offsets, inner } => {
                 check_end_offsets(offsets, inner.rows(), "array").map_err(bad)?;
                 inner.validate(column)?;
+            }
+            InsertData::Tuple(elements) => {
+                let Some(first) = elements.first() else { return Err(bad("a tuple needs elements".into())) };
+                for (i, e) in elements.iter().enumerate() {
+                    if e.rows() != first.rows() {
+                        return Err(bad(format!(
+                            "tuple element {} has {} rows, element 1 has {}",
+                            i + 1,
+                            e.rows(),
+                            first.rows()
+                        )));
+                    }
+                    e.validate(column)?;
+                }
+            }
+            InsertData::Map { offsets, keys, values } => {
+                if keys.rows() != values.rows() {
+                    return Err(bad(format!("{} keys but {} values", keys.rows(), values.rows())));
+                }
+                check_end_offsets(offsets, keys.rows(), "map").map_err(bad)?;
+                keys.validate(column)?;
+                values.validate(column)?;
             }
             InsertData::Strs(_) | InsertData::Strings(_) | InsertData::Column(_) => {}
         }
@@ -202,7 +257,39 @@ impl<'a> InsertData<'a> {
             },
             InsertData::Array { inner, .. } => match ty_plain {
                 DataType::Array(t) => Ok(format!("Array({})", inner.wire_type(column, t, type_name)?)),
+                // A Map is Array(Tuple(K, V)) on the wire, so (key, value) pairs in arrays fit it.
+                DataType::Map(k, v) => match inner.as_ref() {
+                    InsertData::Tuple(kv) if kv.len() == 2 => Ok(format!(
+                        "Map({}, {})",
+                        kv[0].wire_type(column, k, type_name)?,
+                        kv[1].wire_type(column, v, type_name)?
+                    )),
+                    _ => Err(mismatch("arrays")),
+                },
+                // Nested(a T, …) as one column (flatten_nested = 0) is Array(Tuple(a T, …)) on the wire.
+                DataType::Nested(_) => match ty_plain.wire_shape().as_ref() {
+                    DataType::Array(t) => Ok(format!("Array({})", inner.wire_type(column, t, type_name)?)),
+                    _ => Err(mismatch("arrays")),
+                },
                 _ => Err(mismatch("arrays")),
+            },
+            InsertData::Tuple(elements) => match ty_plain {
+                DataType::Tuple(types) if types.len() == elements.len() => {
+                    let mut wire = Vec::with_capacity(types.len());
+                    for (e, (name, t)) in elements.iter().zip(types) {
+                        wire.push((name.clone(), DataType::parse(&e.wire_type(column, t, type_name)?)?));
+                    }
+                    Ok(DataType::Tuple(wire).to_string())
+                }
+                _ => Err(mismatch(&format!("tuples of {}", elements.len()))),
+            },
+            InsertData::Map { keys, values, .. } => match ty_plain {
+                DataType::Map(k, v) => Ok(format!(
+                    "Map({}, {})",
+                    keys.wire_type(column, k, type_name)?,
+                    values.wire_type(column, v, type_name)?
+                )),
+                _ => Err(mismatch("maps")),
             },
             InsertData::Column(c) => {
                 let same = c.type_name() == type_name
@@ -226,6 +313,17 @@ impl<'a> InsertData<'a> {
             (InsertData::Fixed { bytes, width, .. }, ty) => check_fixed_values(ty, bytes, *width, nulls),
             (InsertData::Nullable { nulls, inner }, DataType::Nullable(t)) => inner.check_values(t, Some(nulls)),
             (InsertData::Array { inner, .. }, DataType::Array(t)) => inner.check_values(t, None),
+            (InsertData::Array { .. }, DataType::Nested(_)) => self.check_values(&ty.wire_shape(), None),
+            (InsertData::Array { inner, .. }, DataType::Map(k, v)) => {
+                inner.check_values(&DataType::Tuple(vec![(None, (**k).clone()), (None, (**v).clone())]), None)
+            }
+            (InsertData::Tuple(elements), DataType::Tuple(types)) => {
+                elements.iter().zip(types).try_for_each(|(e, (_, t))| e.check_values(t, None))
+            }
+            (InsertData::Map { keys, values, .. }, DataType::Map(k, v)) => {
+                keys.check_values(k, None)?;
+                values.check_values(v, None)
+            }
             _ => Ok(()),
         }
     }
@@ -235,12 +333,29 @@ impl<'a> InsertData<'a> {
         match self {
             InsertData::Column(_) => false,
             InsertData::Nullable { inner, .. } | InsertData::Array { inner, .. } => inner.splittable(),
+            InsertData::Tuple(elements) => elements.iter().all(InsertData::splittable),
+            InsertData::Map { keys, values, .. } => keys.splittable() && values.splittable(),
             _ => true,
         }
     }
 
-    /// Encodes rows `lo..hi` (after the column header). Needs data that passed
-    /// [`InsertData::validate`], and all rows of a [`Column`].
+    /// Writes the serialization prefixes: in the Native format every prefix of a
+    /// column's nested streams comes before any of its data.
+    fn encode_prefix(&self, out: &mut Vec<u8>) {
+        match self {
+            InsertData::Nullable { inner, .. } | InsertData::Array { inner, .. } => inner.encode_prefix(out),
+            InsertData::Tuple(elements) => elements.iter().for_each(|e| e.encode_prefix(out)),
+            InsertData::Map { keys, values, .. } => {
+                keys.encode_prefix(out);
+                values.encode_prefix(out);
+            }
+            InsertData::Column(c) => c.data().write_prefix(out),
+            _ => {}
+        }
+    }
+
+    /// Encodes rows `lo..hi` (after the column header and the prefixes). Needs data
+    /// that passed [`InsertData::validate`], and all rows of a [`Column`].
     fn encode(&self, lo: usize, hi: usize, out: &mut Vec<u8>, layout: Layout) -> Result<()> {
         match self {
             InsertData::Fixed { bytes, width, .. } | InsertData::FixedStrings { bytes, width } => {
@@ -269,10 +384,21 @@ impl<'a> InsertData<'a> {
                 }
                 inner.encode(base as usize, end_before(offsets, hi) as usize, out, layout)?;
             }
-            InsertData::Column(c) => {
-                c.data().write_prefix(out);
-                c.data().write_data(out, layout)?;
+            InsertData::Tuple(elements) => {
+                for e in elements {
+                    e.encode(lo, hi, out, layout)?;
+                }
             }
+            InsertData::Map { offsets, keys, values } => {
+                let base = end_before(offsets, lo);
+                for o in &offsets[lo..hi] {
+                    out.put_u64_le(o - base);
+                }
+                let (from, to) = (base as usize, end_before(offsets, hi) as usize);
+                keys.encode(from, to, out, layout)?;
+                values.encode(from, to, out, layout)?;
+            }
+            InsertData::Column(c) => c.data().write_data(out, layout)?,
         }
         Ok(())
     }
@@ -390,6 +516,7 @@ impl TypedInsert<'_, '_> {
         let layout = Layout::for_revision(revision);
         for ((name, data), ty) in self.columns.columns.iter().zip(&self.types) {
             write_column_head(out, revision, name, ty);
+            data.encode_prefix(out);
             data.encode(lo, hi, out, layout)?;
         }
         Ok(())
@@ -667,6 +794,70 @@ mod tests {
                 assert_eq!(encode_block(&b, rev), direct);
             }
         }
+    }
+
+    /// Tuple and Map data (and pairs in arrays into a Map) encode like the server's
+    /// columns, in whole and in slices; a tuple of LowCardinality elements is sent
+    /// as plain elements.
+    #[test]
+    fn tuples_and_maps_round_trip_in_slices() {
+        let ids = [1u8, 2, 3, 4];
+        let names = ["a", "bb", "", "d"];
+        let map_offsets = [1u64, 1, 3, 4];
+        let keys = ["k", "x", "y", "z"];
+        let values = [10u64, 11, 12, 13];
+        let tuple = || InsertData::tuple(vec![fixed(&ids), (&names[..]).into_insert_data()]);
+        let cols: Vec<(&str, &str, InsertData<'_>)> = vec![
+            ("t", "Tuple(a UInt8, b LowCardinality(String))", tuple()),
+            ("m", "Map(String, UInt64)", InsertData::map(&map_offsets, &keys[..], &values[..])),
+            (
+                "pairs",
+                "Map(LowCardinality(String), UInt64)",
+                InsertData::array(
+                    &map_offsets,
+                    InsertData::tuple(vec![(&keys[..]).into_insert_data(), fixed(&values)]),
+                ),
+            ),
+        ];
+        let header = |c: &(&str, &str, InsertData<'_>)| c.2.check_type(c.0, &ty(c.1), c.1).unwrap();
+        assert_eq!(header(&cols[0]), "Tuple(`a` UInt8, `b` String)");
+        assert_eq!(header(&cols[1]), "Map(String, UInt64)");
+        assert_eq!(header(&cols[2]), "Map(String, UInt64)");
+        for rev in [54460, 54492] {
+            for (lo, hi) in [(0, 4), (1, 3), (2, 2), (3, 4)] {
+                let b = decode(&encode(&cols, lo, hi, rev), rev);
+                assert_eq!(b.rows(), hi - lo);
+                let t = b.column("t").unwrap().view();
+                assert_eq!(t.tuple_element(0).unwrap().values::<u8>().unwrap(), &ids[lo..hi]);
+                let s = t.tuple_element(1).unwrap();
+                let s = s.as_strings().unwrap();
+                assert_eq!((0..s.len()).map(|i| s.str(i).unwrap()).collect::<Vec<_>>(), &names[lo..hi]);
+                for m in ["m", "pairs"] {
+                    let mut one = Vec::new();
+                    b.column(m).unwrap().data().write_data(&mut one, Layout::for_revision(rev)).unwrap();
+                    let mut want = Vec::new();
+                    b.column("m").unwrap().data().write_data(&mut want, Layout::for_revision(rev)).unwrap();
+                    assert_eq!(one, want, "{m} {lo}..{hi}");
+                }
+                let base = if lo == 0 { 0 } else { map_offsets[lo - 1] } as usize;
+                let end = if hi == 0 { 0 } else { map_offsets[hi - 1] } as usize;
+                let mut direct = Vec::new();
+                b.write(&mut direct, rev).unwrap();
+                assert_eq!(encode_block(&b, rev), direct);
+                let m = b.column("m").unwrap().view();
+                let entries = m.as_array().unwrap();
+                let v = entries.inner().tuple_element(1).unwrap();
+                assert_eq!(v.values::<u64>().unwrap(), &values[base..end]);
+            }
+        }
+        invalid(InsertData::tuple(vec![]).validate("c"), "needs elements");
+        invalid(InsertData::tuple(vec![fixed(&ids), fixed(&[1u8])]).validate("c"), "element 2 has 1 rows");
+        invalid(InsertData::map(&[1], &keys[..], &values[..1]).validate("c"), "4 keys but 1 values");
+        invalid(InsertData::map(&[1, 5], &keys[..], &values[..]).validate("c"), "end at 5");
+        let e = tuple().check_type("c", &ty("Tuple(UInt8)"), "Tuple(UInt8)").unwrap_err();
+        assert!(matches!(e, ProtoError::TypeMismatch { .. }), "{e:?}");
+        let e = tuple().check_type("c", &ty("Tuple(UInt8, UInt8)"), "Tuple(UInt8, UInt8)").unwrap_err();
+        assert!(matches!(e, ProtoError::TypeMismatch { .. }), "{e:?}");
     }
 
     fn invalid(res: Result<impl std::fmt::Debug>, words: &str) {

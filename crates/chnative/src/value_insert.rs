@@ -16,6 +16,8 @@ enum Buffer {
     FixedStrings { bytes: Vec<u8>, n: usize },
     Nullable { nulls: Vec<u8>, inner: Box<Buffer> },
     Array { offsets: Vec<u64>, inner: Box<Buffer> },
+    Tuple(Vec<Buffer>),
+    Map { offsets: Vec<u64>, keys: Box<Buffer>, values: Box<Buffer> },
 }
 
 /// The column type decides the wire width; the INSERT's own check then matches
@@ -47,6 +49,12 @@ impl Buffer {
             D::FixedString(n) => Buffer::FixedStrings { bytes: Vec::new(), n: *n },
             D::Nullable(t) => Buffer::Nullable { nulls: Vec::new(), inner: Box::new(Buffer::for_type(t)?) },
             D::Array(t) => Buffer::Array { offsets: Vec::new(), inner: Box::new(Buffer::for_type(t)?) },
+            D::Tuple(elems) => Buffer::Tuple(elems.iter().map(|(_, t)| Buffer::for_type(t)).collect::<Result<_, _>>()?),
+            D::Map(k, v) => Buffer::Map {
+                offsets: Vec::new(),
+                keys: Box::new(Buffer::for_type(k)?),
+                values: Box::new(Buffer::for_type(v)?),
+            },
             t => match t.fixed_width() {
                 Some(width) if !matches!(t, D::QBit(..) | D::QBitStrided(..) | D::Interval(_) | D::Nothing) => {
                     Buffer::Fixed { bytes: Vec::new(), width }
@@ -75,13 +83,18 @@ impl Buffer {
             Buffer::FixedStrings { bytes, n } => InsertData::fixed_strings(bytes, *n),
             Buffer::Nullable { nulls, inner } => InsertData::nullable(nulls, inner.data()),
             Buffer::Array { offsets, inner } => InsertData::array(offsets, inner.data()),
+            Buffer::Tuple(elems) => InsertData::tuple(elems.iter().map(Buffer::data).collect()),
+            Buffer::Map { offsets, keys, values } => InsertData::map(offsets, keys.data(), values.data()),
         }
     }
 
     fn len(&self) -> usize {
         match self {
             Buffer::Fixed { bytes, width } => bytes.len() / width,
-            Buffer::Strings { offsets, .. } | Buffer::Array { offsets, .. } => offsets.len(),
+            Buffer::Strings { offsets, .. } | Buffer::Array { offsets, .. } | Buffer::Map { offsets, .. } => {
+                offsets.len()
+            }
+            Buffer::Tuple(elems) => elems.first().map_or(0, Buffer::len),
             Buffer::FixedStrings { bytes, n } => bytes.len() / (*n).max(1),
             Buffer::Nullable { nulls, .. } => nulls.len(),
         }
@@ -96,7 +109,10 @@ impl Buffer {
                 nulls.push(1);
                 inner.push_default();
             }
-            Buffer::Array { offsets, .. } => offsets.push(offsets.last().copied().unwrap_or(0)),
+            Buffer::Array { offsets, .. } | Buffer::Map { offsets, .. } => {
+                offsets.push(offsets.last().copied().unwrap_or(0))
+            }
+            Buffer::Tuple(elems) => elems.iter_mut().for_each(Buffer::push_default),
         }
     }
 
@@ -126,6 +142,31 @@ impl Buffer {
                     }
                 }
                 offsets.push(inner.len() as u64);
+            }
+            (Buffer::Tuple(elems), D::Tuple(types)) => {
+                let Value::Tuple(items) = v else { return Err(()) };
+                if items.len() != types.len() {
+                    return Err(());
+                }
+                let before = elems.first().map_or(0, Buffer::len);
+                for ((e, (_, t)), item) in elems.iter_mut().zip(types).zip(items) {
+                    if e.push(t, item).is_err() {
+                        elems.iter_mut().for_each(|e| e.truncate(before));
+                        return Err(());
+                    }
+                }
+            }
+            (Buffer::Map { offsets, keys, values }, D::Map(kt, vt)) => {
+                let Value::Map(entries) = v else { return Err(()) };
+                let before = keys.len();
+                for (k, val) in entries {
+                    if keys.push(kt, k).is_err() || values.push(vt, val).is_err() {
+                        keys.truncate(before);
+                        values.truncate(before);
+                        return Err(());
+                    }
+                }
+                offsets.push(keys.len() as u64);
             }
             (Buffer::Strings { offsets, data }, D::String) => {
                 let b = v.as_bytes().ok_or(())?;
@@ -168,6 +209,13 @@ impl Buffer {
             Buffer::Array { offsets, inner } => {
                 offsets.truncate(rows);
                 inner.truncate(offsets.last().map_or(0, |&o| o as usize));
+            }
+            Buffer::Tuple(elems) => elems.iter_mut().for_each(|e| e.truncate(rows)),
+            Buffer::Map { offsets, keys, values } => {
+                offsets.truncate(rows);
+                let entries = offsets.last().map_or(0, |&o| o as usize);
+                keys.truncate(entries);
+                values.truncate(entries);
             }
         }
     }

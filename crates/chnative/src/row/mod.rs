@@ -71,8 +71,8 @@ pub use from_column::{DateReader, DateTimeReader, DurationReader};
 pub use insert::{Inserter, DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS};
 pub use stream::RowStream;
 pub use to_column::{
-    buffer_for, push_error, writes, ArrayBuffer, ColumnBuffer, DecimalBuffer, FixedBuffer, FixedStringBuffer, NoBuffer,
-    NullableBuffer, StringBuffer, ToColumn, VecBuffer,
+    buffer_for, push_error, writes, ArrayBuffer, ColumnBuffer, DecimalBuffer, FixedBuffer, FixedStringBuffer,
+    MapBuffer, NoBuffer, NullableBuffer, StringBuffer, ToColumn, TupleBuffer, VecBuffer,
 };
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
 pub use to_column::{DateBuffer, DateTimeBuffer, DurationBuffer};
@@ -133,6 +133,8 @@ pub trait RowWrite: Row {
     fn truncate(buffers: &mut Self::Buffers, rows: usize);
     /// Bytes the buffered rows hold (about their size on the wire).
     fn bytes(buffers: &Self::Buffers) -> usize;
+    /// Appends a placeholder row (under a NULL, when the row is a nested Tuple).
+    fn push_default(buffers: &mut Self::Buffers);
 }
 
 /// What readers may need beyond the column: the server's time zone (the zone of
@@ -348,9 +350,91 @@ pub fn tuple_columns<'r, T: Row + ?Sized>(view: &ColumnView<'r>) -> Result<Vec<O
         .collect()
 }
 
-/// The error for inserting a nested row struct (not supported yet).
-pub fn nested_insert_unsupported(name: &str, ty: &DataType) -> Error {
-    Error::Usage(format!("inserting the nested row {name} into {ty} is not supported yet"))
+/// A nested row struct written to a Tuple column: one buffer per field, sent in
+/// the tuple's element order (by name when the tuple names its elements).
+pub struct NestedBuffer<T: RowWrite> {
+    buffers: T::Buffers,
+    /// Element `j` of the tuple is field `order[j]`.
+    order: Vec<usize>,
+    rows: usize,
+}
+
+impl<T: RowWrite> std::fmt::Debug for NestedBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NestedBuffer").field("row", &T::NAME).field("rows", &self.rows).finish()
+    }
+}
+
+/// Which field fills each element of the Tuple type `ty`, and each field's element
+/// type; `None` when some element has no field, a field has no element, or a
+/// field cannot be written to its element's type.
+fn nested_binding<T: Row + ?Sized>(ty: &DataType) -> Option<(Vec<usize>, Vec<DataType>)> {
+    let DataType::Tuple(elems) = ty else { return None };
+    if elems.len() != T::FIELDS.len() {
+        return None;
+    }
+    let by_name = elems.iter().all(|(n, _)| n.is_some());
+    let mut types: Vec<Option<DataType>> = vec![None; elems.len()];
+    let mut order = Vec::with_capacity(elems.len());
+    for (j, (name, t)) in elems.iter().enumerate() {
+        let k = if by_name { T::FIELDS.iter().position(|f| name.as_deref() == Some(f.column))? } else { j };
+        if types[k].is_some() || !(T::FIELDS[k].writes)(t) {
+            return None;
+        }
+        types[k] = Some(t.clone());
+        order.push(k);
+    }
+    Some((order, types.into_iter().collect::<Option<Vec<_>>>()?))
+}
+
+/// Whether the nested row `T` can be written to a column of type `ty` (a Tuple).
+pub fn nested_writes<T: RowWrite + ?Sized>(ty: &DataType) -> bool {
+    nested_binding::<T>(ty).is_some()
+}
+
+impl<T: RowWrite> NestedBuffer<T> {
+    /// Empty buffers for a Tuple column of type `ty`.
+    pub fn new(ty: &DataType) -> Result<Self> {
+        let (order, types) = nested_binding::<T>(ty).ok_or_else(|| {
+            Error::Usage(format!(
+                "the nested row {} (fields {}) cannot be written to a {ty} column",
+                T::NAME,
+                T::FIELDS.iter().map(|f| f.column).collect::<Vec<_>>().join(", ")
+            ))
+        })?;
+        Ok(NestedBuffer { buffers: T::buffers(&types)?, order, rows: 0 })
+    }
+
+    /// Appends one row.
+    #[inline]
+    pub fn push(&mut self, row: &T) -> Result<()> {
+        T::push(row, &mut self.buffers)?;
+        self.rows += 1;
+        Ok(())
+    }
+}
+
+impl<T: RowWrite> ColumnBuffer for NestedBuffer<T> {
+    fn data(&self) -> crate::InsertData<'_> {
+        let mut fields: Vec<Option<crate::InsertData<'_>>> =
+            T::columns(&self.buffers).into_iter().map(|(_, d)| Some(d)).collect();
+        let elements = self.order.iter().map(|&k| fields[k].take().unwrap_or(crate::InsertData::Strs(&[])));
+        crate::InsertData::tuple(elements.collect())
+    }
+    fn len(&self) -> usize {
+        self.rows
+    }
+    fn truncate(&mut self, rows: usize) {
+        T::truncate(&mut self.buffers, rows);
+        self.rows = self.rows.min(rows);
+    }
+    fn push_default(&mut self) {
+        T::push_default(&mut self.buffers);
+        self.rows += 1;
+    }
+    fn bytes(&self) -> usize {
+        T::bytes(&self.buffers)
+    }
 }
 
 pub(crate) fn field_mismatch<T: Row + ?Sized>(f: &Field, type_name: &str) -> Error {

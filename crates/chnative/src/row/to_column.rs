@@ -373,7 +373,11 @@ impl<B: ColumnBuffer> ColumnBuffer for ArrayBuffer<B> {
     }
 }
 
-/// `Vec<T>` / `[T]` into Array(T), or bytes into String.
+fn map_entry(k: &D, v: &D) -> D {
+    D::Tuple(vec![(None, k.clone()), (None, v.clone())])
+}
+
+/// `Vec<T>` / `[T]` into Array(T), Map(K, V) for pairs, or bytes into String.
 #[derive(Debug)]
 pub enum VecBuffer<B> {
     /// Array(T).
@@ -420,6 +424,9 @@ impl<T: ToColumn> ToColumn for [T] {
     fn writes(ty: &D) -> bool {
         match ty {
             D::Array(t) => writes::<T>(t),
+            // A Map is an array of (key, value) tuples on the wire, so `Vec<(K, V)>` keeps the order.
+            D::Map(k, v) => writes::<T>(&map_entry(k, v)),
+            D::Nested(_) => matches!(ty.wire_shape().as_ref(), D::Array(t) if writes::<T>(t)),
             D::String => T::BYTE,
             _ => false,
         }
@@ -430,6 +437,16 @@ impl<T: ToColumn> ToColumn for [T] {
                 offsets: Vec::new(),
                 inner: buffer_for::<T>(std::slice::from_ref(t), 0)?,
             })),
+            D::Map(k, v) => Ok(VecBuffer::Array(ArrayBuffer {
+                offsets: Vec::new(),
+                inner: buffer_for::<T>(&[map_entry(k, v)], 0)?,
+            })),
+            D::Nested(_) => match ty.wire_shape().into_owned() {
+                D::Array(t) => {
+                    Ok(VecBuffer::Array(ArrayBuffer { offsets: Vec::new(), inner: buffer_for::<T>(&[*t], 0)? }))
+                }
+                t => Err(cannot(&t, "a Vec")),
+            },
             D::String if T::BYTE => Ok(VecBuffer::Bytes(StringBuffer::default())),
             t => Err(cannot(t, "a Vec or slice")),
         }
@@ -568,7 +585,7 @@ impl ToColumn for chnative_proto::convert::ext::rust_decimal::Decimal {
     }
 }
 
-/// A buffer for types that can be read but not yet inserted (Map, Tuple).
+/// A buffer for types that can be read but not inserted.
 #[derive(Debug, Default)]
 pub struct NoBuffer;
 
@@ -586,6 +603,7 @@ impl ColumnBuffer for NoBuffer {
     }
 }
 
+#[cfg(feature = "chrono")]
 macro_rules! read_only {
     ($name:literal, [$($g:tt)*] $t:ty) => {
         impl<$($g)*> ToColumn for $t {
@@ -594,24 +612,161 @@ macro_rules! read_only {
                 false
             }
             fn buffer(ty: &D) -> Result<Self::Buffer> {
-                Err(Error::Usage(format!(concat!("inserting ", $name, " into {} is not supported yet"), ty)))
+                Err(Error::Usage(format!(concat!("inserting ", $name, " into {} is not supported"), ty)))
             }
             fn write_to(&self, _: &mut Self::Buffer) -> Result<()> {
-                Err(Error::Usage(concat!("inserting ", $name, " is not supported yet").into()))
+                Err(Error::Usage(concat!("inserting ", $name, " is not supported").into()))
             }
         }
     };
 }
-read_only!("a HashMap", [K, V] HashMap<K, V>);
-read_only!("a BTreeMap", [K, V] BTreeMap<K, V>);
-read_only!("a tuple", [A](A,));
-read_only!("a tuple", [A, B](A, B));
-read_only!("a tuple", [A, B, C](A, B, C));
-read_only!("a tuple", [A, B, C, E](A, B, C, E));
-read_only!("a tuple", [A, B, C, E, F](A, B, C, E, F));
-read_only!("a tuple", [A, B, C, E, F, G](A, B, C, E, F, G));
-read_only!("a tuple", [A, B, C, E, F, G, H](A, B, C, E, F, G, H));
-read_only!("a tuple", [A, B, C, E, F, G, H, I](A, B, C, E, F, G, H, I));
+
+/// Tuples: one buffer per element, each holding every row.
+#[derive(Debug, Default)]
+pub struct TupleBuffer<B>(B);
+
+fn tuple_types(ty: &D, n: usize, rust: &str) -> Result<Vec<D>> {
+    match ty {
+        D::Tuple(e) if e.len() == n => Ok(e.iter().map(|(_, t)| t.clone()).collect()),
+        t => Err(cannot(t, rust)),
+    }
+}
+
+macro_rules! tuple_to_column {
+    ($n:literal; $($t:ident $k:tt),+) => {
+        impl<$($t: ColumnBuffer),+> ColumnBuffer for TupleBuffer<($($t,)+)> {
+            fn data(&self) -> InsertData<'_> {
+                InsertData::tuple(vec![$(self.0.$k.data()),+])
+            }
+            fn len(&self) -> usize {
+                self.0.0.len()
+            }
+            fn truncate(&mut self, rows: usize) {
+                $(self.0.$k.truncate(rows);)+
+            }
+            fn push_default(&mut self) {
+                $(self.0.$k.push_default();)+
+            }
+            fn bytes(&self) -> usize {
+                0 $(+ self.0.$k.bytes())+
+            }
+        }
+
+        impl<$($t: ToColumn),+> ToColumn for ($($t,)+) {
+            type Buffer = TupleBuffer<($($t::Buffer,)+)>;
+            fn writes(ty: &D) -> bool {
+                matches!(ty, D::Tuple(e) if e.len() == $n $(&& writes::<$t>(&e[$k].1))+)
+            }
+            fn buffer(ty: &D) -> Result<Self::Buffer> {
+                let types = tuple_types(ty, $n, concat!("a tuple of ", $n))?;
+                Ok(TupleBuffer(($(buffer_for::<$t>(&types, $k)?,)+)))
+            }
+            #[inline]
+            fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+                $(self.$k.write_to(&mut buf.0.$k)?;)+
+                Ok(())
+            }
+        }
+    };
+}
+tuple_to_column!(1; A 0);
+tuple_to_column!(2; A 0, B 1);
+tuple_to_column!(3; A 0, B 1, C 2);
+tuple_to_column!(4; A 0, B 1, C 2, E 3);
+tuple_to_column!(5; A 0, B 1, C 2, E 3, F 4);
+tuple_to_column!(6; A 0, B 1, C 2, E 3, F 4, G 5);
+tuple_to_column!(7; A 0, B 1, C 2, E 3, F 4, G 5, H 6);
+tuple_to_column!(8; A 0, B 1, C 2, E 3, F 4, G 5, H 6, I 7);
+
+/// Maps: end offsets and the flattened keys and values.
+#[derive(Debug, Default)]
+pub struct MapBuffer<K, V> {
+    offsets: Vec<u64>,
+    keys: K,
+    values: V,
+}
+
+impl<K: ColumnBuffer, V: ColumnBuffer> ColumnBuffer for MapBuffer<K, V> {
+    fn data(&self) -> InsertData<'_> {
+        InsertData::map(&self.offsets, self.keys.data(), self.values.data())
+    }
+    fn len(&self) -> usize {
+        self.offsets.len()
+    }
+    fn truncate(&mut self, rows: usize) {
+        self.offsets.truncate(rows);
+        let entries = self.offsets.last().map_or(0, |&o| o as usize);
+        self.keys.truncate(entries);
+        self.values.truncate(entries);
+    }
+    fn push_default(&mut self) {
+        self.offsets.push(self.offsets.last().copied().unwrap_or(0))
+    }
+    fn bytes(&self) -> usize {
+        8 * self.offsets.len() + self.keys.bytes() + self.values.bytes()
+    }
+}
+
+impl<K: ColumnBuffer, V: ColumnBuffer> MapBuffer<K, V> {
+    fn push_entries<'e, KT: ToColumn<Buffer = K> + 'e, VT: ToColumn<Buffer = V> + 'e>(
+        &mut self,
+        entries: impl Iterator<Item = (&'e KT, &'e VT)>,
+    ) -> Result<()> {
+        for (k, v) in entries {
+            k.write_to(&mut self.keys)?;
+            v.write_to(&mut self.values)?;
+        }
+        self.offsets.push(self.keys.len() as u64);
+        Ok(())
+    }
+}
+
+fn map_buffer<K: ToColumn, V: ToColumn>(ty: &D, rust: &str) -> Result<MapBuffer<K::Buffer, V::Buffer>> {
+    match ty {
+        D::Map(k, v) => {
+            let types = [k.as_ref().clone(), v.as_ref().clone()];
+            Ok(MapBuffer {
+                offsets: Vec::new(),
+                keys: buffer_for::<K>(&types, 0)?,
+                values: buffer_for::<V>(&types, 1)?,
+            })
+        }
+        t => Err(cannot(t, rust)),
+    }
+}
+
+fn writes_map<K: ToColumn, V: ToColumn>(ty: &D) -> bool {
+    matches!(ty, D::Map(k, v) if writes::<K>(k) && writes::<V>(v))
+}
+
+impl<K: ToColumn, V: ToColumn, S> ToColumn for HashMap<K, V, S> {
+    type Buffer = MapBuffer<K::Buffer, V::Buffer>;
+    fn writes(ty: &D) -> bool {
+        writes_map::<K, V>(ty)
+    }
+    fn buffer(ty: &D) -> Result<Self::Buffer> {
+        map_buffer::<K, V>(ty, "a HashMap")
+    }
+    /// Entries go in the map's iteration order (a `HashMap` has none to keep).
+    #[inline]
+    fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+        buf.push_entries(self.iter())
+    }
+}
+
+impl<K: ToColumn, V: ToColumn> ToColumn for BTreeMap<K, V> {
+    type Buffer = MapBuffer<K::Buffer, V::Buffer>;
+    fn writes(ty: &D) -> bool {
+        writes_map::<K, V>(ty)
+    }
+    fn buffer(ty: &D) -> Result<Self::Buffer> {
+        map_buffer::<K, V>(ty, "a BTreeMap")
+    }
+    #[inline]
+    fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+        buf.push_entries(self.iter())
+    }
+}
 
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
 mod temporal {
