@@ -244,6 +244,8 @@ impl<'a> InsertData<'a> {
             },
             InsertData::Strs(_) | InsertData::Strings(_) | InsertData::Blob { .. } => match ty_plain {
                 DataType::String => Ok("String".into()),
+                // Sent as String: the server parses the text into its JSON column.
+                DataType::Json(_) => Ok("String".into()),
                 DataType::LowCardinality(t) if **t == DataType::String => Ok("String".into()),
                 _ => Err(mismatch("strings")),
             },

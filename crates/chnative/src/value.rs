@@ -635,6 +635,59 @@ impl<'r> ColumnReader<'r> {
     }
 }
 
+/// A typed-row field of type [`Value`] reads any column, as the dynamic tier does
+/// (`Dynamic`, `Variant` and `JSON` included): the field's type is chosen per row.
+pub struct ValueReader<'r>(ColumnReader<'r>);
+
+impl<'r> crate::row::FromColumn<'r> for Value {
+    type Reader = ValueReader<'r>;
+    fn accepts(_: &D) -> bool {
+        true
+    }
+    fn reader(view: &ColumnView<'r>, ctx: &crate::row::ReadContext) -> Result<Self::Reader> {
+        Ok(ValueReader(ColumnReader::new(view, &Arc::from(ctx.server_timezone.as_str()))?))
+    }
+    #[inline]
+    fn read(reader: &Self::Reader, i: usize) -> Result<Self> {
+        reader.0.get(i)
+    }
+    fn null() -> Option<Self> {
+        Some(Value::Null)
+    }
+}
+
+/// The reader of a `serde_json::Value` field: a JSON column's text is parsed,
+/// any other column's value goes through [`Value`]'s `Serialize` (numbers as
+/// numbers, Int256/Decimal/dates as their text, arrays as arrays, maps as objects).
+#[cfg(feature = "serde_json")]
+pub struct JsonValueReader<'r> {
+    values: ValueReader<'r>,
+    json_text: bool,
+}
+
+#[cfg(feature = "serde_json")]
+impl<'r> crate::row::FromColumn<'r> for serde_json::Value {
+    type Reader = JsonValueReader<'r>;
+    fn accepts(_: &D) -> bool {
+        true
+    }
+    fn reader(view: &ColumnView<'r>, ctx: &crate::row::ReadContext) -> Result<Self::Reader> {
+        let json_text = matches!(view.data_type(), D::Json(_));
+        Ok(JsonValueReader { values: <Value as crate::row::FromColumn<'r>>::reader(view, ctx)?, json_text })
+    }
+    fn read(reader: &Self::Reader, i: usize) -> Result<Self> {
+        let v = reader.values.0.get(i)?;
+        let bad = |e: serde_json::Error| Error::Usage(format!("column `{}`: {e}", reader.values.0.column));
+        match v {
+            Value::String(text) if reader.json_text => serde_json::from_slice(&text).map_err(bad),
+            v => serde_json::to_value(&v).map_err(bad),
+        }
+    }
+    fn null() -> Option<Self> {
+        Some(serde_json::Value::Null)
+    }
+}
+
 fn zone(tz: &Option<String>, server_tz: &Arc<str>) -> Arc<str> {
     match tz {
         Some(z) => Arc::from(z.as_str()),

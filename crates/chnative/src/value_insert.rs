@@ -221,6 +221,84 @@ impl Buffer {
     }
 }
 
+impl Buffer {
+    fn bytes(&self) -> usize {
+        match self {
+            Buffer::Fixed { bytes, .. } | Buffer::FixedStrings { bytes, .. } => bytes.len(),
+            Buffer::Strings { offsets, data } => 8 * offsets.len() + data.len(),
+            Buffer::Nullable { nulls, inner } => nulls.len() + inner.bytes(),
+            Buffer::Array { offsets, inner } => 8 * offsets.len() + inner.bytes(),
+            Buffer::Tuple(elems) => elems.iter().map(Buffer::bytes).sum(),
+            Buffer::Map { offsets, keys, values } => 8 * offsets.len() + keys.bytes() + values.bytes(),
+        }
+    }
+}
+
+/// The column buffer of a typed-row field of type [`Value`]: each value converted
+/// exactly to the column's type, as [`Client::insert_value_rows`] does.
+pub struct ValueBuffer {
+    ty: D,
+    buf: Buffer,
+}
+
+impl std::fmt::Debug for ValueBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ValueBuffer").field("ty", &self.ty).field("rows", &self.buf.len()).finish()
+    }
+}
+
+impl crate::row::ColumnBuffer for ValueBuffer {
+    fn data(&self) -> InsertData<'_> {
+        self.buf.data()
+    }
+    fn len(&self) -> usize {
+        self.buf.len()
+    }
+    fn truncate(&mut self, rows: usize) {
+        self.buf.truncate(rows)
+    }
+    fn push_default(&mut self) {
+        self.buf.push_default()
+    }
+    fn bytes(&self) -> usize {
+        self.buf.bytes()
+    }
+}
+
+impl crate::row::ToColumn for Value {
+    type Buffer = ValueBuffer;
+    fn writes(ty: &D) -> bool {
+        Buffer::for_type(ty).is_ok()
+    }
+    fn buffer(ty: &D) -> Result<Self::Buffer> {
+        Ok(ValueBuffer { ty: ty.clone(), buf: Buffer::for_type(ty).map_err(Error::Usage)? })
+    }
+    #[inline]
+    fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+        buf.buf.push(&buf.ty, self).map_err(|()| Error::Usage(format!("{self} does not convert to {}", buf.ty)))
+    }
+}
+
+/// A `serde_json::Value` field goes into a String or JSON column as its JSON text.
+#[cfg(feature = "serde_json")]
+impl crate::row::ToColumn for serde_json::Value {
+    type Buffer = crate::row::StringBuffer;
+    fn writes(ty: &D) -> bool {
+        matches!(ty, D::String | D::Json(_))
+    }
+    fn buffer(ty: &D) -> Result<Self::Buffer> {
+        if Self::writes(ty) {
+            Ok(crate::row::StringBuffer::default())
+        } else {
+            Err(Error::Usage(format!("a serde_json::Value cannot be written to a {ty} column")))
+        }
+    }
+    fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+        buf.push_bytes(self.to_string().as_bytes());
+        Ok(())
+    }
+}
+
 /// An integer value as I256 (any signed or unsigned width, Bool excluded).
 fn integer(v: &Value) -> Option<I256> {
     Some(match v {

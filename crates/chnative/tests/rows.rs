@@ -792,3 +792,97 @@ async fn nested_struct_insert_mismatch_is_refused_before_sending() {
     assert_eq!(http(&format!("SELECT count() FROM {}", t.0)).trim(), "0");
     assert!(c.is_usable());
 }
+
+/// A `Value` field reads any column, Dynamic, Variant and JSON included (its Display
+/// is the server's toString), and inserts into any column the dynamic tier can fill.
+/// A `serde_json::Value` field (feature `serde_json`) parses a JSON column and
+/// converts any other column through `Value`'s Serialize.
+#[tokio::test]
+async fn value_fields_read_dynamic_variant_and_json() {
+    use chnative::Value;
+    #[derive(Row, Debug)]
+    #[row(ignore_extra_columns)]
+    struct Any {
+        id: u64,
+        d: Value,
+        ds: String,
+        v: Value,
+        vs: String,
+        j: Value,
+        n: Value,
+    }
+    let c = client().await;
+    let rows: Vec<Any> = c
+        .fetch_all(
+            "SELECT number AS id, CAST(multiIf(number = 0, 1::Int64, number = 1, 'two', [3.5]), 'Dynamic') AS d, \
+             toString(d) AS ds, CAST(if(number = 1, 'x', toString(number)), 'Variant(String, UInt64)') AS v0, \
+             if(number = 2, CAST(7::UInt64, 'Variant(String, UInt64)'), v0) AS v, toString(v) AS vs, \
+             CAST('{\"a\": {\"b\": 1}}', 'JSON') AS j, if(number = 1, NULL, number::Nullable(UInt8)) AS n \
+             FROM numbers(3) ORDER BY id",
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rows.len(), 3);
+    for r in &rows {
+        assert_eq!(r.d.to_string(), r.ds);
+        assert_eq!(r.v.to_string(), r.vs);
+        assert_eq!(r.j.as_str(), Some("{\"a\":{\"b\":1}}"));
+    }
+    assert_eq!(rows[0].d, Value::Int64(1));
+    assert_eq!(rows[2].v, Value::UInt64(7));
+    assert!(rows[1].n.is_null());
+    assert_eq!(rows[2].n, Value::UInt8(2));
+
+    // Value fields insert, converted exactly to each column's type.
+    #[derive(Row, Debug)]
+    struct Loose {
+        id: Value,
+        t: Value,
+        m: Value,
+    }
+    let t = Table::new("rows_value_fields", "id UInt16, t Tuple(Int8, String), m Map(String, Nullable(Int32))");
+    let loose = [Loose {
+        id: Value::UInt64(9),
+        t: Value::Tuple(vec![Value::Int64(-3), Value::String(b"s".to_vec())]),
+        m: Value::Map(vec![(Value::String(b"k".to_vec()), Value::Null)]),
+    }];
+    assert_eq!(c.insert_rows(&t.0, &loose).await.unwrap().rows, 1);
+    assert_eq!(http(&format!("SELECT * FROM {} FORMAT TSV", t.0)).trim(), "9\t(-3,'s')\t{'k':NULL}");
+    let too_big = [Loose { id: Value::UInt64(70000), t: loose[0].t.clone(), m: loose[0].m.clone() }];
+    let e = c.insert_rows(&t.0, &too_big).await.unwrap_err().to_string();
+    assert!(e.contains("70000") && e.contains("UInt16") && e.contains("`id`"), "{e}");
+    assert_eq!(http(&format!("SELECT count() FROM {}", t.0)).trim(), "1");
+
+    #[cfg(feature = "serde_json")]
+    {
+        #[derive(Row, Debug)]
+        struct Doc {
+            j: serde_json::Value,
+            m: serde_json::Value,
+            big: serde_json::Value,
+        }
+        let d: Doc = c
+            .fetch_one(
+                "SELECT CAST('{\"a\": {\"b\": [1, 2]}}', 'JSON') AS j, map('x', 1::UInt8) AS m, 2::Int256 AS big",
+            )
+            .await
+            .unwrap();
+        assert_eq!(d.j, serde_json::json!({"a": {"b": [1, 2]}}));
+        assert_eq!(d.m, serde_json::json!({"x": 1}));
+        assert_eq!(d.big, serde_json::json!("2"));
+
+        // Into a JSON column (and a String column) as JSON text.
+        #[derive(Row, Debug)]
+        struct Put {
+            j: serde_json::Value,
+            s: serde_json::Value,
+        }
+        let t = Table::new("rows_json_put", "j JSON, s String");
+        let put = [Put { j: serde_json::json!({"a": {"b": 5}, "c": "x"}), s: serde_json::json!([1, "two"]) }];
+        c.insert_rows(&t.0, &put).await.unwrap();
+        assert_eq!(http(&format!("SELECT j.a.b, j.c, s FROM {} FORMAT TSV", t.0)).trim(), "5\tx\t[1,\"two\"]");
+        let back: Put = c.fetch_one(format!("SELECT j, s FROM {}", t.0)).await.unwrap();
+        assert_eq!(back.j, put[0].j);
+        assert_eq!(back.s, serde_json::json!("[1,\"two\"]"));
+    }
+}

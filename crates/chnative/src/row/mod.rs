@@ -61,6 +61,7 @@ use chnative_proto::DataType;
 
 use crate::error::{Error, Result};
 
+pub use crate::value_insert::ValueBuffer;
 pub use enums::{enum_accepts, enum_writes, EnumBuffer, EnumLabels, EnumReader};
 pub use from_column::{
     ArrayReader, BytesOrArray, DecimalReader, F32Reader, FixedStrings, MapReader, NullableReader, SliceReader, Strings,

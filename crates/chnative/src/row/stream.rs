@@ -139,9 +139,12 @@ impl Client {
     /// Runs a query and streams its result as typed rows (`#[derive(Row)]`).
     ///
     /// For a struct with borrowed fields, name it with an elided lifetime:
-    /// `client.query::<Event<'_>>(…)`.
+    /// `client.query::<Event<'_>>(…)`. JSON columns arrive as their text (for
+    /// `Value` and `serde_json::Value` fields; the query gets
+    /// `output_format_native_write_json_as_string = 1`).
     pub async fn query<T: Row>(&self, query: impl Into<Query>) -> Result<RowStream<'_, T>> {
         let ctx = self.read_context();
+        let query = query.into().setting("output_format_native_write_json_as_string", "1");
         Ok(RowStream::new(self.stream(query).await?, ctx))
     }
 

@@ -180,7 +180,7 @@ pub struct StringBuffer {
 
 impl StringBuffer {
     #[inline]
-    fn push_bytes(&mut self, b: &[u8]) {
+    pub(crate) fn push_bytes(&mut self, b: &[u8]) {
         self.data.extend_from_slice(b);
         self.offsets.push(self.data.len() as u64);
     }
