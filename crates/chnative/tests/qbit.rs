@@ -452,3 +452,55 @@ async fn strided_and_int8_qbits_decode_and_round_trip() {
     c.execute(format!("DROP TABLE {table}").as_str()).await.unwrap();
     c.execute(format!("DROP TABLE {copy}").as_str()).await.unwrap();
 }
+
+/// Typed rows: `Vec<f32>` / `Vec<f64>` fields read and write QBit columns (BFloat16
+/// widened to f32, and written only when exact). Each vector is also written to an Array
+/// column, and the server compares the two; the typed read gives the vectors back.
+#[tokio::test]
+async fn typed_rows_read_and_write_qbit_vectors() {
+    #[derive(chnative::Row, Debug, PartialEq)]
+    struct Vectors {
+        id: u32,
+        f: Vec<f32>,
+        fa: Vec<f32>,
+        d: Vec<f64>,
+        da: Vec<f64>,
+        b: Vec<f32>,
+    }
+    let mut c = client().await;
+    let t = Table::create(
+        &mut c,
+        "qbit_rows",
+        "id UInt32, f QBit(Float32, 5), fa Array(Float32), d QBit(Float64, 3), da Array(Float64), b QBit(BFloat16, 9)",
+    )
+    .await;
+    let bf16 = |x: f32| f32::from_bits(x.to_bits() & 0xffff_0000);
+    let rows: Vec<Vectors> = (0..1000u32)
+        .map(|i| {
+            let f: Vec<f32> = (0..5).map(|k| i as f32 * 0.37 - k as f32).collect();
+            let d: Vec<f64> = (0..3).map(|k| f64::from(i * k) / 3.0).collect();
+            let b = (0..9).map(|k| bf16(i as f32 / 7.0 + k as f32)).collect();
+            Vectors { id: i, fa: f.clone(), f, da: d.clone(), d, b }
+        })
+        .collect();
+    assert_eq!(c.insert_rows(&t.0, &rows).await.unwrap().rows, 1000);
+    assert_eq!(
+        q(&format!(
+            "SELECT count(), countIf(CAST(f AS Array(Float32)) != fa), countIf(CAST(d AS Array(Float64)) != da) FROM {}",
+            t.0
+        )),
+        ["1000", "0", "0"]
+    );
+    let back: Vec<Vectors> = c.fetch_all(format!("SELECT * FROM {} ORDER BY id", t.0)).await.unwrap();
+    assert!(back == rows, "typed read back differs");
+
+    // A vector of the wrong length, or a BFloat16 value that would be cut: refused, nothing sent.
+    let mut bad = Vectors { id: 0, f: vec![0.0; 4], fa: vec![], d: vec![0.0; 3], da: vec![], b: vec![0.0; 9] };
+    let e = c.insert_rows(&t.0, std::slice::from_ref(&bad)).await.unwrap_err().to_string();
+    assert!(e.contains("4 values") && e.contains("QBit(Float32, 5)") && e.contains("`f`"), "{e}");
+    bad.f = vec![0.0; 5];
+    bad.b[3] = 0.1;
+    let e = c.insert_rows(&t.0, std::slice::from_ref(&bad)).await.unwrap_err().to_string();
+    assert!(e.contains("0.1") && e.contains("BFloat16") && e.contains("`b`"), "{e}");
+    assert_eq!(q(&format!("SELECT count() FROM {}", t.0)), ["1000"]);
+}

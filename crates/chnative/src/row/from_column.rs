@@ -5,6 +5,7 @@ use std::hash::Hash;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use chnative_proto::convert::{self, Decimal, DecimalColumn, I256, U256};
+use chnative_proto::qbit::{Element as QBitElement, QBitView};
 use chnative_proto::view::{ColumnView, StrView, WireUuid};
 use chnative_proto::DataType as D;
 
@@ -51,10 +52,30 @@ fixed!(u64, D::UInt64);
 fixed!(i64, D::Int64 | D::DateTime64(..) | D::Time64(_));
 fixed!(u128, D::UInt128);
 fixed!(i128, D::Int128);
-fixed!(f64, D::Float64);
 fixed!(I256, D::Int256);
 fixed!(U256, D::UInt256);
 fixed!(WireUuid, D::Uuid);
+
+impl<'r> FromColumn<'r> for f64 {
+    type Reader = Values<'r, f64>;
+    fn accepts(ty: &D) -> bool {
+        matches!(ty, D::Float64)
+    }
+    fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+        Ok(Values { values: view.values::<f64>()?, column: view.name() })
+    }
+    #[inline]
+    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+        r.at(i)
+    }
+    fn reads_qbit(element: QBitElement) -> bool {
+        element == QBitElement::Float64
+    }
+    fn qbit_row(view: &QBitView<'r>, i: usize) -> Option<Result<Vec<f64>>> {
+        let mut out = vec![0f64; view.dim()];
+        Some(view.row(i, &mut out).map(|()| out).map_err(Error::from))
+    }
+}
 
 impl<'r> FromColumn<'r> for u8 {
     type Reader = Values<'r, u8>;
@@ -116,6 +137,25 @@ impl<'r> FromColumn<'r> for f32 {
             F32Reader::F32(v) => v.at(i),
             F32Reader::Bf16(v) => Ok(convert::bf16::to_f32(v.at(i)?)),
         }
+    }
+    fn reads_qbit(element: QBitElement) -> bool {
+        matches!(element, QBitElement::Float32 | QBitElement::BFloat16)
+    }
+    fn qbit_row(view: &QBitView<'r>, i: usize) -> Option<Result<Vec<f32>>> {
+        let mut out = vec![0f32; view.dim()];
+        Some(
+            match view.element() {
+                QBitElement::BFloat16 => {
+                    let mut bits = vec![0u16; view.dim()];
+                    view.row(i, &mut bits).map(|()| {
+                        out.iter_mut().zip(&bits).for_each(|(o, &b)| *o = convert::bf16::to_f32(b));
+                        out
+                    })
+                }
+                _ => view.row(i, &mut out).map(|()| out),
+            }
+            .map_err(Error::from),
+        )
     }
 }
 
@@ -274,12 +314,15 @@ fn map_elements(k: &D, v: &D) -> D {
     D::Tuple(vec![(None, k.clone()), (None, v.clone())])
 }
 
-/// `Vec<T>` reads Array(T) (and Map as pairs); `Vec<u8>` and `&[u8]` also read String.
+/// `Vec<T>` reads Array(T) (and Map as pairs); `Vec<u8>` and `&[u8]` also read String;
+/// `Vec<f32>` / `Vec<f64>` also read QBit vectors.
 pub enum BytesOrArray<'r, A> {
     /// Array elements.
     Array(A),
     /// String bytes.
     Bytes(Strings<'r>),
+    /// QBit vectors (decoded from their bit planes row by row).
+    QBit(QBitView<'r>),
 }
 
 impl<'r, T: FromColumn<'r>> FromColumn<'r> for Vec<T> {
@@ -292,12 +335,14 @@ impl<'r, T: FromColumn<'r>> FromColumn<'r> for Vec<T> {
                 T::accepts(&D::Tuple(fields.iter().map(|(n, t)| (Some(n.clone()), t.clone())).collect()))
             }
             D::String => T::BYTE,
+            D::QBit(..) => QBitElement::of(ty).is_some_and(|(e, _)| T::reads_qbit(e)),
             _ => false,
         }
     }
     fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader> {
         Ok(match view.data_type() {
             D::String => BytesOrArray::Bytes(Strings::new(view)?),
+            D::QBit(..) => BytesOrArray::QBit(QBitView::new(view)?),
             _ => BytesOrArray::Array(ArrayReader::new(view, ctx)?),
         })
     }
@@ -307,6 +352,9 @@ impl<'r, T: FromColumn<'r>> FromColumn<'r> for Vec<T> {
             BytesOrArray::Array(a) => range(a.offsets, i, a.column)?.map(|j| a.inner.get(j)).collect(),
             BytesOrArray::Bytes(s) => {
                 T::bytes_to_vec(s.bytes(i)?).ok_or_else(|| Error::Usage("internal: not a byte type".into()))
+            }
+            BytesOrArray::QBit(q) => {
+                T::qbit_row(q, i).unwrap_or_else(|| Err(Error::Usage("internal: not a QBit element type".into())))
             }
         }
     }
@@ -356,6 +404,7 @@ where
             BytesOrArray::Bytes(s) => {
                 T::bytes_as_slice(s.bytes(i)?).ok_or_else(|| Error::Usage("internal: not a byte type".into()))
             }
+            BytesOrArray::QBit(_) => Err(Error::Usage("internal: a QBit column has no slices to borrow".into())),
         }
     }
 }

@@ -176,6 +176,15 @@ pub trait FromColumn<'r>: Sized {
     fn bytes_as_slice(_bytes: &'r [u8]) -> Option<&'r [Self]> {
         None
     }
+    /// Whether `Vec<Self>` may read the vectors of a QBit column of this element
+    /// type (`f32`: Float32 and BFloat16, `f64`: Float64).
+    fn reads_qbit(_element: chnative_proto::qbit::Element) -> bool {
+        false
+    }
+    /// Vector `i` of a QBit column (only when [`Self::reads_qbit`]).
+    fn qbit_row(_view: &chnative_proto::qbit::QBitView<'r>, _i: usize) -> Option<Result<Vec<Self>>> {
+        None
+    }
 }
 
 fn plain(ty: &DataType) -> &DataType {

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use chnative_proto::convert::{self, Decimal, I256, U256};
+use chnative_proto::qbit::Element as QBitElement;
 use chnative_proto::view::{FixedValue, WireUuid};
 use chnative_proto::DataType as D;
 
@@ -52,6 +53,112 @@ pub trait ToColumn {
         Self: Sized,
     {
         None
+    }
+    /// Whether `[Self]` may be written as one vector of a QBit column of this element
+    /// type (`f32`: Float32 and BFloat16, `f64`: Float64).
+    fn writes_qbit(_element: QBitElement) -> bool {
+        false
+    }
+    /// Appends one vector (only when [`Self::writes_qbit`]).
+    fn qbit_extend(_values: &[Self], _buf: &mut QBitBuffer) -> Option<Result<()>>
+    where
+        Self: Sized,
+    {
+        None
+    }
+}
+
+/// QBit vectors, kept row-major and transposed into bit planes once per block
+/// (on the first [`ColumnBuffer::data`] after a change).
+#[derive(Debug)]
+pub struct QBitBuffer {
+    element: QBitElement,
+    dim: usize,
+    f32s: Vec<f32>,
+    f64s: Vec<f64>,
+    rows: usize,
+    planes: std::cell::OnceCell<Option<chnative_proto::Column>>,
+}
+
+impl QBitBuffer {
+    fn new(element: QBitElement, dim: usize) -> Self {
+        QBitBuffer { element, dim, f32s: Vec::new(), f64s: Vec::new(), rows: 0, planes: std::cell::OnceCell::new() }
+    }
+
+    fn check_dim(&self, len: usize) -> Result<()> {
+        if len == self.dim {
+            Ok(())
+        } else {
+            Err(Error::Usage(format!(
+                "a vector of {len} values cannot be written to a QBit({}, {}) column",
+                self.element.type_name(),
+                self.dim
+            )))
+        }
+    }
+
+    fn extend_f32(&mut self, values: &[f32]) -> Result<()> {
+        self.check_dim(values.len())?;
+        // BFloat16 is the upper half of a Float32: a value with more precision would be cut.
+        if self.element == QBitElement::BFloat16 {
+            if let Some(v) = values.iter().find(|v| v.to_bits() & 0xffff != 0) {
+                return Err(Error::Usage(format!("{v} is not exactly a BFloat16 value")));
+            }
+        }
+        self.f32s.extend_from_slice(values);
+        self.rows += 1;
+        self.planes.take();
+        Ok(())
+    }
+
+    fn extend_f64(&mut self, values: &[f64]) -> Result<()> {
+        self.check_dim(values.len())?;
+        self.f64s.extend_from_slice(values);
+        self.rows += 1;
+        self.planes.take();
+        Ok(())
+    }
+
+    fn transpose(&self) -> Option<chnative_proto::Column> {
+        use chnative_proto::qbit;
+        match self.element {
+            QBitElement::Float32 => qbit::column("", self.dim, &self.f32s).ok(),
+            QBitElement::Float64 => qbit::column("", self.dim, &self.f64s).ok(),
+            QBitElement::BFloat16 => {
+                let bits: Vec<u16> = self.f32s.iter().map(|v| (v.to_bits() >> 16) as u16).collect();
+                qbit::column("", self.dim, &bits).ok()
+            }
+        }
+    }
+}
+
+impl ColumnBuffer for QBitBuffer {
+    fn data(&self) -> InsertData<'_> {
+        match self.planes.get_or_init(|| self.transpose()) {
+            Some(c) => InsertData::Column(c),
+            // Cannot happen for checked rows; the INSERT then fails its row-count check.
+            None => InsertData::Strs(&[]),
+        }
+    }
+    fn len(&self) -> usize {
+        self.rows
+    }
+    fn truncate(&mut self, rows: usize) {
+        self.rows = self.rows.min(rows);
+        self.f32s.truncate(self.rows * self.dim);
+        self.f64s.truncate(self.rows * self.dim);
+        self.planes.take();
+    }
+    fn push_default(&mut self) {
+        match self.element {
+            QBitElement::Float64 => self.f64s.resize(self.f64s.len() + self.dim, 0.0),
+            _ => self.f32s.resize(self.f32s.len() + self.dim, 0.0),
+        }
+        self.rows += 1;
+        self.planes.take();
+    }
+    fn bytes(&self) -> usize {
+        self.rows * self.dim * self.element.bytes()
     }
 }
 
@@ -109,8 +216,9 @@ impl<T: FixedValue + Send> ColumnBuffer for FixedBuffer<T> {
 }
 
 macro_rules! fixed {
-    ($t:ty => $w:ty, |$v:ident| $conv:expr, $($pat:pat_param)|+) => {
+    ($t:ty => $w:ty, |$v:ident| $conv:expr, $($pat:pat_param)|+ $(, { $($extra:tt)* })?) => {
         impl ToColumn for $t {
+            $($($extra)*)?
             type Buffer = FixedBuffer<$w>;
             fn writes(ty: &D) -> bool {
                 matches!(ty, $($pat)|+)
@@ -137,8 +245,22 @@ fixed!(u64 => u64, |v| v, D::UInt64);
 fixed!(i64 => i64, |v| v, D::Int64 | D::DateTime64(..) | D::Time64(_));
 fixed!(u128 => u128, |v| v, D::UInt128);
 fixed!(i128 => i128, |v| v, D::Int128);
-fixed!(f32 => f32, |v| v, D::Float32);
-fixed!(f64 => f64, |v| v, D::Float64);
+fixed!(f32 => f32, |v| v, D::Float32, {
+    fn writes_qbit(element: QBitElement) -> bool {
+        matches!(element, QBitElement::Float32 | QBitElement::BFloat16)
+    }
+    fn qbit_extend(values: &[f32], buf: &mut QBitBuffer) -> Option<Result<()>> {
+        Some(buf.extend_f32(values))
+    }
+});
+fixed!(f64 => f64, |v| v, D::Float64, {
+    fn writes_qbit(element: QBitElement) -> bool {
+        element == QBitElement::Float64
+    }
+    fn qbit_extend(values: &[f64], buf: &mut QBitBuffer) -> Option<Result<()>> {
+        Some(buf.extend_f64(values))
+    }
+});
 fixed!(I256 => I256, |v| v, D::Int256);
 fixed!(U256 => U256, |v| v, D::UInt256);
 fixed!(WireUuid => WireUuid, |v| v, D::Uuid);
@@ -384,6 +506,8 @@ pub enum VecBuffer<B> {
     Array(ArrayBuffer<B>),
     /// String (for `u8` elements).
     Bytes(StringBuffer),
+    /// QBit vectors (for `f32` and `f64` elements).
+    QBit(QBitBuffer),
 }
 
 impl<B: ColumnBuffer> ColumnBuffer for VecBuffer<B> {
@@ -391,30 +515,35 @@ impl<B: ColumnBuffer> ColumnBuffer for VecBuffer<B> {
         match self {
             VecBuffer::Array(a) => a.data(),
             VecBuffer::Bytes(s) => s.data(),
+            VecBuffer::QBit(q) => q.data(),
         }
     }
     fn len(&self) -> usize {
         match self {
             VecBuffer::Array(a) => a.len(),
             VecBuffer::Bytes(s) => s.len(),
+            VecBuffer::QBit(q) => q.len(),
         }
     }
     fn truncate(&mut self, rows: usize) {
         match self {
             VecBuffer::Array(a) => a.truncate(rows),
             VecBuffer::Bytes(s) => s.truncate(rows),
+            VecBuffer::QBit(q) => q.truncate(rows),
         }
     }
     fn push_default(&mut self) {
         match self {
             VecBuffer::Array(a) => a.push_default(),
             VecBuffer::Bytes(s) => s.push_default(),
+            VecBuffer::QBit(q) => q.push_default(),
         }
     }
     fn bytes(&self) -> usize {
         match self {
             VecBuffer::Array(a) => a.bytes(),
             VecBuffer::Bytes(s) => s.bytes(),
+            VecBuffer::QBit(q) => q.bytes(),
         }
     }
 }
@@ -427,6 +556,7 @@ impl<T: ToColumn> ToColumn for [T] {
             // A Map is an array of (key, value) tuples on the wire, so `Vec<(K, V)>` keeps the order.
             D::Map(k, v) => writes::<T>(&map_entry(k, v)),
             D::Nested(_) => matches!(ty.wire_shape().as_ref(), D::Array(t) if writes::<T>(t)),
+            D::QBit(..) => QBitElement::of(ty).is_some_and(|(e, _)| T::writes_qbit(e)),
             D::String => T::BYTE,
             _ => false,
         }
@@ -448,6 +578,10 @@ impl<T: ToColumn> ToColumn for [T] {
                 t => Err(cannot(&t, "a Vec")),
             },
             D::String if T::BYTE => Ok(VecBuffer::Bytes(StringBuffer::default())),
+            D::QBit(..) => match QBitElement::of(ty) {
+                Some((e, dim)) if T::writes_qbit(e) => Ok(VecBuffer::QBit(QBitBuffer::new(e, dim))),
+                _ => Err(cannot(ty, "a Vec or slice")),
+            },
             t => Err(cannot(t, "a Vec or slice")),
         }
     }
@@ -462,6 +596,9 @@ impl<T: ToColumn> ToColumn for [T] {
             }
             VecBuffer::Bytes(s) => {
                 s.push_bytes(T::as_bytes(self).ok_or_else(|| Error::Usage("internal: not a byte type".into()))?)
+            }
+            VecBuffer::QBit(q) => {
+                T::qbit_extend(self, q).unwrap_or_else(|| Err(Error::Usage("internal: not a QBit element".into())))?
             }
         }
         Ok(())
