@@ -33,6 +33,118 @@ pub fn derive_enum(input: TokenStream) -> TokenStream {
     }
 }
 
+/// Derives `chnative::row::FromColumn` for a Rust enum of one-field tuple variants,
+/// read from a `Variant(T1, T2, …)` column: each alternative of the column's type is
+/// read by the first Rust variant whose field type accepts it (checked when a result is
+/// bound). A NULL is `None` when the field is `Option<Enum>`. Reading only: inserting
+/// into Variant columns is refused with an error.
+#[proc_macro_derive(Variant, attributes(row))]
+pub fn derive_variant(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match expand_variant(&input) {
+        Ok(t) => t.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+fn expand_variant(input: &DeriveInput) -> syn::Result<Tokens> {
+    let attrs = struct_attrs(input)?;
+    let krate = &attrs.krate;
+    let name = &input.ident;
+    let name_str = name.to_string();
+    let Data::Enum(data) = &input.data else {
+        return Err(syn::Error::new_spanned(name, "#[derive(Variant)] needs an enum"));
+    };
+    if !input.generics.params.is_empty() {
+        return Err(syn::Error::new_spanned(&input.generics, "#[derive(Variant)] does not support generics"));
+    }
+    let mut picks = Vec::new();
+    let mut reader_tys = Vec::new();
+    let mut reader_inits = Vec::new();
+    let mut arms = Vec::new();
+    for (j, v) in data.variants.iter().enumerate() {
+        let ty = match &v.fields {
+            Fields::Unnamed(f) if f.unnamed.len() == 1 => &f.unnamed[0].ty,
+            _ => {
+                return Err(syn::Error::new_spanned(
+                    v,
+                    "#[derive(Variant)] variants must hold exactly one value: `Name(T)`",
+                ))
+            }
+        };
+        let ident = &v.ident;
+        let idx = syn::Index::from(j);
+        picks.push(quote!(if #krate::row::accepts::<#ty>(ty) { return ::core::option::Option::Some(#j); }));
+        reader_tys.push(quote!(::std::vec::Vec<::core::option::Option<#krate::row::Reader<'__r, #ty>>>));
+        reader_inits.push(quote!({
+            let mut readers = ::std::vec::Vec::with_capacity(v.alternatives());
+            for k in 0..v.alternatives() {
+                readers.push(if v.bound(k) == #j {
+                    ::core::option::Option::Some(#krate::row::Reader::<#ty>::new(&v.alternative(k)?, ctx)?)
+                } else {
+                    ::core::option::Option::None
+                });
+            }
+            readers
+        }));
+        arms.push(quote!(#j => match r.1.#idx.get(k) {
+            ::core::option::Option::Some(::core::option::Option::Some(reader)) => #name::#ident(reader.get(at)?),
+            _ => return ::core::result::Result::Err(#krate::row::out_of_bounds(#name_str, i)),
+        },));
+    }
+    Ok(quote! {
+        impl #name {
+            #[doc(hidden)]
+            fn __chnative_pick(ty: &#krate::DataType) -> ::core::option::Option<usize> {
+                #(#picks)*
+                ::core::option::Option::None
+            }
+        }
+
+        impl<'__r> #krate::row::FromColumn<'__r> for #name {
+            type Reader = (#krate::row::VariantReader<'__r>, (#(#reader_tys,)*));
+            fn accepts(ty: &#krate::DataType) -> bool {
+                #krate::row::variant_accepts(ty, Self::__chnative_pick)
+            }
+            fn reader(
+                view: &#krate::ColumnView<'__r>,
+                ctx: &#krate::row::ReadContext,
+            ) -> #krate::Result<Self::Reader> {
+                let v = #krate::row::VariantReader::new(view, Self::__chnative_pick)?;
+                let readers = (#(#reader_inits,)*);
+                ::core::result::Result::Ok((v, readers))
+            }
+            #[inline]
+            fn read(r: &Self::Reader, i: usize) -> #krate::Result<Self> {
+                let ::core::option::Option::Some((j, k, at)) = r.0.row(i)? else {
+                    return ::core::result::Result::Err(r.0.null_error(i));
+                };
+                ::core::result::Result::Ok(match j {
+                    #(#arms)*
+                    _ => return ::core::result::Result::Err(#krate::row::out_of_bounds(#name_str, i)),
+                })
+            }
+            fn is_null(r: &Self::Reader, i: usize) -> bool {
+                r.0.is_null(i)
+            }
+        }
+
+        /// Variant columns are read-only for now.
+        impl #krate::row::ToColumn for #name {
+            type Buffer = #krate::row::NoBuffer;
+            fn writes(_: &#krate::DataType) -> bool {
+                false
+            }
+            fn buffer(ty: &#krate::DataType) -> #krate::Result<Self::Buffer> {
+                ::core::result::Result::Err(#krate::row::variant_insert_unsupported(#name_str, ty))
+            }
+            fn write_to(&self, _: &mut Self::Buffer) -> #krate::Result<()> {
+                ::core::result::Result::Err(#krate::row::variant_insert_unsupported(#name_str, &#krate::DataType::Nothing))
+            }
+        }
+    })
+}
+
 fn expand_enum(input: &DeriveInput) -> syn::Result<Tokens> {
     let attrs = struct_attrs(input)?;
     let krate = &attrs.krate;

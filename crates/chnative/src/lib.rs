@@ -62,6 +62,9 @@ extern crate self as chnative;
 pub use chnative_derive::Enum;
 /// `#[derive(Row)]`: see [`row`].
 pub use chnative_derive::Row;
+/// `#[derive(Variant)]`: a Rust enum of one-value variants ↔ a Variant column (read);
+/// see [`row::VariantReader`].
+pub use chnative_derive::Variant;
 pub use row::{Inserter, RowStream};
 pub use value::{Value, ValueRow, ValueRowStream};
 

@@ -886,3 +886,62 @@ async fn value_fields_read_dynamic_variant_and_json() {
         assert_eq!(back.s, serde_json::json!("[1,\"two\"]"));
     }
 }
+
+/// `#[derive(Variant)]`: each alternative of a Variant column is read by the Rust variant
+/// whose type accepts it; NULL is `None` in an `Option`; an enum that cannot read some
+/// alternative is refused when the result is bound, and a NULL into a bare enum is an error.
+#[tokio::test]
+async fn variant_columns_read_into_derived_enums() {
+    #[derive(chnative::Variant, Debug, PartialEq)]
+    enum Cell {
+        Text(String),
+        Count(u64),
+        List(Vec<i32>),
+    }
+    #[derive(Row, Debug, PartialEq)]
+    struct WithVariant {
+        id: u64,
+        v: Option<Cell>,
+    }
+    let sql = "SELECT number AS id, \
+        CAST(multiIf(number % 4 = 0, CAST(number, 'Variant(String, UInt64, Array(Int32))'), \
+                     number % 4 = 1, CAST(concat('s', toString(number)), 'Variant(String, UInt64, Array(Int32))'), \
+                     number % 4 = 2, CAST([toInt32(number), -1], 'Variant(String, UInt64, Array(Int32))'), \
+                     NULL), 'Variant(String, UInt64, Array(Int32))') AS v \
+        FROM numbers(1000)";
+    let c = client().await;
+    let rows: Vec<WithVariant> = c.fetch_all(sql).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rows.len(), 1000);
+    for r in &rows {
+        let n = r.id;
+        let want = match n % 4 {
+            0 => Some(Cell::Count(n)),
+            1 => Some(Cell::Text(format!("s{n}"))),
+            2 => Some(Cell::List(vec![n as i32, -1])),
+            _ => None,
+        };
+        assert_eq!(r.v, want, "row {n}");
+    }
+    // A bare enum: fine until a NULL arrives.
+    #[derive(Row, Debug)]
+    struct Bare {
+        #[allow(dead_code)]
+        v: Cell,
+    }
+    let e =
+        c.fetch_all::<Bare>(format!("SELECT v FROM ({sql}) WHERE id < 4 ORDER BY id")).await.unwrap_err().to_string();
+    assert!(e.contains("NULL") && e.contains("`v`"), "{e}");
+    // An alternative no Rust variant reads: refused before any row.
+    #[derive(chnative::Variant, Debug)]
+    enum Narrow {
+        #[allow(dead_code)]
+        Text(String),
+    }
+    #[derive(Row, Debug)]
+    struct NarrowRow {
+        #[allow(dead_code)]
+        v: Option<Narrow>,
+    }
+    let e = c.fetch_all::<NarrowRow>(sql).await.unwrap_err().to_string();
+    assert!(e.contains("Variant(") && e.contains("`v`"), "{e}");
+}

@@ -278,6 +278,7 @@ impl<'r, T: FromColumn<'r>> FromColumn<'r> for Option<T> {
                 Some(_) => Ok(None),
                 None => Err(out_of_bounds(r.inner.column, i)),
             },
+            None if T::is_null(&r.inner.inner, i) => Ok(None),
             None => r.inner.get(i).map(Some),
         }
     }

@@ -181,6 +181,11 @@ pub trait FromColumn<'r>: Sized {
     fn reads_qbit(_element: chnative_proto::qbit::Element) -> bool {
         false
     }
+    /// Whether row `i` is a NULL that `Self` cannot hold (a Variant's), so that
+    /// `Option<Self>` reads it as `None`.
+    fn is_null(_reader: &Self::Reader, _i: usize) -> bool {
+        false
+    }
     /// Vector `i` of a QBit column (only when [`Self::reads_qbit`]).
     fn qbit_row(_view: &chnative_proto::qbit::QBitView<'r>, _i: usize) -> Option<Result<Vec<Self>>> {
         None
@@ -280,7 +285,9 @@ impl<'r, T: FromColumn<'r>> Reader<'r, T> {
     }
 }
 
-pub(crate) fn out_of_bounds(column: &str, i: usize) -> Error {
+/// The error for a row index past the end of column `column` (a corrupt or
+/// inconsistent block; used by derived readers).
+pub fn out_of_bounds(column: &str, i: usize) -> Error {
     Error::Protocol(chnative_proto::ProtoError::violation(format!("column `{column}`: index {i} is out of bounds")))
 }
 
@@ -358,6 +365,79 @@ pub fn tuple_columns<'r, T: Row + ?Sized>(view: &ColumnView<'r>) -> Result<Vec<O
             idx.map(|i| view.tuple_element(i)).transpose().map_err(Error::from)
         })
         .collect()
+}
+
+/// The reader of a Variant column for a `#[derive(chnative::Variant)]` enum: which
+/// Rust variant reads each alternative of the column's type, bound once per block.
+pub struct VariantReader<'r> {
+    view: chnative_proto::view::VariantView<'r>,
+    /// For alternative `k` of the column type, the Rust variant that reads it.
+    bind: Vec<usize>,
+    column: &'r str,
+}
+
+/// Whether an enum whose variants are picked by `pick` can read a column of type `ty`:
+/// a Variant whose every alternative some Rust variant reads.
+pub fn variant_accepts(ty: &DataType, pick: fn(&DataType) -> Option<usize>) -> bool {
+    matches!(ty, DataType::Variant(alts) if alts.iter().all(|a| pick(a).is_some()))
+}
+
+impl<'r> VariantReader<'r> {
+    /// Binds the alternatives of a Variant column to Rust variants with `pick`.
+    pub fn new(view: &ColumnView<'r>, pick: fn(&DataType) -> Option<usize>) -> Result<Self> {
+        let v = view.as_variant()?;
+        let bind = v
+            .variant_types()
+            .iter()
+            .map(|t| {
+                pick(t).ok_or_else(|| Error::TypeMismatch {
+                    column: view.name().into(),
+                    requested: "a Rust variant for each alternative".into(),
+                    actual: view.type_name().into(),
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(VariantReader { view: v, bind, column: view.name() })
+    }
+
+    /// Number of alternatives in the column's type.
+    pub fn alternatives(&self) -> usize {
+        self.bind.len()
+    }
+
+    /// The Rust variant that reads alternative `k`.
+    pub fn bound(&self, k: usize) -> usize {
+        self.bind[k]
+    }
+
+    /// The column of alternative `k`.
+    pub fn alternative(&self, k: usize) -> Result<ColumnView<'r>> {
+        Ok(self.view.variant(k)?)
+    }
+
+    /// For row `i`: the Rust variant, the alternative and the row within it; `None` for NULL.
+    #[inline]
+    pub fn row(&self, i: usize) -> Result<Option<(usize, usize, usize)>> {
+        if i >= self.view.len() {
+            return Err(out_of_bounds(self.column, i));
+        }
+        Ok(self.view.row(i).map(|(k, at)| (self.bind[k], k, at)))
+    }
+
+    /// The error for a NULL read into an enum that cannot hold one.
+    pub fn null_error(&self, i: usize) -> Error {
+        Error::Usage(format!("column `{}` row {i} is NULL; read the Variant as Option<…>", self.column))
+    }
+
+    /// Whether row `i` is NULL.
+    pub fn is_null(&self, i: usize) -> bool {
+        self.view.is_null(i)
+    }
+}
+
+/// The error for inserting a `#[derive(Variant)]` enum (Variant columns are read-only).
+pub fn variant_insert_unsupported(name: &str, ty: &DataType) -> Error {
+    Error::Usage(format!("inserting the Variant enum {name} into {ty} is not supported yet"))
 }
 
 /// A nested row struct written to a Tuple column: one buffer per field, sent in
