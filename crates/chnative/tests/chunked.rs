@@ -255,3 +255,58 @@ async fn server_that_chunks_one_direction() {
     let err = Client::connect(&server.url("chunked_send=chunked")).await.unwrap_err();
     assert!(err.to_string().contains("requires notchunked"), "{err}");
 }
+
+/// A fake server for framing a real one never sends: it greets with the Hello
+/// of a 26.9 server configured `chunked` both ways, waits for the query whose
+/// SQL contains `marker`, writes `reply`, then reads until the client closes.
+fn fake_chunked_server(marker: &'static str, reply: Vec<u8>) -> (u16, std::thread::JoinHandle<()>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = std::thread::spawn(move || {
+        let (mut sock, _) = listener.accept().unwrap();
+        let hello =
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../chnative-proto/tests/data/captures/hello_chunked_54492.bin");
+        sock.write_all(&std::fs::read(hello).unwrap()).unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !got.windows(marker.len()).any(|w| w == marker.as_bytes()) {
+            match sock.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+        sock.write_all(&reply).unwrap();
+        while matches!(sock.read(&mut buf), Ok(n) if n > 0) {}
+    });
+    (port, handle)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_chunk_headers_are_protocol_errors_not_hangs() {
+    let progress_message = [&[3u8, 0, 0, 0][..], &[3, 0, 0], &[0, 0, 0, 0]].concat();
+    let cases: [(&str, Vec<u8>); 3] = [
+        ("u32::MAX chunk", vec![0xff, 0xff, 0xff, 0xff]),
+        ("empty message", vec![0, 0, 0, 0]),
+        ("empty message after a packet", [&progress_message[..], &[0, 0, 0, 0]].concat()),
+    ];
+    for (what, reply) in cases {
+        let marker = "SELECT 'fake chunked'";
+        let (port, server) = fake_chunked_server(marker, reply);
+        // No read timeout: only the framing check can end the wait.
+        let config = Config::new().host("127.0.0.1").port(port).read_timeout(None).compression(Compression::None);
+        let c = Client::connect_with(config).await.unwrap_or_else(|e| panic!("{what}: connect: {e}"));
+        assert!(c.server_info().chunked_recv);
+        let run = async {
+            let mut s = c.stream(marker).await?;
+            while s.next().await?.is_some() {}
+            Ok::<(), chnative::Error>(())
+        };
+        let res = tokio::time::timeout(Duration::from_secs(60), run).await;
+        let err = res.unwrap_or_else(|_| panic!("{what}: the client hung on a malformed chunk header")).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Protocol, "{what}: {err}");
+        assert!(err.to_string().contains("chunk"), "{what}: {err}");
+        drop(c);
+        server.join().unwrap();
+    }
+}
