@@ -774,10 +774,15 @@ impl Connection {
                     if self.avail() == 0 {
                         return Ok(Poll::Idle);
                     }
-                    return Err(self.violation(format!(
-                        "the server sent {} bytes while no command was outstanding",
-                        self.avail()
-                    )));
+                    // A server that refuses the connection after the handshake
+                    // (e.g. one requiring chunked framing from a client below
+                    // revision 54470) says why in an Exception: keep its text.
+                    let mut r = Reader::new(&self.input[self.ipos..self.iend]);
+                    let why = match packet::read_server_packet(&mut r, self.options.revision, self.revision, false) {
+                        Ok(ServerPacket::Exception(e)) => format!("exception code {}: {}", e.code, e.message),
+                        _ => format!("{} bytes", self.avail()),
+                    };
+                    return Err(self.violation(format!("the server sent {why} while no command was outstanding")));
                 }
                 State::Handshake | State::Busy(_) => {}
             }

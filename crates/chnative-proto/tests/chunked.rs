@@ -344,3 +344,28 @@ fn a_default_server_is_not_chunked_even_when_the_client_prefers_it() {
     assert!(matches!(&e, Error::Unsupported(m) if m.contains("requires notchunked")), "{e}");
     assert_eq!(chunked::Mode::default(), Mode::NotChunkedOptional);
 }
+
+#[test]
+fn an_exception_while_idle_is_reported_with_its_text() {
+    // What a server requiring chunking sends a client below revision 54470
+    // after the Addendum, before closing (seen on 26.9).
+    let (mut c, _) = handshaken(Options { revision: 54460, ..Options::default() }, &capture("hello_54460.bin"));
+    let mut e = Vec::new();
+    e.push(2u8);
+    for (i, s) in ["DB::NetException", "Incompatible protocol: send is chunked, client requested notchunked", ""]
+        .iter()
+        .enumerate()
+    {
+        if i == 0 {
+            e.extend_from_slice(&210i32.to_le_bytes());
+        }
+        e.push(s.len() as u8);
+        e.extend_from_slice(s.as_bytes());
+    }
+    e.push(0); // no nested exception
+    feed(&mut c, &e);
+    let err = c.poll(&mut Discard).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("code 210") && msg.contains("Incompatible protocol"), "{msg}");
+    assert!(c.is_closed());
+}
