@@ -247,13 +247,22 @@ async fn server_with_optional_chunking() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_that_chunks_one_direction() {
-    // Sends chunked, receives plain: each direction is negotiated on its own
-    // (the client used to look at the server's sending side only).
-    let server = ChunkServer::start(3, "chunked-send", "chunked", "notchunked");
-    assert_eq!(negotiated(server.config()).await, (false, true));
-    workload(&server, server.config(), "server chunks its packets only").await;
-    let err = Client::connect(&server.url("chunked_send=chunked")).await.unwrap_err();
-    assert!(err.to_string().contains("requires notchunked"), "{err}");
+    // Each direction is negotiated on its own. Before, the client looked at the
+    // server's sending side only: it refused the first server, and told the
+    // second one "notchunked" for a direction it requires chunked, which the
+    // server answers by closing the connection.
+    for (offset, name, send, recv, want) in [
+        (3, "chunked-send", "chunked", "notchunked", (false, true)),
+        (4, "chunked-recv", "notchunked", "chunked", (true, false)),
+    ] {
+        let server = ChunkServer::start(offset, name, send, recv);
+        assert_eq!(negotiated(server.config()).await, want, "{name}");
+        workload(&server, server.config(), name).await;
+        let refuse = if want.0 { "chunked_send=notchunked" } else { "chunked_send=chunked" };
+        let err = Client::connect(&server.url(refuse)).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Config, "{name}: {err}");
+        assert!(err.to_string().contains("incompatible chunked framing"), "{name}: {err}");
+    }
 }
 
 /// A fake server for framing a real one never sends: it greets with the Hello
