@@ -342,6 +342,40 @@ mod tests {
         assert_eq!(buf, b"abc");
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+        /// Any packets, framed with any chunk size and received in any pieces,
+        /// come out as the same bytes.
+        #[test]
+        fn framing_round_trips(
+            packets in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 1..200), 0..8),
+            max_chunk in 1usize..64,
+            cuts in proptest::collection::vec(0usize..2000, 0..8),
+        ) {
+            let refs: Vec<&[u8]> = packets.iter().map(Vec::as_slice).collect();
+            let wire = framed(&refs, max_chunk);
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (wire.len() + 1)).collect();
+            cuts.sort_unstable();
+            proptest::prop_assert_eq!(strip_in_pieces(&wire, &cuts, 64).unwrap(), packets.concat());
+        }
+
+        /// Arbitrary bytes give packet bytes or an error, never a panic, and
+        /// never more packet bytes than came in.
+        #[test]
+        fn arbitrary_bytes_are_safe(wire in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300), split in 0usize..300) {
+            let mut d = Dechunker::new(100);
+            let mut buf = wire[..split.min(wire.len())].to_vec();
+            if let Ok(end) = d.strip(&mut buf, 0) {
+                buf.extend_from_slice(&wire[split.min(wire.len())..]);
+                if let Ok(end) = d.strip(&mut buf, end) {
+                    proptest::prop_assert!(end <= wire.len());
+                    proptest::prop_assert!(buf.len() - end < HEADER_LEN);
+                }
+            }
+        }
+    }
+
     #[test]
     fn negotiation_follows_the_server_rules() {
         use Mode::*;
