@@ -58,6 +58,20 @@ impl ChunkServer {
         ChunkServer { tcp_port, http_port, envs }
     }
 
+    /// Starts scripts/tls-proxy.sh in front of the server; returns a config
+    /// for it (the proxy stops with the server).
+    fn tls_config(&self) -> Config {
+        let out = server_script("tls-start", &self.envs);
+        assert!(out.status.success(), "tls-start failed: {}", String::from_utf8_lossy(&out.stderr));
+        let get = |k: &str| self.envs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone()).unwrap();
+        let url = format!(
+            "clickhouse://default@127.0.0.1:{}/default?secure=true&tls_ca_file={}/tls/cert.pem",
+            get("CHNATIVE_TLS_PORT"),
+            get("CHNATIVE_SERVER_DIR")
+        );
+        Config::from_url(&url).unwrap()
+    }
+
     fn url(&self, options: &str) -> String {
         format!("clickhouse://default@127.0.0.1:{}/default?{options}", self.tcp_port)
     }
@@ -211,6 +225,10 @@ async fn server_that_requires_chunking() {
     assert!(c.server_info().chunked_send && c.server_info().chunked_recv);
 
     workload(&server, server.config(), "strict server").await;
+    // Under TLS the framing is inside the TLS stream, as any other byte.
+    let tls = server.tls_config();
+    assert_eq!(negotiated(tls.clone()).await, (true, true));
+    workload(&server, tls, "strict server through TLS").await;
 
     // A client that refuses chunking is refused before anything is sent.
     for (url_opt, dir) in [("chunked=notchunked", "send"), ("chunked_recv=notchunked", "receive")] {
