@@ -8,12 +8,14 @@ Standalone, Python 3 standard library only.
         [--user default] [--password ''] [--database default]
         [--compress 0|1] [--method LZ4|ZSTD|NONE]
         [--setting name=value ...] [--client-info-tail HEX] [--quiet]
+        [--chunked]   (ask for chunked framing both ways, revision >= 54470)
         [--tls-ca CERT.pem --port 19440]   (through scripts/tls-proxy.sh)
 
 What it does:
   1. ClientHello (client_name "chnative-capture", version 1.0, --revision, database,
      user, password); reads and parses the whole ServerHello (or an Exception).
-  2. Addendum (rev >= 54458): quota_key "", [>=54470] "notchunked" x2, [>=54471] VarUInt 8.
+  2. Addendum (rev >= 54458): quota_key "", [>=54470] "notchunked" x2 ("chunked" x2
+     with --chunked), [>=54471] VarUInt 8.
   3. Query packet (query_id "", INITIAL ClientInfo for a TCP client, settings from
      --setting, stage Complete, compression flag, the SQL, empty parameter list),
      then the empty client Data block (compressed with the NONE codec when --compress 1).
@@ -23,7 +25,8 @@ What it does:
      keeps reading until the server has been silent for --idle seconds.
 
 Output:
-  --out FILE        every byte the server sent after the ServerHello (raw, as on the wire)
+  --out FILE        every byte the server sent after the ServerHello (raw, as on the wire;
+                    with --chunked that includes the chunk headers and end markers)
   --hello-out FILE  the raw ServerHello packet bytes (including its code byte)
   stderr            one line per parsed packet (unless --quiet)
 
@@ -359,6 +362,57 @@ class SockReader(ReaderMixin):
             pass
 
 
+class DechunkedReader(ReaderMixin):
+    """Strips chunked framing ([u32 LE size > 0][bytes]... [u32 LE 0] per
+    message) from `src`; `pos` counts packet bytes, src.raw keeps the wire bytes."""
+
+    def __init__(self, src):
+        self.src = src
+        self.buf = bytearray()
+        self.pos = 0
+        self.left = 0  # bytes left in the current chunk
+        self.in_message = False
+        self.chunks = 0
+
+    def _more(self):
+        if self.left == 0:
+            while True:
+                size = self.src.u32()
+                if size:
+                    break
+                if not self.in_message:
+                    raise ValueError("empty chunked message")
+                self.in_message = False  # end marker: the next header starts a message
+            self.in_message = True
+            self.left = size
+            self.chunks += 1
+        take = min(self.left, 65536)
+        self.buf += self.src.read(take)
+        self.left -= take
+
+    def read(self, n):
+        while len(self.buf) - self.pos < n:
+            self._more()
+        b = bytes(self.buf[self.pos:self.pos + n])
+        self.pos += n
+        return b
+
+    def peek(self, n):
+        while len(self.buf) - self.pos < n:
+            self._more()
+        return bytes(self.buf[self.pos:self.pos + n])
+
+    def finish(self):
+        """Reads the end marker of the last message."""
+        if self.left == 0 and self.in_message and self.src.u32() != 0:
+            raise ValueError("a packet ended but its message goes on")
+
+
+def chunk(packet):
+    """One packet as one chunked message."""
+    return struct.pack("<I", len(packet)) + packet + struct.pack("<I", 0)
+
+
 CODECS = {0x02: "NONE", 0x82: "LZ4", 0x90: "ZSTD"}
 
 
@@ -637,12 +691,13 @@ def read_server_hello(r, rev):
     return h, None
 
 
-def addendum(rev):
+def addendum(rev, chunked=False):
     b = b""
     if rev >= 54458:
         b += string("")  # quota_key
         if rev >= 54470:
-            b += string("notchunked") + string("notchunked")
+            mode = "chunked" if chunked else "notchunked"
+            b += string(mode) + string(mode)  # client send, client recv
         if rev >= 54471:
             b += varuint(8)
     return b
@@ -809,6 +864,8 @@ def main():
     ap.add_argument("--connect-timeout", type=float, default=10.0)
     ap.add_argument("--tls-ca", metavar="PEM",
                     help="connect with TLS (e.g. to scripts/tls-proxy.sh), trusting this CA/cert")
+    ap.add_argument("--chunked", action="store_true",
+                    help="ask for chunked framing in both directions (the server must allow it)")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args()
 
@@ -862,11 +919,21 @@ def main():
         say("  server settings: %s" % hello["settings"])
     say("negotiated revision %d" % rev)
 
-    sock.sendall(addendum(rev) + query_packet(a, rev, settings) + empty_data(a.compress))
+    packets = query_packet(a, rev, settings), empty_data(a.compress)
+    if a.chunked:
+        if rev < 54470:
+            sys.stderr.write("capture: --chunked needs revision 54470 or later\n")
+            return 1
+        packets = tuple(chunk(p) for p in packets)
+    sock.sendall(addendum(rev, a.chunked) + b"".join(packets))
     r.idle = a.idle
     status, msg, why = None, None, None
+    packet_reader = DechunkedReader(r) if a.chunked else r
     try:
-        status, msg = read_packets(r, a, rev, say)
+        status, msg = read_packets(packet_reader, a, rev, say)
+        if a.chunked:
+            packet_reader.finish()
+            say("%d chunks" % packet_reader.chunks)
     except Unsupported as e:
         why = "unsupported: %s" % e
     except Idle:

@@ -23,6 +23,16 @@
 #   CHNATIVE_TLS_PORT      TLS proxy port      (default 19440; see scripts/tls-proxy.sh)
 #   CHNATIVE_START_TIMEOUT seconds to wait for readiness (default 120)
 #   CHNATIVE_PYTHON        python used to create the venv (default python3)
+#   CHNATIVE_SERVER_PROTO_CAPS       chunked framing of the native protocol, both
+#                          directions: notchunked (the server's default when unset),
+#                          chunked, notchunked_optional or chunked_optional.
+#                          Written as <proto_caps><send>/<recv> in config.xml.
+#   CHNATIVE_SERVER_PROTO_CAPS_SEND, CHNATIVE_SERVER_PROTO_CAPS_RECV
+#                          the same for one direction (the server's sending or
+#                          receiving side); they override CHNATIVE_SERVER_PROTO_CAPS.
+#                          Use a separate CHNATIVE_SERVER_DIR and ports for such a
+#                          server: `start` reuses a server already answering on the
+#                          ports, and refuses one whose recorded proto_caps differ.
 #
 # Users (from users.xml in the run dir): `default` with no password, and
 # `chn_pw` with password `secret`; both have full access incl. access management.
@@ -38,9 +48,12 @@ HTTP_PORT="${CHNATIVE_HTTP_PORT:-18123}"
 TLS_PORT="${CHNATIVE_TLS_PORT:-19440}"
 START_TIMEOUT="${CHNATIVE_START_TIMEOUT:-120}"
 PYTHON="${CHNATIVE_PYTHON:-python3}"
+PROTO_SEND="${CHNATIVE_SERVER_PROTO_CAPS_SEND:-${CHNATIVE_SERVER_PROTO_CAPS:-}}"
+PROTO_RECV="${CHNATIVE_SERVER_PROTO_CAPS_RECV:-${CHNATIVE_SERVER_PROTO_CAPS:-}}"
 PIDFILE="$RUN_DIR/server.pid"
 LOCKFILE="$RUN_DIR/server.lock"
 LOGFILE="$RUN_DIR/server.log"
+CAPSFILE="$RUN_DIR/proto_caps" # the proto_caps the running server was started with
 DATA_DIR="$RUN_DIR/data" # TMPDIR of the engine: clickhouse-local creates its temp dirs here
 
 log() { echo "[server.sh] $*" >&2; }
@@ -113,14 +126,33 @@ ensure_venv() {
 
 # --- config ---------------------------------------------------------------
 
+check_proto_cap() { # value: the four values the server's TCPHandler understands
+    case "$1" in
+    "" | notchunked | chunked | notchunked_optional | chunked_optional) ;;
+    *) die "proto_caps value '$1' is not notchunked, chunked, notchunked_optional or chunked_optional" ;;
+    esac
+}
+
+proto_caps_xml() { # the <proto_caps> element, empty when neither direction is set
+    [[ -n "$PROTO_SEND$PROTO_RECV" ]] || return 0
+    echo "    <proto_caps>"
+    [[ -z "$PROTO_SEND" ]] || echo "        <send>$PROTO_SEND</send>"
+    [[ -z "$PROTO_RECV" ]] || echo "        <recv>$PROTO_RECV</recv>"
+    echo "    </proto_caps>"
+}
+
+proto_caps_line() { echo "send=${PROTO_SEND:-default} recv=${PROTO_RECV:-default}"; }
+
 write_config() {
     mkdir -p "$RUN_DIR"
+    proto_caps_line >"$CAPSFILE"
     cat >"$RUN_DIR/config.xml" <<EOF
 <clickhouse>
     <listen_host>$HOST</listen_host>
     <tcp_port>$TCP_PORT</tcp_port>
     <http_port>$HTTP_PORT</http_port>
     <users_config>users.xml</users_config>
+$(proto_caps_xml)
     <logger>
         <log>$RUN_DIR/clickhouse.log</log>
         <errorlog>$RUN_DIR/clickhouse.err.log</errorlog>
@@ -197,6 +229,8 @@ kill_group() { # pid: TERM the process group (fallback: the pid), wait, then KIL
 }
 
 cmd_start() {
+    check_proto_cap "$PROTO_SEND"
+    check_proto_cap "$PROTO_RECV"
     mkdir -p "$RUN_DIR"
     exec 9>"$LOCKFILE"
     flock -w $((START_TIMEOUT + 900)) 9 || die "timeout waiting for lock $LOCKFILE"
@@ -204,6 +238,9 @@ cmd_start() {
     local pid
     if server_answers; then
         pid="$(our_pid || echo external)"
+        if [[ "$pid" != external && "$(cat "$CAPSFILE" 2>/dev/null || proto_caps_line)" != "$(proto_caps_line)" ]]; then
+            die "the server on $HOST:$TCP_PORT runs with proto_caps '$(cat "$CAPSFILE")', not '$(proto_caps_line)'; stop it or use other ports and CHNATIVE_SERVER_DIR"
+        fi
         ready_line "$pid"
         return 0
     fi
@@ -271,7 +308,7 @@ cmd_stop() {
     else
         log "no server started by this script is running (pidfile $PIDFILE)"
     fi
-    rm -f "$PIDFILE"
+    rm -f "$PIDFILE" "$CAPSFILE"
     rm -rf "$DATA_DIR"
 }
 
@@ -321,7 +358,7 @@ tls-start) exec "$SCRIPT_DIR/tls-proxy.sh" start ;;
 tls-stop) exec "$SCRIPT_DIR/tls-proxy.sh" stop ;;
 tls-check) exec "$SCRIPT_DIR/tls-proxy.sh" check ;;
 *)
-    sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

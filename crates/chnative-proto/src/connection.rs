@@ -14,9 +14,11 @@
 //! - **Start**: nothing sent. [`Connection::start_handshake`] writes Hello and
 //!   moves to **Handshake**.
 //! - **Handshake**: waiting for the server's Hello. Hello (with a usable
-//!   revision and no mandatory chunked framing) writes the Addendum and moves to
-//!   **Idle**; an Exception is reported and moves to **Closed** (the server
-//!   closes after a failed handshake). Anything else is a violation.
+//!   revision and chunked framing both sides accept, see [`crate::chunked`])
+//!   writes the Addendum, turns on the chunked framing negotiated for each
+//!   direction and moves to **Idle**; an Exception is reported and moves to
+//!   **Closed** (the server closes after a failed handshake). Anything else is
+//!   a violation.
 //! - **Idle**: nothing outstanding. [`Connection::query`] writes Query and the
 //!   empty external-tables block and moves to **Busy(Query)**;
 //!   [`Connection::insert`] does the same and moves to **Busy(InsertHeader)**;
@@ -55,11 +57,19 @@
 //!
 //! A new command is refused with [`Error::State`] (and changes nothing) unless
 //! the machine is in the state that command needs.
+//!
+//! # Chunked framing
+//!
+//! When negotiated, the framing is applied here and nowhere else: every packet
+//! written is one chunked message in [`Connection::transmit`], and received
+//! bytes lose their chunk headers before the packet decoder sees them (see
+//! [`Connection::buffered`]). A malformed chunk header closes the connection.
 
 use std::collections::VecDeque;
 
 use crate::block::{write_empty_block, Block, BlockLimits};
 use crate::buffer::BufferPool;
+use crate::chunked::{self, Dechunker, Negotiated};
 use crate::compression::{self, FrameHeader, Method, FRAME_PREFIX_LEN};
 use crate::error::ProtoError;
 use crate::packet::{self, BlockKind, ClientHello, Exception, ProfileInfo, Progress, Query, ServerHello, ServerPacket};
@@ -80,6 +90,10 @@ pub struct Options {
     /// How many packets without rows may follow each other before the server
     /// is taken to be stuck and the connection is closed.
     pub max_silent_packets: u64,
+    /// Chunked framing of the packets we send (revision 54470 and later).
+    pub chunked_send: chunked::Mode,
+    /// Chunked framing of the packets the server sends.
+    pub chunked_recv: chunked::Mode,
 }
 
 impl Default for Options {
@@ -90,6 +104,8 @@ impl Default for Options {
             max_block_bytes: crate::block::DEFAULT_MAX_BLOCK_BYTES as usize,
             limits: BlockLimits::default(),
             max_silent_packets: DEFAULT_MAX_SILENT_PACKETS,
+            chunked_send: chunked::Mode::default(),
+            chunked_recv: chunked::Mode::default(),
         }
     }
 }
@@ -278,8 +294,16 @@ pub struct Connection {
     /// the server then closes the connection.
     last_exception: Option<String>,
 
+    /// Received bytes: consumed ones up to `ipos`, packet bytes up to `iend`,
+    /// then (with chunked input) a chunk header not complete yet.
     input: Vec<u8>,
     ipos: usize,
+    iend: usize,
+    /// Strips chunk framing from received bytes, once negotiated.
+    dechunker: Option<Dechunker>,
+    /// Why [`Connection::buffered`] closed the connection, for the next poll.
+    input_error: Option<Error>,
+    chunking: Negotiated,
     reading: Reading,
     /// Decompressed bytes of the body being read.
     plain: Vec<u8>,
@@ -318,6 +342,10 @@ impl Connection {
             last_exception: None,
             input: Vec::with_capacity(64 << 10),
             ipos: 0,
+            iend: 0,
+            dechunker: None,
+            input_error: None,
+            chunking: Negotiated::default(),
             reading: Reading::Head,
             plain: Vec::new(),
             plain_needed: 0,
@@ -362,6 +390,11 @@ impl Connection {
     /// The revision in use: min(ours, the server's) after the handshake.
     pub fn revision(&self) -> u64 {
         self.revision
+    }
+
+    /// Which directions are chunked (both false before the handshake).
+    pub fn chunking(&self) -> Negotiated {
+        self.chunking
     }
 
     /// The options the connection was made with.
@@ -455,7 +488,25 @@ impl Connection {
 
     /// Appends one whole packet with `write`.
     fn put_packet(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        let start = self.begin_packet();
         write(&mut self.output);
+        self.end_packet(start);
+    }
+
+    /// Starts a packet written straight into `output`; returns where it starts.
+    fn begin_packet(&mut self) -> usize {
+        if self.chunking.send {
+            chunked::begin(&mut self.output)
+        } else {
+            self.output.len()
+        }
+    }
+
+    /// Ends the packet begun at `start`: frames it, and records where it ends.
+    fn end_packet(&mut self, start: usize) {
+        if self.chunking.send {
+            chunked::frame(&mut self.output, start, chunked::MAX_CHUNK);
+        }
         self.queued_total = self.sent_total + (self.output.len() - self.opos) as u64;
         self.packet_ends.push_back(self.queued_total);
     }
@@ -603,6 +654,7 @@ impl Connection {
 
     fn put_data_packet(&mut self, body: &[u8]) -> Result<(), Error> {
         let start = self.output.len();
+        let packet_start = self.begin_packet();
         packet::write_data_head(&mut self.output, "");
         if self.compressing {
             let method = self.options.compression.unwrap_or(Method::Lz4);
@@ -613,7 +665,7 @@ impl Connection {
         } else {
             self.output.extend_from_slice(body);
         }
-        self.put_packet(|_| {});
+        self.end_packet(packet_start);
         Ok(())
     }
 
@@ -640,9 +692,39 @@ enum Body {
 // ---- input ----
 
 impl Connection {
-    /// How many received bytes are not consumed yet.
-    pub fn buffered(&self) -> usize {
-        self.input.len() - self.ipos
+    /// How many received packet bytes are not consumed yet.
+    ///
+    /// With chunked input, the bytes appended to [`Connection::recv_buffer`]
+    /// since the last call lose their chunk framing here first, so only packet
+    /// bytes are counted. A malformed chunk header closes the connection (the
+    /// count is then 0 and [`Connection::poll`] reports why).
+    pub fn buffered(&mut self) -> usize {
+        if self.state != State::Closed {
+            if let Err(e) = self.take_input() {
+                self.input_error = Some(e);
+            }
+        }
+        self.iend - self.ipos
+    }
+
+    /// Packet bytes received and not consumed (as of the last `take_input`).
+    fn avail(&self) -> usize {
+        self.iend - self.ipos
+    }
+
+    /// Makes newly received bytes packet bytes: strips chunk framing, if any.
+    fn take_input(&mut self) -> Result<(), Error> {
+        if self.state == State::Closed {
+            return Err(self.closed_error());
+        }
+        match &mut self.dechunker {
+            None => self.iend = self.input.len(),
+            Some(d) => match d.strip(&mut self.input, self.iend) {
+                Ok(end) => self.iend = end,
+                Err(e) => return Err(self.fail(e.into())),
+            },
+        }
+        Ok(())
     }
 
     /// The buffer received bytes are appended to (never overwrite what is in
@@ -651,11 +733,13 @@ impl Connection {
         if self.ipos == self.input.len() {
             self.input.clear();
             self.ipos = 0;
+            self.iend = 0;
         } else if self.ipos > 0 && self.input.capacity() - self.input.len() < additional.max(64 << 10) {
             // Out of room at the tail: move the unconsumed bytes to the front
             // rather than growing the buffer. (Decoders resume relative to the
             // first unconsumed byte, so this moves nothing they remember.)
             self.input.drain(..self.ipos);
+            self.iend -= self.ipos;
             self.ipos = 0;
         }
         self.input.reserve(additional.max(64 << 10));
@@ -679,24 +763,33 @@ impl Connection {
     /// Returns the next event, or how much input is needed, or [`Poll::Idle`]
     /// when nothing is expected. Blocks go into `sink`'s slots.
     pub fn poll(&mut self, sink: &mut dyn BlockSink) -> Result<Poll, Error> {
+        if let Some(e) = self.input_error.take() {
+            return Err(e);
+        }
+        self.take_input()?;
         loop {
             match self.state {
                 State::Closed => return Err(self.closed_error()),
                 State::Start | State::Idle => {
-                    if self.buffered() == 0 {
+                    if self.avail() == 0 {
                         return Ok(Poll::Idle);
                     }
-                    return Err(self.violation(format!(
-                        "the server sent {} bytes while no command was outstanding",
-                        self.buffered()
-                    )));
+                    // A server that refuses the connection after the handshake
+                    // (e.g. one requiring chunked framing from a client below
+                    // revision 54470) says why in an Exception: keep its text.
+                    let mut r = Reader::new(&self.input[self.ipos..self.iend]);
+                    let why = match packet::read_server_packet(&mut r, self.options.revision, self.revision, false) {
+                        Ok(ServerPacket::Exception(e)) => format!("exception code {}: {}", e.code, e.message),
+                        _ => format!("{} bytes", self.avail()),
+                    };
+                    return Err(self.violation(format!("the server sent {why} while no command was outstanding")));
                 }
                 State::Handshake | State::Busy(_) => {}
             }
             let body = match self.reading {
                 Reading::Head => {
                     let compressing = self.compressing && matches!(self.state, State::Busy(_));
-                    let mut r = Reader::new(&self.input[self.ipos..]);
+                    let mut r = Reader::new(&self.input[self.ipos..self.iend]);
                     match packet::read_server_packet(&mut r, self.options.revision, self.revision, compressing) {
                         Ok(p) => {
                             self.ipos += r.position();
@@ -732,7 +825,7 @@ impl Connection {
     /// Decompresses frames until `plain_needed` bytes are there.
     fn read_frames(&mut self) -> Result<Option<usize>, Error> {
         while self.plain.len() < self.plain_needed {
-            if self.buffered() < FRAME_PREFIX_LEN {
+            if self.avail() < FRAME_PREFIX_LEN {
                 return Ok(Some(FRAME_PREFIX_LEN));
             }
             let mut prefix = [0u8; FRAME_PREFIX_LEN];
@@ -749,7 +842,7 @@ impl Connection {
                 })));
             }
             let len = header.frame_len();
-            if self.buffered() < len {
+            if self.avail() < len {
                 return Ok(Some(len));
             }
             let frame = &self.input[self.ipos..self.ipos + len];
@@ -778,7 +871,7 @@ impl Connection {
                     &mut self.scratch
                 }
             };
-            let src: &[u8] = if compressed { &self.plain } else { &self.input[self.ipos..] };
+            let src: &[u8] = if compressed { &self.plain } else { &self.input[self.ipos..self.iend] };
             let mut r = Reader::new(src);
             match block.read(&mut r, self.revision, &self.options.limits, &mut self.pool) {
                 Ok(()) => {
@@ -939,20 +1032,28 @@ impl Connection {
                         revision::MIN_SUPPORTED
                     ))));
                 }
-                if h.chunked_send.starts_with("chunked") && !h.chunked_send.ends_with("_optional") {
-                    return Err(self.fail(Error::Unsupported(
-                        "server requires chunked packets, which chnative does not speak".into(),
-                    )));
-                }
+                let chunking = match self.negotiate_chunking(&h, v) {
+                    Ok(c) => c,
+                    Err(why) => return Err(self.fail(Error::Unsupported(why))),
+                };
                 self.revision = v;
                 self.server = h;
                 let quota_key = std::mem::take(&mut self.quota_key);
                 let before = self.output.len();
-                packet::write_addendum(&mut self.output, v, &quota_key);
+                packet::write_addendum_chunked(&mut self.output, v, &quota_key, chunking);
                 if self.output.len() > before {
                     self.put_packet(|_| {});
                 }
                 self.quota_key = quota_key;
+                // Framing starts with the first byte after the Addendum, in
+                // both directions. The server sends nothing before it has read
+                // the Addendum, so every byte after Hello is framed.
+                self.chunking = chunking;
+                if chunking.recv {
+                    let max_chunk = self.options.max_block_bytes.saturating_add(PACKET_SLACK);
+                    self.dechunker = Some(Dechunker::new(max_chunk));
+                    self.iend = self.ipos;
+                }
                 self.state = State::Idle;
                 Ok(Event::Hello)
             }
@@ -962,6 +1063,27 @@ impl Connection {
             }
             other => Err(self.violation(format!("expected Hello, got {}", name(&other)))),
         }
+    }
+
+    /// The chunking of each direction, from the server's Hello and our options;
+    /// the reason when the two sides cannot agree.
+    fn negotiate_chunking(&self, h: &ServerHello, revision: u64) -> Result<Negotiated, String> {
+        let (send, recv) = (self.options.chunked_send, self.options.chunked_recv);
+        if revision < revision::CHUNKED_PACKETS {
+            if send == chunked::Mode::Chunked || recv == chunked::Mode::Chunked {
+                return Err(format!(
+                    "chunked framing is required by the client options but needs protocol revision {} \
+                     (the connection uses {revision})",
+                    revision::CHUNKED_PACKETS
+                ));
+            }
+            return Ok(Negotiated::default());
+        }
+        // Our sending side meets the server's receiving side and the other way round.
+        Ok(Negotiated {
+            send: chunked::negotiate(&h.chunked_recv, send, "send")?,
+            recv: chunked::negotiate(&h.chunked_send, recv, "receive")?,
+        })
     }
 
     fn on_block(&mut self, kind: BlockKind, rows: usize, has_columns: bool) -> Result<Event, Error> {

@@ -9,6 +9,7 @@
 
 pub mod block;
 pub mod buffer;
+pub mod chunked;
 pub mod cityhash;
 pub mod column;
 pub mod compression;

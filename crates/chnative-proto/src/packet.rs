@@ -5,6 +5,7 @@
 //! and the caller decodes the [`crate::Block`] that follows, decompressing first
 //! when the query asked for compression.
 
+use crate::chunked::Negotiated;
 use crate::error::{ProtoError, Result};
 use crate::revision as rev;
 use crate::wire::{Reader, WriteExt};
@@ -77,15 +78,24 @@ impl ClientHello<'_> {
     }
 }
 
-/// Appends the Addendum sent right after the server's Hello (revision ≥ 54458).
+/// Appends the Addendum sent right after the server's Hello (revision ≥ 54458),
+/// announcing no chunked framing.
 pub fn write_addendum(out: &mut Vec<u8>, revision: u64, quota_key: &str) {
+    write_addendum_chunked(out, revision, quota_key, Negotiated::default());
+}
+
+/// [`write_addendum`] announcing the chunked framing decided for each
+/// direction (`chunked` or `notchunked`; the server takes it as the client's
+/// choice, and refuses it if the server insists on the other).
+pub fn write_addendum_chunked(out: &mut Vec<u8>, revision: u64, quota_key: &str, chunking: Negotiated) {
     if revision < rev::ADDENDUM {
         return;
     }
     out.put_string(quota_key);
     if revision >= rev::CHUNKED_PACKETS {
-        out.put_string("notchunked");
-        out.put_string("notchunked");
+        let word = |c: bool| if c { "chunked" } else { "notchunked" };
+        out.put_string(word(chunking.send));
+        out.put_string(word(chunking.recv));
     }
     if revision >= rev::VERSIONED_PARALLEL_REPLICAS_PROTOCOL {
         out.put_varuint(rev::PARALLEL_REPLICAS_PROTOCOL_VERSION);

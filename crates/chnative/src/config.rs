@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use chnative_proto::chunked::Mode as ChunkMode;
 use chnative_proto::compression::Method;
 use chnative_proto::revision;
 
@@ -77,6 +78,8 @@ pub struct Config {
     pub(crate) max_silent_packets: u64,
     pub(crate) cancel_timeout: Duration,
     pub(crate) query_timeout: Option<Duration>,
+    pub(crate) chunked_send: ChunkMode,
+    pub(crate) chunked_recv: ChunkMode,
     /// Pool, TLS, hosts and keepalive (see netopts.rs).
     pub(crate) net: crate::netopts::NetOptions,
 }
@@ -104,6 +107,8 @@ impl Default for Config {
             max_silent_packets: chnative_proto::connection::DEFAULT_MAX_SILENT_PACKETS,
             cancel_timeout: Duration::from_secs(30),
             query_timeout: None,
+            chunked_send: ChunkMode::default(),
+            chunked_recv: ChunkMode::default(),
             net: Default::default(),
         }
     }
@@ -251,6 +256,13 @@ impl Config {
     /// - `read_timeout`: longest wait for the server's next bytes (default 300s);
     /// - `revision`: the protocol revision to announce;
     /// - `client_name`, `quota_key`;
+    /// - `chunked`: chunked framing of the packets in both directions (protocol
+    ///   revision 54470 and later), as in ClickHouse's `proto_caps`:
+    ///   `notchunked_optional` (default: not chunked unless the server requires
+    ///   it), `chunked_optional` (chunked unless the server refuses it),
+    ///   `chunked` or `notchunked` (refuse a server that insists on the other);
+    ///   `chunked_send` and `chunked_recv` set one direction (the packets the
+    ///   client sends, the packets it receives);
     /// - `user`, `password`, `database`: instead of the user info and the path;
     /// - `set_<setting>=<value>`: a server setting sent with every query.
     ///
@@ -364,6 +376,19 @@ impl Config {
                         .filter(|_| is_integer(&v) && !v.starts_with('-'))
                         .ok_or_else(|| Error::Config(format!("revision `{v}` is not a number")))?;
                     c = c.revision(r)?;
+                }
+                "chunked" | "chunked_send" | "chunked_recv" => {
+                    let mode = ChunkMode::parse(&v).ok_or_else(|| {
+                        Error::Config(format!(
+                            "{k} `{v}`: not one of notchunked_optional, chunked_optional, chunked, notchunked"
+                        ))
+                    })?;
+                    if k != "chunked_recv" {
+                        c.chunked_send = mode;
+                    }
+                    if k != "chunked_send" {
+                        c.chunked_recv = mode;
+                    }
                 }
                 "client_name" => c.client_name = v,
                 "quota_key" => c.quota_key = v,
@@ -497,6 +522,29 @@ impl Config {
         self.cancel_timeout = if d.is_zero() { Duration::MAX } else { d };
         self
     }
+    /// Chunked framing of the packets in both directions (protocol revision
+    /// 54470 and later; ClickHouse's `proto_caps`). The default,
+    /// [`ChunkMode::NotChunkedOptional`], does without it unless the server
+    /// requires it; [`ChunkMode::ChunkedOptional`] uses it unless the server
+    /// refuses it; [`ChunkMode::Chunked`] and [`ChunkMode::NotChunked`] refuse
+    /// a server that insists on the other (a [`crate::ErrorKind::Config`] error
+    /// when connecting).
+    pub fn chunked(self, mode: ChunkMode) -> Self {
+        self.chunked_send(mode).chunked_recv(mode)
+    }
+
+    /// [`Config::chunked`] for the packets the client sends only.
+    pub fn chunked_send(mut self, mode: ChunkMode) -> Self {
+        self.chunked_send = mode;
+        self
+    }
+
+    /// [`Config::chunked`] for the packets the client receives only.
+    pub fn chunked_recv(mut self, mode: ChunkMode) -> Self {
+        self.chunked_recv = mode;
+        self
+    }
+
     /// A deadline for each query, from the moment it is sent (off by default).
     /// A SELECT past it is cancelled and fails with [`Error::Timeout`]; an
     /// INSERT past it fails with the same error and closes the connection.
@@ -563,6 +611,21 @@ mod tests {
         assert!(Config::from_url("http://x").is_err());
         assert!(Config::from_url("clickhouse://x?bogus=1").is_err());
         assert!(Config::from_url("clickhouse://x?revision=1").is_err());
+    }
+
+    #[test]
+    fn chunked_options() {
+        let c = Config::from_url("clickhouse://h").unwrap();
+        assert_eq!((c.chunked_send, c.chunked_recv), (ChunkMode::NotChunkedOptional, ChunkMode::NotChunkedOptional));
+        let c = Config::from_url("clickhouse://h?chunked=chunked").unwrap();
+        assert_eq!((c.chunked_send, c.chunked_recv), (ChunkMode::Chunked, ChunkMode::Chunked));
+        let c = Config::from_url("clickhouse://h?chunked_send=chunked_optional&chunked_recv=notchunked").unwrap();
+        assert_eq!((c.chunked_send, c.chunked_recv), (ChunkMode::ChunkedOptional, ChunkMode::NotChunked));
+        let c = Config::new().chunked(ChunkMode::ChunkedOptional).chunked_recv(ChunkMode::NotChunked);
+        assert_eq!((c.chunked_send, c.chunked_recv), (ChunkMode::ChunkedOptional, ChunkMode::NotChunked));
+        assert!(err("clickhouse://h?chunked=yes").contains("chunked `yes`"));
+        assert!(err("clickhouse://h?chunked_recv=Chunked").contains("not one of"));
+        err("clickhouse://h?chunked=chunked&chunked=chunked");
     }
 
     #[test]

@@ -174,6 +174,8 @@ impl Conn {
                 ..BlockLimits::default()
             },
             max_silent_packets: cfg.max_silent_packets,
+            chunked_send: cfg.chunked_send,
+            chunked_recv: cfg.chunked_recv,
         };
         let mut c = Conn {
             io,
@@ -308,7 +310,9 @@ impl Conn {
 
     /// Reads until the machine has `needed` unconsumed bytes.
     async fn fill(&mut self, needed: usize) -> Result<()> {
-        while self.proto.buffered() < needed {
+        // A connection closed while taking in bytes (bad chunk framing) has
+        // nothing more to wait for: the next poll says why.
+        while self.proto.buffered() < needed && !self.proto.is_closed() {
             let want = needed - self.proto.buffered();
             let deadline = self.deadline();
             let read = self.io.read_buf(self.proto.recv_buffer(want));

@@ -110,7 +110,8 @@ pub enum ErrorKind {
     /// The caller cancelled the query.
     Cancelled,
     /// A bad connection string or [`crate::Config`] value, or a server this
-    /// client cannot talk to (too old, chunked packets required).
+    /// client cannot talk to (too old, or insisting on chunked framing the
+    /// client's options refuse).
     Config,
     /// A request the caller built wrongly (malformed setting, parameter or table
     /// name; column data that does not fit its type; wrong row counts). Fix the

@@ -69,6 +69,7 @@ pub use row::{Inserter, RowStream};
 pub use value::{Value, ValueRow, ValueRowStream};
 
 pub use chnative_proto as proto;
+pub use chnative_proto::chunked::Mode as ChunkMode;
 pub use chnative_proto::convert::{self, I256, U256};
 pub use chnative_proto::packet::{ProfileInfo, Progress, ServerHello};
 pub use chnative_proto::view::{
@@ -112,6 +113,11 @@ pub struct ServerInfo {
     pub timezone: String,
     /// The server's display name.
     pub display_name: String,
+    /// Whether the packets the client sends are chunked (negotiated in the
+    /// handshake from the server's `proto_caps` and [`Config::chunked_send`]).
+    pub chunked_send: bool,
+    /// Whether the packets the client receives are chunked ([`Config::chunked_recv`]).
+    pub chunked_recv: bool,
 }
 
 impl ServerInfo {
@@ -124,6 +130,8 @@ impl ServerInfo {
             negotiated_revision: conn.revision(),
             timezone: h.timezone.clone(),
             display_name: h.display_name.clone(),
+            chunked_send: conn.proto.chunking().send,
+            chunked_recv: conn.proto.chunking().recv,
         }
     }
 }
