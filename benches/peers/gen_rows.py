@@ -57,3 +57,29 @@ for k, (n, t) in enumerate(cols):
     o.append(f"            {n}: {v},")
 o.append("        }\n    }\n}")
 open(os.path.join(here, 'src', 'rows.rs'), 'w').write('\n'.join(o) + '\n')
+
+# chnative's typed rows (src/ch_rows.rs): owned and borrowed strings, Date as days, DateTime as seconds.
+CH = {'Int16': 'i16', 'Int32': 'i32', 'Int64': 'i64', 'Date': 'u16', 'DateTime': 'u32'}
+o = ["//! chnative's typed rows of the hits table, generated from `hits_columns.tsv` by\n"
+     "//! `gen_rows.py` (rerun it if the schema changes).\n#![allow(non_snake_case)]\n",
+     "use crate::hits::HitsData;\n"]
+for name, life, s in [('ChOwned', '', 'String'), ('ChBorrowed', "<'a>", "&'a str")]:
+    o.append(f"/// chnative typed row with {'owned' if life == '' else 'borrowed'} strings.")
+    o.append(f"#[derive(chnative::Row)]\npub struct {name}{life} {{")
+    for n, t in cols:
+        o.append(f"    pub {n}: {s if t == 'String' else CH[t]},")
+    o.append("}\n")
+    o.append(f"impl{life} {name}{life} {{\n    /// Adds every value into the bench checksum.\n"
+             "    pub fn checksum(&self) -> u64 {\n        let mut s = 0u64;")
+    for n, t in cols:
+        if t == 'String':
+            o.append(f"        s = s.wrapping_add(self.{n}.len() as u64);")
+        else:
+            o.append(f"        s = s.wrapping_add(self.{n} as i64 as u64);")
+    o.append("        s\n    }\n}\n")
+o.append("impl<'a> ChBorrowed<'a> {\n    /// Row `i` of the columns, borrowing their strings.\n"
+         "    pub fn of(d: &'a HitsData, i: usize) -> Self {\n        ChBorrowed {")
+for k, (n, t) in enumerate(cols):
+    o.append(f"            {n}: d.{ACC[t]}({k})[i]{'.as_str()' if t == 'String' else ''},")
+o.append("        }\n    }\n}")
+open(os.path.join(here, 'src', 'ch_rows.rs'), 'w').write('\n'.join(o) + '\n')

@@ -2,7 +2,7 @@
 //! comparing, on the same server, data and machine, in one run.
 //!
 //! ```text
-//! cd benches/peers && cargo run --release -- [--rounds N] [--only abcdefg] [--filter TEXT] [sizes…]
+//! cd benches/peers && cargo run --release -- [--rounds N] [--only abcdefghi] [--filter TEXT] [sizes…]
 //! ```
 //!
 //! Clients: chnative (native TCP; no compression, LZ4, ZSTD), the official
@@ -20,16 +20,21 @@
 //! hits, (e) parallel inserts of hits, (f) `SELECT 1` with many in flight,
 //! (g) the socket floor for (b): the bytes chnative receives for (b) without
 //! compression, captured once through a relay and replayed from a local TCP
-//! server; only the reading thread's CPU time counts.
+//! server; only the reading thread's CPU time counts. (h) read hits by chnative
+//! tier (columns, typed rows with String or &str fields, dynamic rows) next to
+//! the official crate's derive Row; (i) insert hits from typed rows (chnative's
+//! inserter, its column insert, the official inserter).
 //!
 //! Ports: CHNATIVE_TCP_PORT (default 19000) and CHNATIVE_HTTP_PORT (default
 //! 18123); the server is started with `scripts/server.sh start` if it does not
 //! answer. The hits table is created and filled once (`generateRandom(…, 42,
 //! 40, 4)`), and reused while it has the requested number of rows.
 
+mod ch_rows;
 mod hits;
 mod peer_arrow;
 mod rows;
+mod tiers;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{Read, Write};
@@ -310,7 +315,7 @@ impl Opts {
     }
 }
 
-const USAGE: &str = "usage: chnative-peers [--rounds N (5)] [--only abcdefg] [--filter TEXT[,TEXT…] (client labels)]
+const USAGE: &str = "usage: chnative-peers [--rounds N (5)] [--only abcdefghi] [--filter TEXT[,TEXT…] (client labels)]
        [--hits-rows N (1000000)] [--numbers N (100000000)] [--strings N (20000000)]
        [--insert-rows N (100000)] [--parallel N (16)] [--select1 N per task (300)] [--select1-tasks N (16)]
        [--floor-buf BYTES (65536)]";
@@ -318,7 +323,7 @@ const USAGE: &str = "usage: chnative-peers [--rounds N (5)] [--only abcdefg] [--
 fn parse_args() -> Res<Opts> {
     let mut o = Opts {
         rounds: 5,
-        only: "abcdefg".into(),
+        only: "abcdefghi".into(),
         filter: String::new(),
         hits_rows: 1_000_000,
         numbers: 100_000_000,
@@ -690,7 +695,7 @@ async fn run(o: Opts) -> Res<()> {
     let info = admin.server_info().clone();
     let schema = hits::schema();
     let kinds: Vec<Kind> = schema.iter().map(|c| c.2).collect();
-    let need_hits = o.only.contains(['a', 'd', 'e']);
+    let need_hits = o.only.contains(['a', 'd', 'e', 'h', 'i']);
     if need_hits {
         ensure_hits(&mut admin, o.hits_rows.max(o.insert_rows as u64)).await?;
     }
@@ -841,6 +846,13 @@ async fn run(o: Opts) -> Res<()> {
 
     if o.only.contains('f') {
         select1(&o, &env, &mut res).await?;
+    }
+
+    if o.only.contains('h') {
+        tiers::read(&o, &env, &mut res, &mut admin, &kinds).await?;
+    }
+    if o.only.contains('i') {
+        tiers::insert(&o, &env, &mut res, &mut admin, &kinds).await?;
     }
 
     if o.only.contains('g') {
