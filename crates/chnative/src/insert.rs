@@ -76,7 +76,7 @@ impl<'c, 'a> Insert<'c, 'a> {
             settings: Vec::new(),
             allow_missing: false,
             error: None,
-            trace: None,
+            trace: crate::trace::TraceContext::ambient(),
             observer: Default::default(),
         }
     }

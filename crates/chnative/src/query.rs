@@ -21,9 +21,10 @@ pub struct Query {
 }
 
 impl Query {
-    /// A query with no parameters.
+    /// A query with no parameters. With the `opentelemetry` feature it carries the
+    /// current OpenTelemetry span's context (see [`Query::trace_context`]).
     pub fn new(sql: impl Into<String>) -> Self {
-        Query { sql: sql.into(), ..Default::default() }
+        Query { sql: sql.into(), trace: crate::trace::TraceContext::ambient(), ..Default::default() }
     }
 
     /// Fills the `{name:Type}` placeholder `name`.

@@ -82,6 +82,35 @@ impl TraceContext {
     pub fn is_sampled(&self) -> bool {
         self.0.trace_flags & 1 == 1
     }
+
+    /// The context of the current OpenTelemetry span, when there is a valid one
+    /// (feature `opentelemetry`). Queries and inserts created without an explicit
+    /// [`TraceContext`] take this one, so the server's spans join the caller's trace.
+    #[cfg(feature = "opentelemetry")]
+    pub fn current() -> Option<TraceContext> {
+        use opentelemetry::trace::TraceContextExt;
+        let cx = opentelemetry::Context::current();
+        let span = cx.span();
+        let sc = span.span_context();
+        if !sc.is_valid() {
+            return None;
+        }
+        Some(TraceContext(packet::TraceContext {
+            trace_id: u128::from_be_bytes(sc.trace_id().to_bytes()),
+            span_id: u64::from_be_bytes(sc.span_id().to_bytes()),
+            tracestate: sc.trace_state().header(),
+            trace_flags: sc.trace_flags().to_u8(),
+        }))
+    }
+
+    /// What a new query or insert carries unless told otherwise: the current
+    /// OpenTelemetry context with the `opentelemetry` feature, else none.
+    pub(crate) fn ambient() -> Option<TraceContext> {
+        #[cfg(feature = "opentelemetry")]
+        return TraceContext::current();
+        #[cfg(not(feature = "opentelemetry"))]
+        None
+    }
 }
 
 /// The span of one query or insert, closed with its outcome.

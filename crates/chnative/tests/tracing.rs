@@ -128,3 +128,47 @@ async fn the_server_records_spans_under_the_given_trace() {
     assert!(all > 0, "the server recorded no span for trace {uuid}");
     assert!(children > 0, "no server span has our span {span_id} as its parent ({all} spans)");
 }
+
+/// With the `opentelemetry` feature, a query made inside an OpenTelemetry span carries
+/// that span's context: the server records its spans under the caller's trace, and
+/// `TraceContext::current()` renders the same traceparent.
+#[cfg(feature = "opentelemetry")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queries_inside_an_opentelemetry_span_continue_its_trace() {
+    use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
+    let client = Client::connect(&url("")).await.unwrap();
+    let trace_hex = format!("{:016x}{:016x}", 0x5eed_0000_0000_0001u64, std::process::id() as u64 | 2 << 40);
+    let span_hex = "00f067aa0ba902b7";
+    let sc = SpanContext::new(
+        TraceId::from_hex(&trace_hex).unwrap(),
+        SpanId::from_hex(span_hex).unwrap(),
+        TraceFlags::SAMPLED,
+        true,
+        TraceState::from_key_value([("chn", "otel")]).unwrap(),
+    );
+    let cx = opentelemetry::Context::current().with_remote_span_context(sc);
+    let query = {
+        let _attached = cx.attach();
+        let tc = TraceContext::current().expect("a current span context");
+        assert_eq!(tc.traceparent(), format!("00-{trace_hex}-{span_hex}-01"));
+        assert_eq!(tc.tracestate(), "chn=otel");
+        Query::new("SELECT sum(number) FROM numbers(1000)")
+    };
+    // Outside any span: nothing to continue.
+    assert!(TraceContext::current().is_none());
+    client.execute(query).await.unwrap();
+    http("SYSTEM FLUSH LOGS");
+    let uuid = format!(
+        "{}-{}-{}-{}-{}",
+        &trace_hex[..8],
+        &trace_hex[8..12],
+        &trace_hex[12..16],
+        &trace_hex[16..20],
+        &trace_hex[20..]
+    );
+    let found = http(&format!(
+        "SELECT countIf(parent_span_id = reinterpretAsUInt64(reverse(unhex('{span_hex}')))) \
+         FROM system.opentelemetry_span_log WHERE trace_id = toUUID('{uuid}') FORMAT TSV"
+    ));
+    assert!(found.trim().parse::<u64>().unwrap() > 0, "no server span under {uuid}/{span_hex}");
+}
