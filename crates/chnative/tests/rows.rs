@@ -945,3 +945,27 @@ async fn variant_columns_read_into_derived_enums() {
     let e = c.fetch_all::<NarrowRow>(sql).await.unwrap_err().to_string();
     assert!(e.contains("Variant(") && e.contains("`v`"), "{e}");
 }
+
+/// `&str` / `String` fields check UTF-8 once per block and then each row's ends: a
+/// character split across two rows (valid as a whole blob, invalid per row) is still
+/// an error naming the column, and valid multibyte text reads back exactly.
+#[tokio::test]
+async fn utf8_is_checked_per_row_even_when_the_block_is_valid() {
+    #[derive(Row, Debug)]
+    struct S<'a> {
+        s: &'a str,
+    }
+    #[derive(Row, Debug)]
+    struct Owned {
+        s: String,
+    }
+    let c = client().await;
+    let e = c.fetch_all::<Owned>("SELECT arrayJoin([unhex('C3'), unhex('A9')]) AS s").await.unwrap_err().to_string();
+    assert!(e.contains("UTF-8") && e.contains("`s`"), "{e}");
+    let mut st = c.query::<S<'_>>("SELECT arrayJoin(['é', 'ok', '', '日本語', 'x']) AS s").await.unwrap();
+    let mut got = Vec::new();
+    while let Some(r) = st.next().await.unwrap() {
+        got.push(r.s.to_string());
+    }
+    assert_eq!(got, ["é", "ok", "", "日本語", "x"]);
+}

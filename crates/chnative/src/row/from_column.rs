@@ -163,11 +163,20 @@ impl<'r> FromColumn<'r> for f32 {
 pub struct Strings<'r> {
     view: StrView<'r>,
     column: &'r str,
+    /// Every row as text, when all are valid UTF-8 (checked once per block).
+    text: Option<super::utf8::CheckedText<'r>>,
 }
 
 impl<'r> Strings<'r> {
     fn new(view: &ColumnView<'r>) -> Result<Self> {
-        Ok(Strings { view: view.as_strings()?, column: view.name() })
+        Ok(Strings { view: view.as_strings()?, column: view.name(), text: None })
+    }
+
+    /// For reading `&str` / `String`: UTF-8 checked once per block (see `row::utf8`).
+    fn utf8(view: &ColumnView<'r>) -> Result<Self> {
+        let mut s = Strings::new(view)?;
+        s.text = super::utf8::CheckedText::new(&s.view);
+        Ok(s)
     }
     #[inline]
     fn bytes(&self, i: usize) -> Result<&'r [u8]> {
@@ -179,6 +188,9 @@ impl<'r> Strings<'r> {
     }
     #[inline]
     fn str(&self, i: usize) -> Result<&'r str> {
+        if let Some(s) = self.text.and_then(|t| t.get(i)) {
+            return Ok(s);
+        }
         let b = self.bytes(i)?;
         std::str::from_utf8(b).map_err(|_| {
             Error::Convert(convert::ConvertError::Inexact {
@@ -195,7 +207,7 @@ impl<'r> FromColumn<'r> for String {
         matches!(ty, D::String)
     }
     fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
-        Strings::new(view)
+        Strings::utf8(view)
     }
     #[inline]
     fn read(r: &Self::Reader, i: usize) -> Result<Self> {
@@ -209,7 +221,7 @@ impl<'r> FromColumn<'r> for &'r str {
         matches!(ty, D::String)
     }
     fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
-        Strings::new(view)
+        Strings::utf8(view)
     }
     #[inline]
     fn read(r: &Self::Reader, i: usize) -> Result<Self> {

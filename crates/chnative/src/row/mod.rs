@@ -55,6 +55,7 @@ mod from_column;
 mod insert;
 mod stream;
 mod to_column;
+mod utf8;
 
 use chnative_proto::view::{ColumnView, Keys};
 use chnative_proto::DataType;
