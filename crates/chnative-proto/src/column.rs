@@ -31,8 +31,16 @@ use crate::wire::{Budget, Reader, WriteExt};
 mod build;
 mod check;
 mod dynamic;
+mod json;
+mod rowbinary;
+#[cfg(test)]
+mod test_util;
+mod variant;
 pub(crate) use check::{check_end_offsets, check_fixed_values};
 pub use dynamic::*;
+pub use json::*;
+pub use rowbinary::*;
+pub use variant::*;
 
 /// `SharedDictionariesWithAdditionalKeys`, the only LowCardinality key version.
 const LC_KEY_VERSION: u64 = 1;
