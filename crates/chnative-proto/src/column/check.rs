@@ -6,7 +6,8 @@
 //! constructors, so that data the server would refuse (or store and then fail
 //! to read) never reaches the encoder.
 
-use super::{check_offsets, key_at, max_key, ColumnData, NULL_DISCRIMINATOR};
+use super::low_cardinality::{key_at, max_key};
+use super::{check_offsets, ColumnData, NULL_DISCRIMINATOR};
 use crate::types::DataType;
 
 /// Why data does not fit a type: the text of [`crate::ProtoError::InvalidColumn`]'s `reason`.
