@@ -41,6 +41,9 @@ mod dynamic;
 mod json;
 mod variant;
 
+mod aggregate;
+mod delimited;
+
 // Jobs that cut across the families.
 mod build;
 mod check;
@@ -49,7 +52,9 @@ mod rowbinary;
 #[cfg(test)]
 mod test_util;
 
+pub use aggregate::{AggregateState, StateValue};
 pub(crate) use check::{check_end_offsets, check_fixed_values};
+pub use delimited::RowFormat;
 pub use dynamic::*;
 pub use json::*;
 pub use kinds::{Kind, SerInfo};
@@ -125,6 +130,17 @@ pub enum ColumnData {
     /// JSON: typed paths, dynamic paths and shared data, or text (see [`JsonData`]).
     #[non_exhaustive]
     Json(Box<JsonData>),
+    /// Rows that delimit themselves, kept as they came (aggregate-function states):
+    /// the [`RowFormat`] that finds each row's end, end offsets, and the bytes.
+    #[non_exhaustive]
+    Delimited {
+        /// How a row ends.
+        format: std::sync::Arc<dyn RowFormat>,
+        /// u64 end offset of each row.
+        offsets: AlignedBuf,
+        /// All rows back to back, as on the wire.
+        data: AlignedBuf,
+    },
 }
 
 /// How strings are laid out at the negotiated revision.
@@ -176,6 +192,9 @@ impl ColumnData {
         if let Some(width) = ty.fixed_width() {
             return Ok(ColumnData::Fixed { width, data: pool.take() });
         }
+        if let Some(format) = delimited::format_for(ty) {
+            return Ok(ColumnData::Delimited { format, offsets: pool.take(), data: pool.take() });
+        }
         Ok(match ty {
             DataType::String => ColumnData::String { offsets: pool.take(), data: pool.take() },
             DataType::Nullable(t) => {
@@ -213,7 +232,7 @@ impl ColumnData {
             }
             DataType::Dynamic { .. } => ColumnData::Dynamic(Box::new(DynamicData::new(pool))),
             DataType::Json(j) => ColumnData::Json(Box::new(JsonData::new(j, pool)?)),
-            other => return Err(ProtoError::ty(format!("{other:?}"), "no Native codec for this type yet")),
+            other => return Err(ProtoError::ty(other.to_string(), "no Native codec for this type yet")),
         })
     }
 
@@ -238,6 +257,9 @@ impl ColumnData {
             ColumnData::Variant(v) => ColumnData::Variant(Box::new(v.empty_like(pool))),
             ColumnData::Dynamic(d) => ColumnData::Dynamic(Box::new(d.empty_like(pool))),
             ColumnData::Json(j) => ColumnData::Json(Box::new(j.empty_like(pool))),
+            ColumnData::Delimited { format, .. } => {
+                ColumnData::Delimited { format: format.clone(), offsets: pool.take(), data: pool.take() }
+            }
         }
     }
 
@@ -265,6 +287,10 @@ impl ColumnData {
             ColumnData::Variant(v) => v.recycle(pool),
             ColumnData::Dynamic(d) => d.recycle(pool),
             ColumnData::Json(j) => j.recycle(pool),
+            ColumnData::Delimited { offsets, data, .. } => {
+                pool.give(offsets);
+                pool.give(data);
+            }
         }
     }
 
@@ -288,6 +314,7 @@ impl ColumnData {
             ColumnData::Variant(v) => v.rows(),
             ColumnData::Dynamic(d) => d.rows(),
             ColumnData::Json(j) => j.rows(),
+            ColumnData::Delimited { offsets, .. } => delimited::rows(offsets),
         }
     }
 
@@ -314,6 +341,10 @@ impl ColumnData {
             ColumnData::Variant(v) => v.clear(),
             ColumnData::Dynamic(d) => d.clear(),
             ColumnData::Json(j) => j.clear(),
+            ColumnData::Delimited { offsets, data, .. } => {
+                offsets.clear();
+                data.clear();
+            }
         }
     }
 
@@ -325,7 +356,7 @@ impl ColumnData {
     /// so this reshapes those columns.
     pub fn read_prefix(&mut self, r: &mut Reader<'_>) -> Result<()> {
         match self {
-            ColumnData::Fixed { .. } | ColumnData::String { .. } => Ok(()),
+            ColumnData::Fixed { .. } | ColumnData::String { .. } | ColumnData::Delimited { .. } => Ok(()),
             ColumnData::Nullable { inner, .. } | ColumnData::Array { inner, .. } => inner.read_prefix(r),
             ColumnData::Tuple(cols) => cols.iter_mut().try_for_each(|c| c.read_prefix(r)),
             ColumnData::LowCardinality { .. } => low_cardinality::read_prefix(r),
@@ -370,6 +401,7 @@ impl ColumnData {
             ColumnData::Variant(v) => v.read_body(r, rows, layout, pool),
             ColumnData::Dynamic(d) => d.read_body(r, rows, layout, pool),
             ColumnData::Json(j) => j.read_body(r, rows, elems, layout, pool),
+            ColumnData::Delimited { format, offsets, data } => delimited::read(r, rows, format.as_ref(), offsets, data),
         }
     }
 
@@ -397,7 +429,7 @@ impl ColumnData {
 
     fn measure_prefix(&self, r: &mut Reader<'_>) -> Result<bool> {
         match self {
-            ColumnData::Fixed { .. } | ColumnData::String { .. } => Ok(true),
+            ColumnData::Fixed { .. } | ColumnData::String { .. } | ColumnData::Delimited { .. } => Ok(true),
             ColumnData::Nullable { inner, .. } | ColumnData::Array { inner, .. } => inner.measure_prefix(r),
             ColumnData::Tuple(cols) => {
                 for c in cols {
@@ -441,6 +473,7 @@ impl ColumnData {
             ColumnData::Array { inner, .. } => array::measure(r, rows, inner, layout, memo),
             ColumnData::Tuple(cols) => tuple::measure(r, rows, cols, elems, layout, memo),
             ColumnData::LowCardinality { dict, .. } => low_cardinality::measure(r, rows, dict, layout, memo),
+            ColumnData::Delimited { format, .. } => delimited::measure(r, rows, format.as_ref()).map(|_| true),
             ColumnData::Variant(_) | ColumnData::Dynamic(_) | ColumnData::Json(_) => Ok(false),
         }
     }
@@ -487,6 +520,9 @@ impl ColumnData {
                 ColumnData::LowCardinality { dict: sd, key_width: skw, keys: sk, .. },
             ) => low_cardinality::append((dict, key_width, keys), (sd, *skw, sk), idx, pool, budget),
             (ColumnData::Variant(v), ColumnData::Variant(s)) => v.append_from(s, idx, pool, budget),
+            (ColumnData::Delimited { offsets, data, .. }, ColumnData::Delimited { offsets: so, data: sd, .. }) => {
+                delimited::append((offsets, data), (so, sd), idx, budget)
+            }
             (ColumnData::Dynamic(_), _) | (ColumnData::Json(_), _) => Err(ProtoError::ty(
                 "Dynamic/JSON",
                 "sparse or replicated serialization of Dynamic and JSON columns is not supported",
@@ -500,7 +536,7 @@ impl ColumnData {
     /// Writes the state prefixes of the type tree.
     pub fn write_prefix(&self, out: &mut Vec<u8>) {
         match self {
-            ColumnData::Fixed { .. } | ColumnData::String { .. } => {}
+            ColumnData::Fixed { .. } | ColumnData::String { .. } | ColumnData::Delimited { .. } => {}
             ColumnData::Nullable { inner, .. } | ColumnData::Array { inner, .. } => inner.write_prefix(out),
             ColumnData::Tuple(cols) => cols.iter().for_each(|c| c.write_prefix(out)),
             ColumnData::LowCardinality { .. } => low_cardinality::write_prefix(out),
@@ -529,6 +565,10 @@ impl ColumnData {
             ColumnData::Variant(v) => v.write_body(out, layout),
             ColumnData::Dynamic(d) => d.write_body(out, layout),
             ColumnData::Json(j) => j.write_body(out, layout),
+            ColumnData::Delimited { data, .. } => {
+                delimited::write(out, data);
+                Ok(())
+            }
         }
     }
 }

@@ -81,6 +81,7 @@ fn shape_name(data: &ColumnData) -> String {
         ColumnData::Variant(_) => "Variant data".into(),
         ColumnData::Dynamic(_) => "Dynamic data".into(),
         ColumnData::Json(_) => "JSON data".into(),
+        ColumnData::Delimited { .. } => "aggregate states".into(),
     }
 }
 
@@ -201,6 +202,8 @@ impl ColumnData {
             }
             // Dynamic and JSON data can only come from a decoder, which checks it.
             (DataType::Dynamic { .. }, ColumnData::Dynamic(_)) | (DataType::Json(_), ColumnData::Json(_)) => Ok(()),
+            // So are self-delimiting rows.
+            (DataType::AggregateFunction(..), ColumnData::Delimited { .. }) => Ok(()),
             (DataType::Unsupported(_), _) => Err("no Native codec for this type yet".into()),
             _ => wrong(),
         }

@@ -13,6 +13,7 @@ pub fn row_binary_unsupported(ty: &DataType) -> Option<String> {
     match ty {
         DataType::Unsupported(name) => Some(format!("type `{name}` has no codec")),
         DataType::Nothing => Some("Nothing has no values".into()),
+        DataType::AggregateFunction(..) => Some(format!("{ty} values inside a shared variant are not decoded")),
         DataType::Dynamic { .. } | DataType::Json(_) | DataType::QBit(..) | DataType::QBitStrided(..) => {
             Some(format!("{ty} values inside a shared variant are not decoded"))
         }

@@ -120,6 +120,13 @@ impl std::fmt::Display for DataType {
             }
             T::Interval(k) => write!(f, "Interval{k}"),
             T::SimpleAggregateFunction(func, t) => write!(f, "SimpleAggregateFunction({func}, {t})"),
+            T::AggregateFunction(func, args) => {
+                write!(f, "AggregateFunction({func}")?;
+                for t in args {
+                    write!(f, ", {t}")?;
+                }
+                f.write_str(")")
+            }
             T::QBit(elem, dim) => write!(f, "QBit({elem}, {dim})"),
             T::QBitStrided(elem, dim, stride) => write!(f, "QBit({elem}, {dim}, {stride})"),
             T::Variant(alts) => {

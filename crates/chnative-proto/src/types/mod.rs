@@ -80,6 +80,10 @@ pub enum DataType {
     Interval(IntervalKind),
     /// Function text (with its parameters) and the value type.
     SimpleAggregateFunction(String, Box<DataType>),
+    /// `AggregateFunction(f, T…)`: a column of intermediate states. Function text (with its
+    /// parameters) and the argument types. Which states have a codec is up to
+    /// [`crate::column::AggregateState`]; the others are refused when a column is built.
+    AggregateFunction(String, Vec<DataType>),
     Point,
     Ring,
     LineString,

@@ -462,6 +462,22 @@ fn convert(n: &Node, full: &str) -> Result<DataType> {
             }
             _ => return Err(bad("expects a function and a type")),
         },
+        // A leading number is the state's version (`AggregateFunction(1, sumMap, …)`):
+        // such states keep the Unsupported form.
+        "AggregateFunction" if matches!(n.args.first(), Some(Arg::Type(_))) => {
+            let fname = match &n.args[0] {
+                Arg::Type(f) => render(f),
+                _ => return Err(bad("expects a function name")),
+            };
+            let mut args = Vec::with_capacity(n.args.len() - 1);
+            for a in &n.args[1..] {
+                match a {
+                    Arg::Type(t) => args.push(convert(t, full)?),
+                    _ => return Err(bad("expects types after the function")),
+                }
+            }
+            T::AggregateFunction(fname, args)
+        }
         "Variant" => {
             let mut alts = Vec::with_capacity(n.args.len());
             for a in &n.args {
@@ -696,10 +712,29 @@ mod tests {
 
     #[test]
     fn unknown_types_are_kept_verbatim() {
+        assert_eq!(DataType::parse("Object('json')").unwrap(), T::Unsupported("Object('json')".into()));
+        assert_eq!(
+            DataType::parse("AggregateFunction(1, sumMap, Array(UInt8), Array(UInt64))").unwrap(),
+            T::Unsupported("AggregateFunction(1, sumMap, Array(UInt8), Array(UInt64))".into())
+        );
+    }
+
+    #[test]
+    fn aggregate_function_states() {
         assert_eq!(
             DataType::parse("AggregateFunction(uniq, UInt64)").unwrap(),
-            T::Unsupported("AggregateFunction(uniq, UInt64)".into())
+            T::AggregateFunction("uniq".into(), vec![T::UInt64])
         );
+        assert_eq!(DataType::parse("AggregateFunction(count)").unwrap(), T::AggregateFunction("count".into(), vec![]));
+        let t = DataType::parse("AggregateFunction(quantiles(0.5, 0.9), Nullable(Float64))").unwrap();
+        assert_eq!(t, T::AggregateFunction("quantiles(0.5, 0.9)".into(), vec![T::Nullable(Box::new(T::Float64))]));
+        for s in [
+            "AggregateFunction(count)",
+            "AggregateFunction(sum, UInt64)",
+            "AggregateFunction(argMax, String, DateTime)",
+        ] {
+            assert_eq!(DataType::parse(s).unwrap().to_string(), s);
+        }
     }
 
     #[test]

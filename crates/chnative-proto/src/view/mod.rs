@@ -5,7 +5,8 @@
 //! [`ProtoError::TypeMismatch`] naming the column and both types.
 //!
 //! One module per family: fixed-width values, strings, the wrappers that nest a
-//! column (Nullable, Array, Tuple, LowCardinality), Variant, Dynamic and JSON.
+//! column (Nullable, Array, Tuple, LowCardinality), Variant, Dynamic, JSON and
+//! aggregate-function states.
 //! A view only borrows: a nested view borrows its type from its parent's (a
 //! Map's key/value tuple and the geo aliases, whose wire shape is not spelled in
 //! the type, are the exceptions), and its type name is rendered only when asked.
@@ -16,6 +17,7 @@ use crate::column::ColumnData;
 use crate::error::ProtoError;
 use crate::types::DataType;
 
+mod aggregate;
 mod dynamic;
 mod fixed;
 mod json;
@@ -23,6 +25,7 @@ mod nested;
 mod strings;
 mod variant;
 
+pub use aggregate::AggregateStatesView;
 pub use dynamic::DynamicView;
 pub use fixed::{FixedValue, WireUuid};
 pub use json::{JsonValue, JsonView, OwnedValue};
