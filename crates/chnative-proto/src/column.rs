@@ -73,6 +73,7 @@ pub use variant::*;
 /// [`crate::Column`] only through [`crate::Column::new`], which checks it
 /// against the type.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum ColumnData {
     /// Any fixed-width type: numbers, dates, UUID, IPs, decimals, enums, FixedString(N), Nothing.
     #[non_exhaustive]

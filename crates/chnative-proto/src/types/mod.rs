@@ -30,6 +30,7 @@ pub enum IntervalKind {
 /// A parsed ClickHouse data type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[allow(missing_docs)]
+#[non_exhaustive]
 pub enum DataType {
     Int8,
     Int16,
