@@ -256,3 +256,112 @@ fn skip_sparse_offsets(r: &mut Reader<'_>, rows: usize) -> Result<Option<usize>>
         row += 1;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::DataType;
+    use crate::wire::WriteExt;
+
+    /// 1000 rows replicated (u16 indexes) over a sparse column of `elements` UInt64
+    /// values: every 10th element is non-default.
+    fn replicated_over_sparse(elements: u64) -> (SerInfo, Vec<u8>) {
+        let mut b = Vec::new();
+        b.put_varuint(1000);
+        b.push(2);
+        for i in 0..1000u16 {
+            b.extend_from_slice(&(i % elements as u16).to_le_bytes());
+        }
+        b.put_varuint(elements);
+        for _ in 0..elements / 10 {
+            b.put_varuint(9);
+        }
+        b.put_varuint(SPARSE_END_OF_GRANULE);
+        for v in 1..=elements / 10 {
+            b.put_u64_le(v);
+        }
+        (SerInfo { stack: vec![Kind::Default, Kind::Sparse, Kind::Replicated], elems: vec![] }, b)
+    }
+
+    /// Regression (fuzz, server_packets timeout): sparse and replicated layers were not
+    /// measured, so a column arriving in pieces was expanded again on every piece (up to
+    /// the block budget each time). Measuring steps over them without allocating.
+    #[test]
+    fn sparse_and_replicated_layers_are_measured() {
+        let (info, bytes) = replicated_over_sparse(200);
+        let pool = &mut BufferPool::new();
+        let col = ColumnData::for_type(&DataType::UInt64, pool).unwrap();
+        let layout = Layout::for_revision(54492);
+        let mut r = Reader::new(&bytes);
+        assert!(col.measure(&mut r, 1000, Some(&info), layout, &mut ScanMemo::default()).unwrap());
+        assert_eq!(r.position(), bytes.len());
+        // Cut short: an exact request for the rest once the value count is known.
+        let cut = bytes.len() - 5;
+        let err = col.measure(&mut Reader::new(&bytes[..cut]), 1000, Some(&info), layout, &mut ScanMemo::default());
+        assert!(matches!(err, Err(ProtoError::Incomplete { needed }) if needed == bytes.len()), "{err:?}");
+        // The decode agrees with the measure.
+        let mut col = col;
+        let mut r = Reader::new(&bytes);
+        col.read_data(&mut r, 1000, Some(&info), layout, pool).unwrap();
+        assert_eq!(r.position(), bytes.len());
+        let ColumnData::Fixed { data, .. } = &col else { panic!("{col:?}") };
+        let v = data.typed::<u64>().unwrap();
+        assert_eq!((v[8], v[9], v[19], v[199], v[200], v[209]), (0, 1, 2, 20, 0, 1));
+        // A Nullable column's sparse values come without a null map.
+        let ty = DataType::parse("Nullable(UInt64)").unwrap();
+        let col = ColumnData::for_type(&ty, pool).unwrap();
+        assert!(col.measure(&mut Reader::new(&bytes), 1000, Some(&info), layout, &mut ScanMemo::default()).unwrap());
+        // Malformed offsets are left to the decoder, which says what is wrong.
+        let mut bad = bytes.clone();
+        let first_gap = 2 + 1 + 2000 + 2;
+        bad[first_gap] = 0x7f;
+        let col = ColumnData::for_type(&DataType::UInt64, pool).unwrap();
+        assert!(!col.measure(&mut Reader::new(&bad), 1000, Some(&info), layout, &mut ScanMemo::default()).unwrap());
+    }
+
+    #[test]
+    fn sparse_expands_to_dense() {
+        let mut pool = BufferPool::new();
+        let mut c = ColumnData::for_type(&DataType::UInt32, &mut pool).unwrap();
+        // rows: 0, 7, 0, 0, 9, 0  -> gaps 1 (then value), 2 (then value), trailing 1
+        let mut b = Vec::new();
+        b.put_varuint(1);
+        b.put_varuint(2);
+        b.put_varuint(1 | SPARSE_END_OF_GRANULE);
+        b.put_u32_le(7);
+        b.put_u32_le(9);
+        let info = SerInfo { stack: vec![Kind::Default, Kind::Sparse], elems: vec![] };
+        c.read_data(&mut Reader::new(&b), 6, Some(&info), Layout::for_revision(54460), &mut pool).unwrap();
+        match &c {
+            ColumnData::Fixed { data, .. } => assert_eq!(data.typed::<u32>().unwrap(), &[0, 7, 0, 0, 9, 0]),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn sparse_nullable_values_have_no_null_map() {
+        // As 26.9 sends Nullable(UInt32) at 54483: rows 7, NULL, NULL, 9, NULL.
+        let mut pool = BufferPool::new();
+        let mut c = ColumnData::for_type(&DataType::parse("Nullable(UInt32)").unwrap(), &mut pool).unwrap();
+        let mut b = Vec::new();
+        b.put_varuint(0);
+        b.put_varuint(2);
+        b.put_varuint(1 | SPARSE_END_OF_GRANULE);
+        b.put_u32_le(7);
+        b.put_u32_le(9);
+        let info = SerInfo { stack: vec![Kind::Default, Kind::Sparse], elems: vec![] };
+        let mut r = Reader::new(&b);
+        c.read_data(&mut r, 5, Some(&info), Layout::for_revision(54460), &mut pool).unwrap();
+        assert_eq!(r.remaining(), 0);
+        match &c {
+            ColumnData::Nullable { nulls, inner } => {
+                assert_eq!(nulls.as_bytes(), &[0, 1, 1, 0, 1]);
+                match inner.as_ref() {
+                    ColumnData::Fixed { data, .. } => assert_eq!(data.typed::<u32>().unwrap(), &[7, 0, 0, 9, 0]),
+                    _ => unreachable!(),
+                }
+            }
+            _ => unreachable!(),
+        }
+    }
+}
