@@ -46,6 +46,7 @@ const LZ4_MAX_RATIO: usize = 255;
 
 /// The codec to compress outgoing frames with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Method {
     /// No compression: the body is the raw bytes (method byte `0x02`).
     None,

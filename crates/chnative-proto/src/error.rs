@@ -4,6 +4,7 @@ use std::fmt;
 
 /// Everything that can go wrong while decoding or encoding protocol bytes.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProtoError {
     /// The input ended before the value did. `needed` is a lower bound on the
     /// number of bytes the whole value needs, counted from the start of the input

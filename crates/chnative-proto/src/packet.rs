@@ -575,6 +575,7 @@ impl ProfileInfo {
 
 /// Which block-carrying packet a block arrived in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BlockKind {
     /// Query result or INSERT header.
     Data,
@@ -600,6 +601,7 @@ impl BlockKind {
 
 /// A decoded server packet (block bodies excepted).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ServerPacket {
     /// Handshake answer.
     Hello(ServerHello),

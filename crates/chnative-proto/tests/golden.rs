@@ -152,6 +152,41 @@ fn many_types_old_and_new_string_layout() {
     }
 }
 
+/// `AggregateFunction` states of count, sum, min, max and any, as 26.9 sends them
+/// for `...State()` grouped by k (the values are what `hex(state)` printed for the
+/// same query), and a min that saw no value.
+#[test]
+fn aggregate_function_states() {
+    use chnative_proto::column::{AggregateState, StateValue};
+    let (blocks, end) = decode_all(&capture("aggregate_states_54492.bin"), 54492, false);
+    assert_eq!(end, Event::EndOfStream);
+    let b = &blocks[0];
+    assert_eq!(b.column("k").unwrap().view().values::<u8>().unwrap(), &[0, 1, 2]);
+    let states = |n: &str, i: usize| b.column(n).unwrap().view().as_aggregate_states().unwrap().state(i).to_vec();
+    assert_eq!(states("c", 0), [0x04]);
+    assert_eq!(states("s", 1), 12u64.to_le_bytes());
+    assert_eq!(states("mi", 2), [&[1u8][..], &(-3i64).to_le_bytes()].concat());
+    assert_eq!(states("ma", 0), [&[1u8][..], &9u64.to_le_bytes()].concat());
+    assert_eq!(states("a", 1), [1, 4, 0]);
+    assert_eq!(states("e", 1), [0]);
+    let e = b.column("e").unwrap().view();
+    let e = e.as_aggregate_states().unwrap();
+    assert_eq!(e.layout(), AggregateState::Single { width: 8 });
+    assert_eq!(e.value(1).unwrap(), None);
+    assert_eq!(e.value(2).unwrap(), Some(StateValue::Bytes(&2u64.to_le_bytes())));
+    let c = b.column("c").unwrap().view();
+    assert_eq!(c.as_aggregate_states().unwrap().value(2).unwrap(), Some(StateValue::Count(3)));
+    // Written back byte for byte.
+    let mut out = Vec::new();
+    b.write(&mut out, 54492).unwrap();
+    let mut again = Block::new();
+    again.read(&mut Reader::new(&out), 54492, &BlockLimits::default(), &mut BufferPool::new()).unwrap();
+    let mut out2 = Vec::new();
+    again.write(&mut out2, 54492).unwrap();
+    assert_eq!(out, out2);
+    assert_eq!(again.column("mi").unwrap().view().as_aggregate_states().unwrap().state(0), states("mi", 0));
+}
+
 #[test]
 fn lz4_compressed_response() {
     let (blocks, end) = decode_all(&capture("numbers3_lz4_54492.bin"), 54492, true);
@@ -177,7 +212,7 @@ fn exception_packet() {
 
 #[test]
 fn truncated_captures_never_panic() {
-    for file in ["types_54492.bin", "types_54460.bin", "select1_54492.bin"] {
+    for file in ["types_54492.bin", "types_54460.bin", "select1_54492.bin", "aggregate_states_54492.bin"] {
         let b = capture(file);
         let rev = if file.contains("54460") { 54460 } else { 54492 };
         for cut in (0..b.len()).step_by(7) {

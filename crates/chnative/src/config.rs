@@ -11,6 +11,7 @@ use crate::ident::setting_name_problem;
 
 /// Block compression on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Compression {
     /// No compression.
     None,

@@ -91,6 +91,8 @@ impl BlockSink for Blocks {
             BlockKind::Extremes => self.extremes.get_or_insert_with(Block::new),
             BlockKind::ProfileEvents => &mut self.profile_events,
             BlockKind::Log => &mut self.logs,
+            // A kind this stream has no accessor for is decoded and discarded.
+            _ => return None,
         })
     }
 }

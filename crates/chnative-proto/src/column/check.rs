@@ -6,7 +6,8 @@
 //! constructors, so that data the server would refuse (or store and then fail
 //! to read) never reaches the encoder.
 
-use super::{check_offsets, key_at, max_key, ColumnData, NULL_DISCRIMINATOR};
+use super::low_cardinality::{key_at, max_key};
+use super::{check_offsets, ColumnData, NULL_DISCRIMINATOR};
 use crate::types::DataType;
 
 /// Why data does not fit a type: the text of [`crate::ProtoError::InvalidColumn`]'s `reason`.
@@ -80,6 +81,7 @@ fn shape_name(data: &ColumnData) -> String {
         ColumnData::Variant(_) => "Variant data".into(),
         ColumnData::Dynamic(_) => "Dynamic data".into(),
         ColumnData::Json(_) => "JSON data".into(),
+        ColumnData::Delimited { .. } => "aggregate states".into(),
     }
 }
 
@@ -200,6 +202,8 @@ impl ColumnData {
             }
             // Dynamic and JSON data can only come from a decoder, which checks it.
             (DataType::Dynamic { .. }, ColumnData::Dynamic(_)) | (DataType::Json(_), ColumnData::Json(_)) => Ok(()),
+            // So are self-delimiting rows.
+            (DataType::AggregateFunction(..), ColumnData::Delimited { .. }) => Ok(()),
             (DataType::Unsupported(_), _) => Err("no Native codec for this type yet".into()),
             _ => wrong(),
         }

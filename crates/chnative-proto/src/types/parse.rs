@@ -1,104 +1,8 @@
-//! ClickHouse type names: the parser and the parsed form.
-//!
-//! Enum labels, Decimal scales, DateTime64 precision and time zones exist only in
-//! the type string the server sends with every column, so the parser is strict:
-//! a string it does not understand is an error, never a guess.
+//! The type-name parser: text as the server spells it to [`DataType`].
 
+use super::display::{JsonPath, Quoted};
+use super::{DataType, IntervalKind, JsonType};
 use crate::error::{ProtoError, Result};
-
-/// The unit of an `Interval*` type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[allow(missing_docs)]
-pub enum IntervalKind {
-    Nanosecond,
-    Microsecond,
-    Millisecond,
-    Second,
-    Minute,
-    Hour,
-    Day,
-    Week,
-    Month,
-    Quarter,
-    Year,
-}
-
-/// A parsed ClickHouse data type.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[allow(missing_docs)]
-pub enum DataType {
-    Int8,
-    Int16,
-    Int32,
-    Int64,
-    Int128,
-    Int256,
-    UInt8,
-    UInt16,
-    UInt32,
-    UInt64,
-    UInt128,
-    UInt256,
-    Float32,
-    Float64,
-    BFloat16,
-    Bool,
-    String,
-    FixedString(usize),
-    Date,
-    Date32,
-    /// Optional explicit time zone.
-    DateTime(Option<String>),
-    /// Precision (0..=9) and optional time zone.
-    DateTime64(u8, Option<String>),
-    Time,
-    Time64(u8),
-    Uuid,
-    Ipv4,
-    Ipv6,
-    /// Precision and scale. `Decimal32(S)` etc. are normalised to their precision.
-    Decimal {
-        precision: u8,
-        scale: u8,
-    },
-    /// Label → value pairs in declaration order.
-    Enum8(Vec<(String, i8)>),
-    Enum16(Vec<(String, i16)>),
-    Nullable(Box<DataType>),
-    Array(Box<DataType>),
-    LowCardinality(Box<DataType>),
-    /// Elements with optional names.
-    Tuple(Vec<(Option<String>, DataType)>),
-    Map(Box<DataType>, Box<DataType>),
-    /// `Nested(a T, …)` sent as a single column (flatten_nested = 0): Array(Tuple(...)).
-    Nested(Vec<(String, DataType)>),
-    Nothing,
-    Interval(IntervalKind),
-    /// Function text (with its parameters) and the value type.
-    SimpleAggregateFunction(String, Box<DataType>),
-    Point,
-    Ring,
-    LineString,
-    MultiLineString,
-    Polygon,
-    MultiPolygon,
-    /// QBit(element, dimension): a vector stored as bit planes (BFloat16, Float32 or Float64 elements).
-    QBit(Box<DataType>, usize),
-    /// QBit(element, dimension, stride): bit planes split into groups of `stride` elements.
-    QBitStrided(Box<DataType>, usize, usize),
-    /// `Variant(T1, …)`: the alternatives in the order the server lists them (sorted by
-    /// name), which is also the order of the discriminators on the wire.
-    Variant(Vec<DataType>),
-    /// `Dynamic` / `Dynamic(max_types=N)`.
-    Dynamic {
-        /// The `max_types` parameter when the type names one.
-        max_types: Option<u64>,
-    },
-    /// The JSON object type with its parameters.
-    Json(Box<JsonType>),
-    /// A syntactically valid type this crate has no codec for (kept verbatim).
-    Unsupported(String),
-}
 
 impl DataType {
     /// Parses a type name as the server spells it.
@@ -124,80 +28,6 @@ impl DataType {
             t => t,
         })
     }
-
-    /// Bytes per row of a fixed-width type, or `None` for variable-width types.
-    pub fn fixed_width(&self) -> Option<usize> {
-        use DataType::*;
-        Some(match self {
-            Int8 | UInt8 | Bool | Enum8(_) | Nothing => 1,
-            Int16 | UInt16 | Date | Enum16(_) | BFloat16 => 2,
-            Int32 | UInt32 | Float32 | Date32 | DateTime(_) | Ipv4 | Time => 4,
-            Int64 | UInt64 | Float64 | DateTime64(..) | Time64(_) | Interval(_) => 8,
-            Int128 | UInt128 | Uuid | Ipv6 => 16,
-            Int256 | UInt256 => 32,
-            Decimal { precision, .. } => match precision {
-                0..=9 => 4,
-                10..=18 => 8,
-                19..=38 => 16,
-                _ => 32,
-            },
-            FixedString(n) => *n,
-            SimpleAggregateFunction(_, t) => return t.fixed_width(),
-            _ => return None,
-        })
-    }
-
-    /// The type with geo aliases, Nested and SimpleAggregateFunction replaced by
-    /// the structure that is on the wire.
-    pub fn wire_shape(&self) -> std::borrow::Cow<'_, DataType> {
-        use std::borrow::Cow;
-        let point = || DataType::Tuple(vec![(None, DataType::Float64), (None, DataType::Float64)]);
-        let arr = |t: DataType| DataType::Array(Box::new(t));
-        match self {
-            DataType::Point => Cow::Owned(point()),
-            DataType::Ring | DataType::LineString => Cow::Owned(arr(point())),
-            DataType::Polygon | DataType::MultiLineString => Cow::Owned(arr(arr(point()))),
-            DataType::MultiPolygon => Cow::Owned(arr(arr(arr(point())))),
-            DataType::Nested(fields) => {
-                Cow::Owned(arr(DataType::Tuple(fields.iter().map(|(n, t)| (Some(n.clone()), t.clone())).collect())))
-            }
-            DataType::SimpleAggregateFunction(_, t) => Cow::Owned((**t).clone()),
-            // One FixedString bit plane per bit of the element, most significant first.
-            DataType::QBit(elem, dim) => {
-                Cow::Owned(DataType::Tuple(vec![(None, DataType::FixedString(dim.div_ceil(8))); qbit_bits(elem)]))
-            }
-            // Groups of `stride` elements, each with its own planes, group-major.
-            DataType::QBitStrided(elem, dim, stride) => {
-                Cow::Owned(DataType::Tuple(vec![
-                    (None, DataType::FixedString(stride.div_ceil(8)));
-                    qbit_bits(elem) * dim.div_ceil(*stride)
-                ]))
-            }
-            _ => Cow::Borrowed(self),
-        }
-    }
-}
-
-/// The parameters of a `JSON(...)` type.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub struct JsonType {
-    /// `max_dynamic_paths=N`.
-    pub max_dynamic_paths: Option<u64>,
-    /// `max_dynamic_types=N`.
-    pub max_dynamic_types: Option<u64>,
-    /// Typed paths (`a.b UInt32`), sorted by path: the order their columns have on the wire.
-    pub typed_paths: Vec<(String, DataType)>,
-    /// `SKIP path` entries.
-    pub skip: Vec<String>,
-    /// `SKIP REGEXP 're'` entries.
-    pub skip_regexp: Vec<String>,
-}
-
-impl JsonType {
-    /// The type of the Dynamic columns that hold this object's dynamic paths.
-    pub fn dynamic_type(&self) -> DataType {
-        DataType::Dynamic { max_types: self.max_dynamic_types }
-    }
 }
 
 /// Generic syntax tree of a type name: `Name(arg, …)`.
@@ -220,16 +50,6 @@ enum Arg {
     Setting(String, u64),
     /// The unparsed text between the parentheses of `JSON(...)`.
     Raw(String),
-}
-
-/// Bit planes of a QBit element type.
-fn qbit_bits(elem: &DataType) -> usize {
-    match elem {
-        DataType::Int8 => 8,
-        DataType::BFloat16 => 16,
-        DataType::Float32 => 32,
-        _ => 64,
-    }
 }
 
 /// Deepest type nesting accepted (ClickHouse's own limit for type ASTs is far lower in practice).
@@ -642,6 +462,22 @@ fn convert(n: &Node, full: &str) -> Result<DataType> {
             }
             _ => return Err(bad("expects a function and a type")),
         },
+        // A leading number is the state's version (`AggregateFunction(1, sumMap, …)`):
+        // such states keep the Unsupported form.
+        "AggregateFunction" if matches!(n.args.first(), Some(Arg::Type(_))) => {
+            let fname = match &n.args[0] {
+                Arg::Type(f) => render(f),
+                _ => return Err(bad("expects a function name")),
+            };
+            let mut args = Vec::with_capacity(n.args.len() - 1);
+            for a in &n.args[1..] {
+                match a {
+                    Arg::Type(t) => args.push(convert(t, full)?),
+                    _ => return Err(bad("expects types after the function")),
+                }
+            }
+            T::AggregateFunction(fname, args)
+        }
         "Variant" => {
             let mut alts = Vec::with_capacity(n.args.len());
             for a in &n.args {
@@ -876,10 +712,29 @@ mod tests {
 
     #[test]
     fn unknown_types_are_kept_verbatim() {
+        assert_eq!(DataType::parse("Object('json')").unwrap(), T::Unsupported("Object('json')".into()));
+        assert_eq!(
+            DataType::parse("AggregateFunction(1, sumMap, Array(UInt8), Array(UInt64))").unwrap(),
+            T::Unsupported("AggregateFunction(1, sumMap, Array(UInt8), Array(UInt64))".into())
+        );
+    }
+
+    #[test]
+    fn aggregate_function_states() {
         assert_eq!(
             DataType::parse("AggregateFunction(uniq, UInt64)").unwrap(),
-            T::Unsupported("AggregateFunction(uniq, UInt64)".into())
+            T::AggregateFunction("uniq".into(), vec![T::UInt64])
         );
+        assert_eq!(DataType::parse("AggregateFunction(count)").unwrap(), T::AggregateFunction("count".into(), vec![]));
+        let t = DataType::parse("AggregateFunction(quantiles(0.5, 0.9), Nullable(Float64))").unwrap();
+        assert_eq!(t, T::AggregateFunction("quantiles(0.5, 0.9)".into(), vec![T::Nullable(Box::new(T::Float64))]));
+        for s in [
+            "AggregateFunction(count)",
+            "AggregateFunction(sum, UInt64)",
+            "AggregateFunction(argMax, String, DateTime)",
+        ] {
+            assert_eq!(DataType::parse(s).unwrap().to_string(), s);
+        }
     }
 
     #[test]
@@ -888,502 +743,5 @@ mod tests {
         {
             assert!(DataType::parse(s).is_err(), "{s}");
         }
-    }
-}
-
-fn quote_into(f: &mut std::fmt::Formatter<'_>, s: &str, q: char) -> std::fmt::Result {
-    use std::fmt::Write;
-    f.write_char(q)?;
-    for c in s.chars() {
-        if c == q || c == '\\' {
-            f.write_char('\\')?;
-        }
-        f.write_char(c)?;
-    }
-    f.write_char(q)
-}
-
-/// A JSON path as the server prints it: bare when it is an identifier, else backquoted.
-struct JsonPath<'a>(&'a str);
-
-impl std::fmt::Display for JsonPath<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // `SKIP` bare would read back as the JSON type's SKIP clause.
-        let plain = !self.0.is_empty()
-            && !self.0.as_bytes()[0].is_ascii_digit()
-            && self.0.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
-            && !self.0.eq_ignore_ascii_case("skip");
-        if plain {
-            f.write_str(self.0)
-        } else {
-            quote_into(f, self.0, '`')
-        }
-    }
-}
-
-/// A single-quoted string literal.
-struct Quoted<'a>(&'a str);
-
-impl std::fmt::Display for Quoted<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        quote_into(f, self.0, '\'')
-    }
-}
-
-impl std::fmt::Display for IntervalKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{self:?}")
-    }
-}
-
-fn write_enum<V: std::fmt::Display>(
-    f: &mut std::fmt::Formatter<'_>,
-    name: &str,
-    pairs: &[(String, V)],
-) -> std::fmt::Result {
-    f.write_str(name)?;
-    f.write_str("(")?;
-    for (i, (l, v)) in pairs.iter().enumerate() {
-        if i > 0 {
-            f.write_str(", ")?;
-        }
-        quote_into(f, l, '\'')?;
-        write!(f, " = {v}")?;
-    }
-    f.write_str(")")
-}
-
-/// Renders the type name the way the server spells it.
-impl std::fmt::Display for DataType {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        use DataType as T;
-        match self {
-            T::FixedString(n) => write!(f, "FixedString({n})"),
-            T::DateTime(None) => f.write_str("DateTime"),
-            T::DateTime(Some(tz)) => {
-                f.write_str("DateTime(")?;
-                quote_into(f, tz, '\'')?;
-                f.write_str(")")
-            }
-            T::DateTime64(p, None) => write!(f, "DateTime64({p})"),
-            T::DateTime64(p, Some(tz)) => {
-                write!(f, "DateTime64({p}, ")?;
-                quote_into(f, tz, '\'')?;
-                f.write_str(")")
-            }
-            T::Time64(p) => write!(f, "Time64({p})"),
-            T::Uuid => f.write_str("UUID"),
-            T::Ipv4 => f.write_str("IPv4"),
-            T::Ipv6 => f.write_str("IPv6"),
-            T::Decimal { precision, scale } => write!(f, "Decimal({precision}, {scale})"),
-            T::Enum8(pairs) => write_enum(f, "Enum8", pairs),
-            T::Enum16(pairs) => write_enum(f, "Enum16", pairs),
-            T::Nullable(t) => write!(f, "Nullable({t})"),
-            T::Array(t) => write!(f, "Array({t})"),
-            T::LowCardinality(t) => write!(f, "LowCardinality({t})"),
-            T::Map(k, v) => write!(f, "Map({k}, {v})"),
-            T::Tuple(elems) => {
-                f.write_str("Tuple(")?;
-                for (i, (n, t)) in elems.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    if let Some(n) = n {
-                        quote_into(f, n, '`')?;
-                        f.write_str(" ")?;
-                    }
-                    write!(f, "{t}")?;
-                }
-                f.write_str(")")
-            }
-            T::Nested(elems) => {
-                f.write_str("Nested(")?;
-                for (i, (n, t)) in elems.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    quote_into(f, n, '`')?;
-                    write!(f, " {t}")?;
-                }
-                f.write_str(")")
-            }
-            T::Interval(k) => write!(f, "Interval{k}"),
-            T::SimpleAggregateFunction(func, t) => write!(f, "SimpleAggregateFunction({func}, {t})"),
-            T::QBit(elem, dim) => write!(f, "QBit({elem}, {dim})"),
-            T::QBitStrided(elem, dim, stride) => write!(f, "QBit({elem}, {dim}, {stride})"),
-            T::Variant(alts) => {
-                f.write_str("Variant(")?;
-                for (i, t) in alts.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{t}")?;
-                }
-                f.write_str(")")
-            }
-            T::Dynamic { max_types: None } => f.write_str("Dynamic"),
-            T::Dynamic { max_types: Some(n) } => write!(f, "Dynamic(max_types={n})"),
-            T::Json(j) => {
-                let mut args: Vec<String> = Vec::new();
-                if let Some(n) = j.max_dynamic_types {
-                    args.push(format!("max_dynamic_types={n}"));
-                }
-                if let Some(n) = j.max_dynamic_paths {
-                    args.push(format!("max_dynamic_paths={n}"));
-                }
-                for (p, t) in &j.typed_paths {
-                    args.push(format!("{} {t}", JsonPath(p)));
-                }
-                for p in &j.skip {
-                    args.push(format!("SKIP {}", JsonPath(p)));
-                }
-                for r in &j.skip_regexp {
-                    args.push(format!("SKIP REGEXP {}", Quoted(r)));
-                }
-                if args.is_empty() {
-                    f.write_str("JSON")
-                } else {
-                    write!(f, "JSON({})", args.join(", "))
-                }
-            }
-            T::Unsupported(s) => f.write_str(s),
-            other => write!(f, "{other:?}"),
-        }
-    }
-}
-
-#[cfg(test)]
-mod display_tests {
-    use super::DataType;
-
-    #[test]
-    fn display_round_trips() {
-        for s in [
-            "UInt64",
-            "Nullable(String)",
-            "Array(LowCardinality(Nullable(String)))",
-            "DateTime64(3, 'Europe/Moscow')",
-            "Decimal(18, 4)",
-            "Enum8('a' = 1, 'it\\'s' = 2)",
-            "Map(String, Array(UInt8))",
-            "Tuple(`a` UInt8, `b c` String)",
-            "IntervalSecond",
-            "UUID",
-            "IPv6",
-            "FixedString(3)",
-        ] {
-            let t = DataType::parse(s).unwrap();
-            assert_eq!(DataType::parse(&t.to_string()).unwrap(), t, "{s}");
-        }
-    }
-}
-
-/// `Dynamic`'s default `max_types`, and JSON's default `max_dynamic_types` / `max_dynamic_paths`:
-/// the binary encoding always carries them, the type names only when they differ.
-const DEFAULT_MAX_DYNAMIC_TYPES: u64 = 32;
-const DEFAULT_MAX_DYNAMIC_PATHS: u64 = 1024;
-/// Bound on element counts inside a binary type encoding (the server's own limit).
-const MAX_BINARY_TYPE_ELEMENTS: u64 = 1_000_000;
-/// Bound on the nesting of a binary type encoding.
-const MAX_BINARY_TYPE_DEPTH: usize = 64;
-
-impl DataType {
-    /// Decodes a binary type encoding (`DataTypesBinaryEncoding.cpp`): the form the
-    /// shared variant of `Dynamic` and the shared data of `JSON` prefix each value with.
-    ///
-    /// Types whose encoding carries aggregate-function parameters (AggregateFunction,
-    /// SimpleAggregateFunction), and Set/Function, are a [`ProtoError::Type`]: their
-    /// length cannot be known without the server's field codec.
-    pub fn decode_binary(r: &mut crate::wire::Reader<'_>) -> Result<DataType> {
-        decode_binary_at(r, 0)
-    }
-}
-
-fn decode_binary_at(r: &mut crate::wire::Reader<'_>, depth: usize) -> Result<DataType> {
-    use DataType as T;
-    if depth > MAX_BINARY_TYPE_DEPTH {
-        return Err(ProtoError::violation("binary type encoding nests too deeply"));
-    }
-    let count = |r: &mut crate::wire::Reader<'_>| r.varuint_bounded("binary type elements", MAX_BINARY_TYPE_ELEMENTS);
-    let string = |r: &mut crate::wire::Reader<'_>| r.string_owned(1 << 20);
-    let sub = |r: &mut crate::wire::Reader<'_>| decode_binary_at(r, depth + 1);
-    let code = r.u8()?;
-    Ok(match code {
-        0x00 => T::Nothing,
-        0x01 => T::UInt8,
-        0x02 => T::UInt16,
-        0x03 => T::UInt32,
-        0x04 => T::UInt64,
-        0x05 => T::UInt128,
-        0x06 => T::UInt256,
-        0x07 => T::Int8,
-        0x08 => T::Int16,
-        0x09 => T::Int32,
-        0x0A => T::Int64,
-        0x0B => T::Int128,
-        0x0C => T::Int256,
-        0x0D => T::Float32,
-        0x0E => T::Float64,
-        0x0F => T::Date,
-        0x10 => T::Date32,
-        0x11 => T::DateTime(None),
-        0x12 => T::DateTime(Some(string(r)?)),
-        0x13 => T::DateTime64(r.u8()?.min(9), None),
-        0x14 => {
-            let p = r.u8()?.min(9);
-            T::DateTime64(p, Some(string(r)?))
-        }
-        0x15 => T::String,
-        0x16 => {
-            let n = r.varuint_bounded("FixedString width", 1 << 20)?;
-            if n == 0 {
-                return Err(ProtoError::violation("FixedString(0) in a binary type encoding"));
-            }
-            T::FixedString(n)
-        }
-        0x17 => {
-            let n = count(r)?;
-            let mut items = Vec::with_capacity(n.min(256));
-            for _ in 0..n {
-                let name = string(r)?;
-                items.push((name, r.u8()? as i8));
-            }
-            T::Enum8(items)
-        }
-        0x18 => {
-            let n = count(r)?;
-            let mut items = Vec::with_capacity(n.min(256));
-            for _ in 0..n {
-                let name = string(r)?;
-                let v = i16::from_le_bytes(r.array()?);
-                items.push((name, v));
-            }
-            T::Enum16(items)
-        }
-        0x19..=0x1C => {
-            let precision = r.u8()?;
-            let scale = r.u8()?;
-            if !(1..=76).contains(&precision) || scale > precision {
-                return Err(ProtoError::violation("bad Decimal in a binary type encoding"));
-            }
-            T::Decimal { precision, scale }
-        }
-        0x1D => T::Uuid,
-        0x1E => T::Array(Box::new(sub(r)?)),
-        0x1F => {
-            let n = count(r)?;
-            let mut elems = Vec::with_capacity(n.min(256));
-            for _ in 0..n {
-                elems.push((None, sub(r)?));
-            }
-            T::Tuple(elems)
-        }
-        0x20 => {
-            let n = count(r)?;
-            let mut elems = Vec::with_capacity(n.min(256));
-            for _ in 0..n {
-                let name = string(r)?;
-                elems.push((Some(name), sub(r)?));
-            }
-            T::Tuple(elems)
-        }
-        0x22 => {
-            use IntervalKind as K;
-            let kinds = [
-                K::Nanosecond,
-                K::Microsecond,
-                K::Millisecond,
-                K::Second,
-                K::Minute,
-                K::Hour,
-                K::Day,
-                K::Week,
-                K::Month,
-                K::Quarter,
-                K::Year,
-            ];
-            let k = r.u8()?;
-            T::Interval(*kinds.get(usize::from(k)).ok_or_else(|| ProtoError::violation(format!("interval kind {k}")))?)
-        }
-        0x23 => T::Nullable(Box::new(sub(r)?)),
-        0x26 => T::LowCardinality(Box::new(sub(r)?)),
-        0x27 => {
-            let k = sub(r)?;
-            let v = sub(r)?;
-            T::Map(Box::new(k), Box::new(v))
-        }
-        0x28 => T::Ipv4,
-        0x29 => T::Ipv6,
-        0x2A => {
-            let n = count(r)?;
-            // The same bound as the text form, so a decoded type always has a name.
-            if n == 0 || n > 255 {
-                return Err(ProtoError::violation(format!("binary Variant type with {n} alternatives (1 to 255)")));
-            }
-            let mut alts = Vec::with_capacity(n.min(256));
-            for _ in 0..n {
-                alts.push(sub(r)?);
-            }
-            T::Variant(alts)
-        }
-        0x2B => {
-            let n = u64::from(r.u8()?);
-            T::Dynamic { max_types: (n != DEFAULT_MAX_DYNAMIC_TYPES).then_some(n) }
-        }
-        0x2C => {
-            let name = string(r)?;
-            DataType::parse(&name)?
-        }
-        0x2D => T::Bool,
-        0x2F => {
-            let n = count(r)?;
-            let mut fields = Vec::with_capacity(n.min(256));
-            for _ in 0..n {
-                let name = string(r)?;
-                fields.push((name, sub(r)?));
-            }
-            T::Nested(fields)
-        }
-        0x30 => {
-            let version = r.u8()?;
-            if version != 0 {
-                return Err(ProtoError::violation(format!("JSON binary type encoding version {version}")));
-            }
-            let paths = r.varuint()?;
-            let types = u64::from(r.u8()?);
-            let mut j = JsonType {
-                max_dynamic_paths: (paths != DEFAULT_MAX_DYNAMIC_PATHS).then_some(paths),
-                max_dynamic_types: (types != DEFAULT_MAX_DYNAMIC_TYPES).then_some(types),
-                ..JsonType::default()
-            };
-            for _ in 0..count(r)? {
-                let path = string(r)?;
-                j.typed_paths.push((path, sub(r)?));
-            }
-            for _ in 0..count(r)? {
-                j.skip.push(string(r)?);
-            }
-            for _ in 0..count(r)? {
-                j.skip_regexp.push(string(r)?);
-            }
-            j.typed_paths.sort_by(|a, b| a.0.cmp(&b.0));
-            T::Json(Box::new(j))
-        }
-        0x31 => T::BFloat16,
-        0x32 => T::Time,
-        0x33 => T::Time64(r.u8()?.min(9)),
-        0x21 | 0x24 | 0x25 | 0x2E => {
-            return Err(ProtoError::ty(
-                format!("binary type code 0x{code:02x}"),
-                "Set, Function and aggregate-function types cannot be decoded from a binary type encoding",
-            ))
-        }
-        other => return Err(ProtoError::violation(format!("unknown binary type code 0x{other:02x}"))),
-    })
-}
-
-#[cfg(test)]
-mod dynamic_type_tests {
-    use super::*;
-    use crate::wire::Reader;
-    use DataType as T;
-
-    #[test]
-    fn variant_dynamic_json_names() {
-        assert_eq!(
-            DataType::parse("Variant(Array(UInt8), String, UInt64)").unwrap(),
-            T::Variant(vec![T::Array(Box::new(T::UInt8)), T::String, T::UInt64])
-        );
-        assert_eq!(DataType::parse("Dynamic").unwrap(), T::Dynamic { max_types: None });
-        assert_eq!(DataType::parse("Dynamic(max_types=5)").unwrap(), T::Dynamic { max_types: Some(5) });
-        assert_eq!(DataType::parse("Dynamic(max_types = 5)").unwrap(), T::Dynamic { max_types: Some(5) });
-        assert_eq!(DataType::parse("JSON").unwrap(), T::Json(Box::default()));
-        // As the server prints it (system.columns of a table declared with every kind of argument).
-        let s = "JSON(max_dynamic_types=3, max_dynamic_paths=10, `a.b` UInt32, `c.d` String, `we ird` Array(String), \
-                 z Dynamic(max_types=3), SKIP `we ird.z`, SKIP `x.y`, SKIP REGEXP 'r.*')";
-        let T::Json(j) = DataType::parse(s).unwrap() else { panic!() };
-        assert_eq!(j.max_dynamic_types, Some(3));
-        assert_eq!(j.max_dynamic_paths, Some(10));
-        assert_eq!(
-            j.typed_paths,
-            vec![
-                ("a.b".to_string(), T::UInt32),
-                ("c.d".to_string(), T::String),
-                ("we ird".to_string(), T::Array(Box::new(T::String))),
-                ("z".to_string(), T::Dynamic { max_types: Some(3) }),
-            ]
-        );
-        assert_eq!(j.skip, ["we ird.z", "x.y"]);
-        assert_eq!(j.skip_regexp, ["r.*"]);
-        assert_eq!(DataType::parse(s).unwrap().to_string(), s.split_whitespace().collect::<Vec<_>>().join(" "));
-        // Unquoted dotted paths (the form users write), typed paths sorted, nested JSON.
-        let t = DataType::parse("JSON(max_dynamic_paths = 2, a.b.c Nullable(UInt8), a.b JSON(x UInt8))").unwrap();
-        let T::Json(j) = &t else { panic!() };
-        assert_eq!(j.typed_paths[0].0, "a.b");
-        assert!(matches!(j.typed_paths[0].1, T::Json(_)));
-        assert_eq!(j.typed_paths[1], ("a.b.c".to_string(), T::Nullable(Box::new(T::UInt8))));
-        assert_eq!(t.to_string(), "JSON(max_dynamic_paths=2, `a.b` JSON(x UInt8), `a.b.c` Nullable(UInt8))");
-        assert_eq!(DataType::parse(&t.to_string()).unwrap(), t);
-        assert_eq!(
-            DataType::parse("Array(JSON(a UInt32))").unwrap(),
-            T::Array(Box::new(T::Json(Box::new(JsonType {
-                typed_paths: vec![("a".into(), T::UInt32)],
-                ..JsonType::default()
-            }))))
-        );
-        for bad in
-            ["Variant()", "Dynamic(5)", "Dynamic(max_types=x)", "JSON(a)", "JSON(a UInt32", "JSON(SKIP REGEXP x)"]
-        {
-            assert!(DataType::parse(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn display_round_trips() {
-        for s in ["Variant(String, UInt64)", "Dynamic", "Dynamic(max_types=7)", "JSON", "JSON(a UInt32, SKIP b)"] {
-            let t = DataType::parse(s).unwrap();
-            assert_eq!(t.to_string(), s);
-            assert_eq!(DataType::parse(&t.to_string()).unwrap(), t);
-        }
-    }
-
-    #[test]
-    fn binary_type_encodings() {
-        let cases: &[(&[u8], &str)] = &[
-            (&[0x1e, 0x01], "Array(UInt8)"),
-            (&[0x0f], "Date"),
-            (&[0x1f, 0x02, 0x01, 0x15], "Tuple(UInt8, String)"),
-            (&[0x20, 0x01, 0x01, b'a', 0x09], "Tuple(a Int32)"),
-            (&[0x27, 0x15, 0x0e], "Map(String, Float64)"),
-            (&[0x23, 0x0a], "Nullable(Int64)"),
-            (&[0x26, 0x23, 0x15], "LowCardinality(Nullable(String))"),
-            (&[0x2a, 0x02, 0x15, 0x02], "Variant(String, UInt16)"),
-            (&[0x12, 0x03, b'U', b'T', b'C'], "DateTime('UTC')"),
-            (&[0x14, 0x03, 0x03, b'U', b'T', b'C'], "DateTime64(3, 'UTC')"),
-            (&[0x1a, 0x12, 0x04], "Decimal(18, 4)"),
-            (&[0x16, 0x05], "FixedString(5)"),
-            (&[0x17, 0x02, 0x01, b'a', 0x01, 0x01, b'b', 0xff], "Enum8('a' = 1, 'b' = -1)"),
-            (&[0x22, 0x03], "IntervalSecond"),
-            (&[0x2b, 0x20], "Dynamic"),
-            (&[0x2b, 0x05], "Dynamic(max_types=5)"),
-            (&[0x2d], "Bool"),
-            (&[0x2c, 0x05, b'P', b'o', b'i', b'n', b't'], "Point"),
-            // JSON: version 0, max_dynamic_paths 0x400 (default), max_dynamic_types 16, one typed path.
-            (
-                &[0x30, 0x00, 0x80, 0x08, 0x10, 0x01, 0x01, b'a', 0x03, 0x00, 0x00],
-                "JSON(max_dynamic_types=16, a UInt32)",
-            ),
-        ];
-        for (bytes, name) in cases {
-            let mut r = Reader::new(bytes);
-            assert_eq!(DataType::decode_binary(&mut r).unwrap(), DataType::parse(name).unwrap(), "{name}");
-            assert_eq!(r.remaining(), 0, "{name}");
-        }
-        assert!(matches!(DataType::decode_binary(&mut Reader::new(&[0x25])), Err(ProtoError::Type { .. })));
-        assert!(matches!(DataType::decode_binary(&mut Reader::new(&[0x7f])), Err(ProtoError::Violation(_))));
-        assert!(matches!(DataType::decode_binary(&mut Reader::new(&[0x1e])), Err(ProtoError::Incomplete { .. })));
-        // Deep nesting is bounded.
-        let deep = vec![0x1e; 1000];
-        assert!(DataType::decode_binary(&mut Reader::new(&deep)).is_err());
     }
 }

@@ -1,0 +1,269 @@
+//! String columns: u64 end offsets and one byte blob in memory. On the wire, from
+//! revision 54492 the offsets then the bytes; before it, each row as a VarUInt length
+//! and its bytes, whose total is only known once every row has been stepped over.
+
+use super::{check_offsets, checked_len, last_offset, selected_len};
+use crate::buffer::AlignedBuf;
+use crate::error::{ProtoError, Result};
+use crate::wire::{Budget, Reader, WriteExt};
+
+/// Reads `rows` strings in the layout `sized` says (offsets + bytes, or VarUInt-prefixed).
+pub(super) fn read(
+    r: &mut Reader<'_>,
+    rows: usize,
+    offsets: &mut AlignedBuf,
+    data: &mut AlignedBuf,
+    sized: bool,
+) -> Result<()> {
+    if sized {
+        let raw = r.bytes(checked_len(rows, 8)?)?;
+        r.charge(raw.len())?;
+        offsets.set_from(raw);
+        let total = check_offsets(offsets.typed::<u64>()?)?;
+        let raw = r.bytes(total)?;
+        r.charge(total)?;
+        data.set_from(raw);
+    } else {
+        // Each row needs at least its length byte: check before reserving anything.
+        r.need(rows)?;
+        // Lengths first, without copying: the exact size to charge and allocate
+        // once, and an exact `Incomplete` bound when the input is short.
+        let start = r.position();
+        let (mut done, mut total) = (0, 0);
+        skip_var_strings(r, rows, &mut done, &mut total)?;
+        r.charge_n(rows, 8)?;
+        r.charge(total)?;
+        r.set_position(start);
+        offsets.clear();
+        data.clear();
+        offsets.resize_zeroed(checked_len(rows, 8)?);
+        data.resize_zeroed(total);
+        let (offs, bytes) = (offsets.typed_mut::<u64>()?, data.as_bytes_mut());
+        let mut end = 0usize;
+        for o in offs.iter_mut() {
+            let n = r.varuint()? as usize;
+            bytes[end..end + n].copy_from_slice(r.bytes(n)?);
+            end += n;
+            *o = end as u64;
+        }
+    }
+    Ok(())
+}
+
+/// Steps over VarUInt-prefixed strings from row `*done` to `rows`, adding their
+/// lengths to `*bytes`. When the input runs out, the reader is left at the start
+/// of the first missing row (`*done` counts the rows passed), so a later call on
+/// longer input resumes there, and the error's bound counts at least one byte per
+/// row still to come.
+fn skip_var_strings(r: &mut Reader<'_>, rows: usize, done: &mut usize, bytes: &mut usize) -> Result<()> {
+    let first = *done;
+    let res = skip_var_strings_from(r, rows, done, bytes);
+    ROWS_STEPPED.with(|n| n.set(n.get() + (*done - first) as u64));
+    res
+}
+
+thread_local! {
+    static ROWS_STEPPED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Rows of VarUInt-prefixed strings this thread has stepped over so far, measuring
+/// or decoding: tests use it to check that a column arriving in pieces is not
+/// re-read from its start on every piece.
+#[doc(hidden)]
+pub fn var_string_rows_stepped() -> u64 {
+    ROWS_STEPPED.with(|n| n.get())
+}
+
+fn skip_var_strings_from(r: &mut Reader<'_>, rows: usize, done: &mut usize, bytes: &mut usize) -> Result<()> {
+    while *done < rows {
+        let at = r.position();
+        let after = rows - *done - 1;
+        let n = match r.varuint() {
+            Ok(n) => n,
+            Err(ProtoError::Incomplete { .. }) => {
+                let end = r.position() + r.remaining();
+                r.set_position(at);
+                return Err(ProtoError::Incomplete { needed: (end + 1).max(at.saturating_add(after + 1)) });
+            }
+            Err(e) => return Err(e),
+        };
+        let n = usize::try_from(n).map_err(|_| ProtoError::violation("string length overflows"))?;
+        if r.remaining() < n {
+            let needed = r.position().saturating_add(n).saturating_add(after);
+            r.set_position(at);
+            return Err(ProtoError::Incomplete { needed });
+        }
+        r.bytes(n)?;
+        *bytes = bytes.checked_add(n).ok_or_else(|| ProtoError::violation("string lengths overflow"))?;
+        *done += 1;
+    }
+    Ok(())
+}
+
+/// Steps over `rows` strings; VarUInt-prefixed runs resume where `memo` left them.
+pub(super) fn measure(r: &mut Reader<'_>, rows: usize, sized: bool, memo: &mut ScanMemo) -> Result<()> {
+    if sized {
+        let total = last_offset(r.bytes(checked_len(rows, 8)?)?)?;
+        r.bytes(total)?;
+        Ok(())
+    } else {
+        memo.skip_strings(r, rows)
+    }
+}
+
+/// Writes strings given as end offsets + blob in the layout of the revision.
+pub fn write_strings(out: &mut Vec<u8>, offsets: &[u64], data: &[u8], sized: bool) -> Result<()> {
+    if sized {
+        out.extend_from_slice(bytemuck::cast_slice(offsets));
+        out.extend_from_slice(data);
+    } else {
+        let mut start = 0usize;
+        for &end in offsets {
+            let end = end as usize;
+            let s = data.get(start..end).ok_or_else(|| ProtoError::violation("string offsets out of range"))?;
+            out.put_string(s);
+            start = end;
+        }
+    }
+    Ok(())
+}
+
+/// Appends the rows of `src` that `idx` picks (`u64::MAX`: the empty string).
+pub(super) fn append(
+    offsets: &mut AlignedBuf,
+    data: &mut AlignedBuf,
+    src_offsets: &AlignedBuf,
+    src_data: &AlignedBuf,
+    idx: &[u64],
+    budget: &mut Budget,
+) -> Result<()> {
+    let oob = || ProtoError::violation("row index out of range");
+    let so = src_offsets.typed::<u64>()?;
+    let sd = src_data.as_bytes();
+    let total = selected_len(so, idx)?;
+    budget.charge_n(idx.len(), 8)?;
+    budget.charge(usize::try_from(total).unwrap_or(usize::MAX))?;
+    for &i in idx {
+        if i != u64::MAX {
+            let i = i as usize;
+            let end = *so.get(i).ok_or_else(oob)? as usize;
+            let start = if i == 0 { 0 } else { so[i - 1] as usize };
+            data.extend_from(sd.get(start..end).ok_or_else(oob)?);
+        }
+        offsets.push(data.len() as u64);
+    }
+    Ok(())
+}
+
+/// How far [`ColumnData::measure`] got through each run of VarUInt-prefixed
+/// strings of one column, kept between calls on the same, longer input.
+#[derive(Debug, Default)]
+pub(crate) struct ScanMemo {
+    runs: Vec<StringRun>,
+}
+
+#[derive(Debug)]
+struct StringRun {
+    /// Input offset of the run's first row, and its row count: what identifies it.
+    start: usize,
+    rows: usize,
+    /// Rows passed so far, and the input offset of the next one.
+    done: usize,
+    next: usize,
+    bytes: usize,
+}
+
+impl ScanMemo {
+    /// Forgets every run (for a new input, or once a column is decoded).
+    pub(crate) fn clear(&mut self) {
+        self.runs.clear();
+    }
+
+    fn skip_strings(&mut self, r: &mut Reader<'_>, rows: usize) -> Result<()> {
+        let start = r.position();
+        let i = match self.runs.iter().position(|x| x.start == start && x.rows == rows) {
+            Some(i) => i,
+            None => {
+                self.runs.push(StringRun { start, rows, done: 0, next: start, bytes: 0 });
+                self.runs.len() - 1
+            }
+        };
+        let run = &mut self.runs[i];
+        r.set_position(run.next);
+        let res = skip_var_strings(r, rows, &mut run.done, &mut run.bytes);
+        run.next = r.position();
+        res
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(rows: &[&str]) -> (AlignedBuf, AlignedBuf) {
+        let mut offsets = AlignedBuf::new();
+        let mut data = AlignedBuf::new();
+        for s in rows {
+            data.extend_from(s.as_bytes());
+            offsets.push(data.len() as u64);
+        }
+        (offsets, data)
+    }
+
+    #[test]
+    fn both_layouts_read_back_what_was_written() {
+        let (offsets, data) = strings(&["a", "", "hello"]);
+        for sized in [false, true] {
+            let mut out = Vec::new();
+            write_strings(&mut out, offsets.typed::<u64>().unwrap(), data.as_bytes(), sized).unwrap();
+            let expected: &[u8] = if sized {
+                &[1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0]
+            } else {
+                &[1, b'a', 0, 5]
+            };
+            assert_eq!(&out[..expected.len()], expected, "sized: {sized}");
+            let (mut o2, mut d2) = (AlignedBuf::new(), AlignedBuf::new());
+            let mut r = Reader::new(&out);
+            read(&mut r, 3, &mut o2, &mut d2, sized).unwrap();
+            assert_eq!(r.remaining(), 0);
+            assert_eq!((o2.as_bytes(), d2.as_bytes()), (offsets.as_bytes(), data.as_bytes()));
+            let mut r = Reader::new(&out);
+            measure(&mut r, 3, sized, &mut ScanMemo::default()).unwrap();
+            assert_eq!(r.remaining(), 0, "sized: {sized}");
+        }
+    }
+
+    #[test]
+    fn a_measure_resumes_where_the_input_ran_out() {
+        let (offsets, data) = strings(&["abc", "de", "f"]);
+        let mut out = Vec::new();
+        write_strings(&mut out, offsets.typed::<u64>().unwrap(), data.as_bytes(), false).unwrap();
+        let mut memo = ScanMemo::default();
+        let mut r = Reader::new(&out[..5]);
+        // Row 0 is whole; row 1 needs its 2 bytes and row 2 at least one more.
+        assert!(matches!(measure(&mut r, 3, false, &mut memo), Err(ProtoError::Incomplete { needed: 8 })));
+        let before = var_string_rows_stepped();
+        let mut r = Reader::new(&out);
+        measure(&mut r, 3, false, &mut memo).unwrap();
+        assert_eq!(var_string_rows_stepped() - before, 2, "row 0 was stepped over again");
+    }
+
+    #[test]
+    fn gather_and_bad_input() {
+        let (so, sd) = strings(&["x", "yz"]);
+        let (mut offsets, mut data) = (AlignedBuf::new(), AlignedBuf::new());
+        let mut budget = Budget::UNLIMITED;
+        append(&mut offsets, &mut data, &so, &sd, &[1, u64::MAX, 0], &mut budget).unwrap();
+        assert_eq!((offsets.typed::<u64>().unwrap(), data.as_bytes()), (&[2u64, 2, 3][..], &b"yzx"[..]));
+        assert!(append(&mut offsets, &mut data, &so, &sd, &[2], &mut budget).is_err());
+        // Offsets that go backwards, and offsets past the blob.
+        assert!(write_strings(&mut Vec::new(), &[2, 1], b"ab", false).is_err());
+        let mut bytes = Vec::new();
+        bytes.put_u64_le(2);
+        bytes.put_u64_le(1);
+        assert!(matches!(
+            read(&mut Reader::new(&bytes), 2, &mut offsets, &mut data, true),
+            Err(ProtoError::Violation(_))
+        ));
+    }
+}
