@@ -641,9 +641,8 @@ async fn capture_server_bytes(env: &Env, sql: &str) -> Res<Vec<u8>> {
         let _ = up.join();
         Ok(())
     });
-    let c =
-        chnative::Client::connect(&format!("clickhouse://default@127.0.0.1:{relay_port}/default?compression=none"))
-            .await?;
+    let c = chnative::Client::connect(&format!("clickhouse://default@127.0.0.1:{relay_port}/default?compression=none"))
+        .await?;
     let mark = captured.lock().unwrap().len();
     let mut s = c.stream(sql).await?;
     while let Some(b) = s.next().await? {

@@ -6,8 +6,8 @@ use crate::ch_rows::{ChBorrowed, ChOwned};
 use crate::hits::Kind;
 use crate::rows::OfficialRow;
 use crate::{
-    ch_block_sum, ch_insert, human_count, load_hits, off_insert, stored_sum, table_sum, Env, Meter, Opts, Res,
-    Results, OFF_NONE,
+    ch_block_sum, ch_insert, human_count, load_hits, off_insert, stored_sum, table_sum, Env, Meter, Opts, Res, Results,
+    OFF_NONE,
 };
 
 const COLUMNS: &str = "chnative columns (borrowed blocks), no compression";
