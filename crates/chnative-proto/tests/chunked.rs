@@ -92,18 +92,6 @@ fn messages(mut wire: &[u8]) -> Vec<Vec<u8>> {
 }
 
 #[test]
-fn hex_twins_match() {
-    for name in ["hello_chunked_54492", "chunked_numbers5_lz4_54492"] {
-        let bin = capture(&format!("{name}.bin"));
-        let hex = String::from_utf8(capture(&format!("{name}.hex"))).unwrap();
-        let hex: String = hex.split_whitespace().collect();
-        let from_hex: Vec<u8> =
-            (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
-        assert_eq!(from_hex, bin, "{name}.hex differs from {name}.bin");
-    }
-}
-
-#[test]
 fn the_server_hello_names_its_modes_and_the_addendum_answers() {
     let (c, addendum) = handshaken(Options::default(), &capture("hello_chunked_54492.bin"));
     assert_eq!((c.server().chunked_send.as_str(), c.server().chunked_recv.as_str()), ("chunked", "chunked"));

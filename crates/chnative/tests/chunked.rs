@@ -203,6 +203,7 @@ fn compression_tag(c: Compression) -> usize {
         Compression::None => 0,
         Compression::Lz4 => 1000,
         Compression::Zstd(_) => 2000,
+        _ => 3000,
     }
 }
 
