@@ -81,5 +81,10 @@ o.append("impl<'a> ChBorrowed<'a> {\n    /// Row `i` of the columns, borrowing t
          "    pub fn of(d: &'a HitsData, i: usize) -> Self {\n        ChBorrowed {")
 for k, (n, t) in enumerate(cols):
     o.append(f"            {n}: d.{ACC[t]}({k})[i]{'.as_str()' if t == 'String' else ''},")
+o.append("        }\n    }\n")
+o.append("    /// The same row, borrowing an owned one's strings.\n"
+         "    pub fn from_owned(r: &'a ChOwned) -> Self {\n        ChBorrowed {")
+for n, t in cols:
+    o.append(f"            {n}: {'&r.' + n if t == 'String' else 'r.' + n},")
 o.append("        }\n    }\n}")
 open(os.path.join(here, 'src', 'ch_rows.rs'), 'w').write('\n'.join(o) + '\n')

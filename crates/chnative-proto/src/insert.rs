@@ -113,6 +113,22 @@ impl<'a> InsertData<'a> {
         }
     }
 
+    /// About how many bytes the data takes on the wire (0 for a [`Column`], which is
+    /// sent whole anyway). One pass over string lengths; used to size INSERT blocks.
+    pub fn wire_bytes(&self) -> usize {
+        match self {
+            InsertData::Fixed { bytes, .. } | InsertData::FixedStrings { bytes, .. } => bytes.len(),
+            InsertData::Strs(s) => s.iter().map(|s| s.len() + 8).sum(),
+            InsertData::Strings(s) => s.iter().map(|s| s.len() + 8).sum(),
+            InsertData::Blob { offsets, data } => data.len() + 8 * offsets.len(),
+            InsertData::Nullable { nulls, inner } => nulls.len() + inner.wire_bytes(),
+            InsertData::Array { offsets, inner } => 8 * offsets.len() + inner.wire_bytes(),
+            InsertData::Tuple(elements) => elements.iter().map(InsertData::wire_bytes).sum(),
+            InsertData::Map { offsets, keys, values } => 8 * offsets.len() + keys.wire_bytes() + values.wire_bytes(),
+            InsertData::Column(_) => 0,
+        }
+    }
+
     /// Number of rows.
     pub fn rows(&self) -> usize {
         match self {
@@ -488,6 +504,16 @@ impl TypedInsert<'_, '_> {
         self.columns.rows
     }
 
+    /// Rows per block so that a block holds about `target_bytes` (at least one row,
+    /// at most `max_rows`): the connection keeps its encode buffers at the size of the
+    /// largest block it sent, so a block bound keeps that memory bounded too.
+    pub fn block_rows(&self, target_bytes: usize, max_rows: usize) -> usize {
+        let rows = self.rows().max(1);
+        let total: usize = self.columns.columns.iter().map(|(_, d)| d.wire_bytes()).sum();
+        let per_row = total.div_ceil(rows).max(1);
+        (target_bytes / per_row).clamp(1, max_rows.max(1))
+    }
+
     /// Whether the rows may be sent in several blocks; a [`Column`] is sent whole.
     pub fn splittable(&self) -> bool {
         self.columns.columns.iter().all(|(_, d)| d.splittable())
@@ -860,6 +886,20 @@ mod tests {
         assert!(matches!(e, ProtoError::TypeMismatch { .. }), "{e:?}");
         let e = tuple().check_type("c", &ty("Tuple(UInt8, UInt8)"), "Tuple(UInt8, UInt8)").unwrap_err();
         assert!(matches!(e, ProtoError::TypeMismatch { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn blocks_are_sized_by_bytes_within_the_row_limit() {
+        let ids: Vec<u64> = (0..1000).collect();
+        let names: Vec<String> = (0..1000).map(|i| format!("{i:032}")).collect();
+        // 8 + 32 + 8 (offset) = 48 bytes a row.
+        let cols = vec![("id".to_string(), fixed(&ids)), ("s".to_string(), (&names).into_insert_data())];
+        let typed =
+            InsertColumns::new(&cols).unwrap().with_header(&header(&[("id", "UInt64"), ("s", "String")])).unwrap();
+        assert_eq!(typed.block_rows(4800, 1 << 20), 100);
+        assert_eq!(typed.block_rows(4800, 30), 30);
+        assert_eq!(typed.block_rows(1, 1 << 20), 1);
+        assert_eq!(typed.block_rows(usize::MAX, 1 << 20), 1 << 20);
     }
 
     fn invalid(res: Result<impl std::fmt::Debug>, words: &str) {

@@ -76,6 +76,7 @@ pub struct Config {
     pub(crate) max_block_bytes: usize,
     pub(crate) max_block_rows: u64,
     pub(crate) insert_block_rows: usize,
+    pub(crate) insert_block_bytes: usize,
     pub(crate) max_silent_packets: u64,
     pub(crate) cancel_timeout: Duration,
     pub(crate) query_timeout: Option<Duration>,
@@ -105,6 +106,10 @@ impl Default for Config {
             max_block_bytes: 256 << 20,
             max_block_rows: chnative_proto::BlockLimits::default().max_rows,
             insert_block_rows: 1 << 20,
+            // Measured (benches/peers --bin insert_blocks, 100k hits rows): client CPU is
+            // the same from 2k- to 1M-row blocks, but each pooled connection keeps buffers
+            // the size of its largest block (about 2 × 97 MB for 100k hits rows in one).
+            insert_block_bytes: 8 << 20,
             max_silent_packets: chnative_proto::connection::DEFAULT_MAX_SILENT_PACKETS,
             cancel_timeout: Duration::from_secs(30),
             query_timeout: None,
@@ -503,9 +508,20 @@ impl Config {
         self.max_block_rows = n;
         self
     }
-    /// Rows per Data packet when inserting from slices.
+    /// Rows per Data packet when inserting from slices, at most (1,048,576 by default;
+    /// see also [`Config::insert_block_bytes`]).
     pub fn insert_block_rows(mut self, n: usize) -> Self {
         self.insert_block_rows = n.max(1);
+        self
+    }
+
+    /// About how many bytes one Data packet of an INSERT from slices holds (8 MiB by
+    /// default): rows are split into blocks of this size, within `insert_block_rows`.
+    /// The server joins small blocks before writing parts, so this bounds the client's
+    /// memory (each connection keeps buffers the size of its largest block) without
+    /// changing what is stored.
+    pub fn insert_block_bytes(mut self, n: usize) -> Self {
+        self.insert_block_bytes = n.max(1);
         self
     }
 

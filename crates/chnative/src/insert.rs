@@ -206,7 +206,11 @@ impl<'c, 'a> Insert<'c, 'a> {
             }
         };
 
-        let step = if typed.splittable() { conn.cfg.insert_block_rows } else { rows.max(1) };
+        let step = if typed.splittable() {
+            typed.block_rows(conn.cfg.insert_block_bytes, conn.cfg.insert_block_rows)
+        } else {
+            rows.max(1)
+        };
         let mut blocks = 0u64;
         let mut lo = 0usize;
         while lo < rows {

@@ -1385,3 +1385,33 @@ async fn invalid_insert_data_is_a_usage_error() {
     assert_eq!(t.count(), 0);
     assert_usable(&mut c).await;
 }
+
+/// An INSERT from slices is split into blocks of about `insert_block_bytes` (8 MiB by
+/// default), within `insert_block_rows`; the rows arrive whole either way.
+#[tokio::test]
+async fn inserts_are_split_into_blocks_by_bytes() {
+    let ids: Vec<u64> = (0..200_000).collect();
+    let names: Vec<String> = ids.iter().map(|i| format!("{i:040}")).collect();
+    // 8 + 40 + 8 (offset) = 56 bytes a row: 11.2 MB in all.
+    for (bytes, rows_cap, want_blocks) in [(None, None, 2), (Some(1 << 20), None, 11), (Some(1 << 20), Some(5000), 40)]
+    {
+        let mut cfg = Config::from_url(&url("")).unwrap();
+        if let Some(b) = bytes {
+            cfg = cfg.insert_block_bytes(b);
+        }
+        if let Some(r) = rows_cap {
+            cfg = cfg.insert_block_rows(r);
+        }
+        let c = Client::connect_with(cfg).await.unwrap();
+        let t = unique_table("ins_blocks");
+        http(&format!("CREATE TABLE {t} (id UInt64, s String) ENGINE = MergeTree ORDER BY id"));
+        let s = c.insert(&t).column("id", &ids).column("s", &names).send().await.unwrap();
+        assert_eq!((s.rows, s.blocks), (200_000, want_blocks), "{bytes:?} {rows_cap:?}");
+        assert_eq!(
+            http(&format!("SELECT count(), sum(id), countIf(s = leftPad(toString(id), 40, '0')) FROM {t} FORMAT TSV"))
+                .trim(),
+            "200000\t19999900000\t200000"
+        );
+        http(&format!("DROP TABLE {t}"));
+    }
+}

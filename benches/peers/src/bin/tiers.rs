@@ -49,6 +49,29 @@ async fn run(rows: u64, rounds: usize) -> Res<()> {
         chnative::Client::connect(&format!("clickhouse://default@127.0.0.1:{port}/default?compression=none")).await?;
     let sql = format!("SELECT * FROM hits LIMIT {rows}");
     let only = std::env::var("TIERS_ONLY").unwrap_or_default();
+    if only == "inserter" {
+        // The (i) workload's chnative inserter alone: 100k rows from owned copies.
+        let mut s = c.query::<ChOwned>("SELECT * FROM hits LIMIT 100000").await?;
+        let mut owned = Vec::new();
+        while let Some(r) = s.next().await? {
+            owned.push(r);
+        }
+        drop(s);
+        let rows: Vec<ChBorrowed<'_>> = owned.iter().map(ChBorrowed::from_owned).collect();
+        let table = format!("hits_tiers_null_{}", std::process::id());
+        c.execute(format!("CREATE TABLE {table} ({}) ENGINE = Null", hits::structure()).as_str()).await?;
+        for _ in 0..rounds {
+            let (t, a) = (cpu(), CALLS.load(Relaxed));
+            let mut ins = c.inserter::<ChBorrowed<'_>>(&table).await?;
+            for r in &rows {
+                ins.write(r).await?;
+            }
+            let n = ins.end().await?.rows;
+            println!("inserter         {n} rows {:.3} s cpu {} allocs", cpu() - t, CALLS.load(Relaxed) - a);
+        }
+        c.execute(format!("DROP TABLE {table}").as_str()).await?;
+        return Ok(());
+    }
     let runs = |name: &str| only.is_empty() || only.contains(name);
     for _ in 0..rounds {
         if runs("columns") {
