@@ -90,9 +90,9 @@ impl Transport for TcpStream {
 }
 
 /// A query's settings and parameters in wire form.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct QueryWire {
-    pub id: String,
+    pub id: QueryId,
     pub sql: String,
     pub settings: Vec<(String, String, u64)>,
     pub params: Vec<(String, String)>,
@@ -100,10 +100,45 @@ pub(crate) struct QueryWire {
     pub trace: Option<chnative_proto::packet::TraceContext>,
 }
 
+/// Length of a generated query id: `chn-` and 16 hex digits, `-` and 8 more.
+const GENERATED_ID_LEN: usize = 4 + 16 + 1 + 8;
+
+/// A query id: generated (kept inline, so a query costs no allocation for
+/// it) or given by the user.
+#[derive(Clone)]
+pub(crate) enum QueryId {
+    Generated([u8; GENERATED_ID_LEN]),
+    Given(String),
+}
+
+impl QueryId {
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            // Only ASCII is ever written into a generated id.
+            QueryId::Generated(b) => std::str::from_utf8(b).unwrap_or_default(),
+            QueryId::Given(s) => s,
+        }
+    }
+}
+
+impl std::ops::Deref for QueryId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Debug for QueryId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
 static QUERY_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// A query id unique enough to find the query in `system.processes`.
-pub(crate) fn new_query_id() -> String {
+/// A query id unique enough to find the query in `system.processes`:
+/// `chn-<16 hex digits of a keyed hash of a counter and the time>-<counter>`.
+pub(crate) fn new_query_id() -> QueryId {
     use std::hash::{BuildHasher, Hasher};
     let n = QUERY_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -111,7 +146,34 @@ pub(crate) fn new_query_id() -> String {
     let t = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos() as u64;
     h.write_u64(t);
     let a = h.finish();
-    format!("chn-{:016x}-{:08x}", a, n as u32)
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut id = *b"chn-0000000000000000-00000000";
+    for (i, d) in id[4..20].iter_mut().enumerate() {
+        *d = HEX[((a >> (60 - 4 * i)) & 0xf) as usize];
+    }
+    let low = n as u32;
+    for (i, d) in id[21..].iter_mut().enumerate() {
+        *d = HEX[((low >> (28 - 4 * i)) & 0xf) as usize];
+    }
+    QueryId::Generated(id)
+}
+
+/// The settings sent with every query of a connection made with `cfg`: the
+/// compression method, then the config's own (marked important).
+fn base_settings(cfg: &Config) -> Vec<(String, String, u64)> {
+    let mut settings = Vec::with_capacity(cfg.settings.len() + 2);
+    match cfg.compression {
+        crate::Compression::Lz4 => settings.push(("network_compression_method".into(), "LZ4".into(), 0)),
+        crate::Compression::Zstd(level) => {
+            settings.push(("network_compression_method".into(), "ZSTD".into(), 0));
+            settings.push(("network_zstd_compression_level".into(), level.to_string(), 0));
+        }
+        crate::Compression::None => {}
+    }
+    for (k, v) in &cfg.settings {
+        settings.push((k.clone(), v.clone(), chnative_proto::packet::SETTING_IMPORTANT));
+    }
+    settings
 }
 
 /// Maps a state-machine error to the client's.
@@ -150,6 +212,12 @@ pub(crate) struct Conn {
     cancel_by: Option<Instant>,
     /// When the running query must be over by (opt-in).
     query_by: Option<Instant>,
+    /// The settings every query sends (compression, the config's), built once.
+    base_settings: Vec<(String, String, u64)>,
+    /// The blocks this connection's queries decode into, kept between queries
+    /// (a stream takes them and puts them back): a repeated query reuses its
+    /// columns' names, types and buffers instead of building them again.
+    pub(crate) blocks: Option<Box<crate::stream::Blocks>>,
 }
 
 impl Conn {
@@ -175,6 +243,7 @@ impl Conn {
             },
             max_silent_packets: cfg.max_silent_packets,
         };
+        let base_settings = base_settings(&cfg);
         let mut c = Conn {
             io,
             proto: Connection::new(options),
@@ -183,6 +252,8 @@ impl Conn {
             os_user: std::env::var("USER").unwrap_or_default(),
             cancel_by: None,
             query_by: None,
+            base_settings,
+            blocks: None,
         };
         c.handshake().await?;
         Ok(c)
@@ -435,23 +506,16 @@ impl Conn {
     pub(crate) async fn send_query(&mut self, q: &QueryWire, insert: bool) -> Result<()> {
         self.prepare().await?;
         let compression = self.cfg.compression.method().is_some();
-        let mut settings: Vec<(String, String, u64)> =
-            Vec::with_capacity(self.cfg.settings.len() + q.settings.len() + 2);
-        match self.cfg.compression {
-            crate::Compression::Lz4 => settings.push(("network_compression_method".into(), "LZ4".into(), 0)),
-            crate::Compression::Zstd(level) => {
-                settings.push(("network_compression_method".into(), "ZSTD".into(), 0));
-                settings.push(("network_zstd_compression_level".into(), level.to_string(), 0));
-            }
-            crate::Compression::None => {}
-        }
-        for (k, v) in &self.cfg.settings {
-            settings.push((k.clone(), v.clone(), chnative_proto::packet::SETTING_IMPORTANT));
-        }
-        settings.extend(q.settings.iter().cloned());
+        let combined: Vec<(String, String, u64)>;
+        let settings = if q.settings.is_empty() {
+            &self.base_settings
+        } else {
+            combined = self.base_settings.iter().chain(&q.settings).cloned().collect();
+            &combined
+        };
         let start_time_us = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_micros() as u64;
         let query = Query {
-            query_id: &q.id,
+            query_id: q.id.as_str(),
             client_info: ClientInfo {
                 client_name: &self.cfg.client_name,
                 version_major: 0,
@@ -464,7 +528,7 @@ impl Conn {
                 trace: q.trace.as_ref(),
                 start_time_us,
             },
-            settings: &settings,
+            settings,
             compression,
             sql: &q.sql,
             parameters: &q.params,
