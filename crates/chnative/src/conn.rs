@@ -193,6 +193,7 @@ impl From<connection::Error> for Error {
 }
 
 /// What ended a wait for input early.
+#[derive(Clone, Copy)]
 enum Deadline {
     /// The read timeout (silence) passed.
     Read,
@@ -218,6 +219,54 @@ pub(crate) struct Conn {
     /// (a stream takes them and puts them back): a repeated query reuses its
     /// columns' names, types and buffers instead of building them again.
     pub(crate) blocks: Option<Box<crate::stream::Blocks>>,
+    /// The one timer a read that has to wait is bounded by, made on the
+    /// first wait and reset for each (cheaper than a new timer per read).
+    timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+/// Runs `io`, bounded by the earlier of `command` and `timeout` from when
+/// `io` first has to wait. `io` is polled first, so an operation that is
+/// ready at once costs no clock read and no timer; the one `timer` of the
+/// connection is reset rather than a new one registered for each wait.
+async fn bounded<F: std::future::Future>(
+    timer: &mut Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+    command: Option<(Instant, Deadline)>,
+    timeout: Option<std::time::Duration>,
+    io: F,
+) -> std::result::Result<F::Output, Deadline> {
+    use std::future::Future;
+    use std::task::Poll;
+    if command.is_none() && timeout.is_none() {
+        return Ok(io.await);
+    }
+    let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(tokio::time::Instant::now())));
+    let mut io = std::pin::pin!(io);
+    let mut armed: Option<Deadline> = None;
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(r) = io.as_mut().poll(cx) {
+            return Poll::Ready(Ok(r));
+        }
+        let which = match armed {
+            Some(which) => which,
+            None => {
+                let mut best = command;
+                if let Some(at) = timeout.and_then(|d| Instant::now().checked_add(d)) {
+                    if best.is_none_or(|(b, _)| at < b) {
+                        best = Some((at, Deadline::Read));
+                    }
+                }
+                let Some((at, which)) = best else { return Poll::Pending };
+                timer.as_mut().reset(at.into());
+                armed = Some(which);
+                which
+            }
+        };
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(which)),
+            Poll::Pending => Poll::Pending,
+        }
+    })
+    .await
 }
 
 impl Conn {
@@ -254,6 +303,7 @@ impl Conn {
             query_by: None,
             base_settings,
             blocks: None,
+            timer: None,
         };
         c.handshake().await?;
         Ok(c)
@@ -313,12 +363,9 @@ impl Conn {
     /// One write of queued bytes (waits until the socket takes some).
     pub(crate) async fn write_some(&mut self) -> Result<()> {
         let write = self.io.write(self.proto.transmit());
-        let n = match self.cfg.read_timeout {
-            Some(d) => match tokio::time::timeout(d, write).await {
-                Ok(r) => r,
-                Err(_) => return Err(self.poison(Error::Timeout("writing"))),
-            },
-            None => write.await,
+        let n = match bounded(&mut self.timer, None, self.cfg.read_timeout, write).await {
+            Ok(r) => r,
+            Err(_) => return Err(self.poison(Error::Timeout("writing"))),
         };
         match n {
             Ok(0) => Err(self.poison(Error::Io(std::io::ErrorKind::WriteZero.into()))),
@@ -358,37 +405,26 @@ impl Conn {
         Error::Closed(self.proto.close_reason().unwrap_or("closed").to_string())
     }
 
-    /// The earliest deadline that applies to the next read.
-    fn deadline(&self) -> Option<(Instant, Deadline)> {
-        let mut best: Option<(Instant, Deadline)> = None;
-        let mut consider = |at: Option<Instant>, which: Deadline| {
-            if let Some(at) = at {
-                if best.as_ref().is_none_or(|(b, _)| at < *b) {
-                    best = Some((at, which));
-                }
-            }
-        };
-        consider(self.cfg.read_timeout.and_then(|d| Instant::now().checked_add(d)), Deadline::Read);
-        if self.proto.state() == State::Busy(Phase::Cancelled) {
-            consider(self.cancel_by, Deadline::Cancel);
-        } else if matches!(self.proto.state(), State::Busy(_)) {
-            consider(self.query_by, Deadline::Query);
+    /// The deadline of the running command that applies to the next read,
+    /// besides the read timeout (which starts when the read has to wait).
+    fn command_deadline(&self) -> Option<(Instant, Deadline)> {
+        match self.proto.state() {
+            State::Busy(Phase::Cancelled) => self.cancel_by.map(|at| (at, Deadline::Cancel)),
+            State::Busy(_) => self.query_by.map(|at| (at, Deadline::Query)),
+            _ => None,
         }
-        best
     }
 
     /// Reads until the machine has `needed` unconsumed bytes.
     async fn fill(&mut self, needed: usize) -> Result<()> {
         while self.proto.buffered() < needed {
             let want = needed - self.proto.buffered();
-            let deadline = self.deadline();
+            let command = self.command_deadline();
             let read = self.io.read_buf(self.proto.recv_buffer(want));
-            let n = match deadline {
-                Some((at, which)) => match tokio::time::timeout_at(at.into(), read).await {
-                    Ok(r) => r,
-                    Err(_) => return Err(self.deadline_passed(which)),
-                },
-                None => read.await,
+            let n = bounded(&mut self.timer, command, self.cfg.read_timeout, read).await;
+            let n = match n {
+                Ok(r) => r,
+                Err(which) => return Err(self.deadline_passed(which)),
             };
             match n {
                 Ok(0) => {

@@ -61,8 +61,9 @@ pub struct QueryStream<'c> {
     /// Where the connection goes back when the stream ends.
     home: Home<'c>,
     query_id: QueryId,
-    /// Borrowed from the connection for the query, given back on drop.
-    blocks: Box<Blocks>,
+    /// Borrowed from the connection for the query, given back on drop
+    /// (`None` only inside `drop`).
+    blocks: Option<Box<Blocks>>,
     log_lines: u64,
     progress: Progress,
     profile_info: Option<ProfileInfo>,
@@ -153,7 +154,7 @@ impl<'c> QueryStream<'c> {
             conn: Some(conn),
             home,
             query_id,
-            blocks,
+            blocks: Some(blocks),
             log_lines: 0,
             progress: Progress::default(),
             profile_info: None,
@@ -192,33 +193,47 @@ impl<'c> QueryStream<'c> {
 
     /// The result's header: column names and types, no rows (once received).
     pub fn header(&self) -> Option<&Block> {
-        present(self.blocks.has_header, &self.blocks.header)
+        present(self.b().has_header, &self.b().header)
     }
 
     /// The WITH TOTALS row, available after the last block.
     pub fn totals(&self) -> Option<&Block> {
-        present(self.blocks.has_totals, &self.blocks.totals)
+        present(self.b().has_totals, &self.b().totals)
     }
 
     /// The extremes (min and max rows) with `extremes = 1`, after the last block.
     pub fn extremes(&self) -> Option<&Block> {
-        present(self.blocks.has_extremes, &self.blocks.extremes)
+        present(self.b().has_extremes, &self.b().extremes)
     }
 
     /// The latest ProfileEvents block (counters since the previous one).
     pub fn profile_events(&self) -> &Block {
-        present(self.blocks.has_profile_events, &self.blocks.profile_events).unwrap_or(&self.blocks.empty)
+        present(self.b().has_profile_events, &self.b().profile_events).unwrap_or(&self.b().empty)
     }
 
     /// The latest block of server log lines (`send_logs_level`), and the total count so far.
     pub fn logs(&self) -> (&Block, u64) {
-        let logs = present(self.blocks.has_logs, &self.blocks.logs).unwrap_or(&self.blocks.empty);
+        let logs = present(self.b().has_logs, &self.b().logs).unwrap_or(&self.b().empty);
         (logs, self.log_lines)
     }
 
     /// Whether the server has finished the query.
     pub fn is_finished(&self) -> bool {
         self.finished
+    }
+
+    fn b(&self) -> &Blocks {
+        match self.blocks.as_deref() {
+            Some(b) => b,
+            None => unreachable!("the blocks leave the stream only in drop"),
+        }
+    }
+
+    fn b_mut(&mut self) -> &mut Blocks {
+        match self.blocks.as_deref_mut() {
+            Some(b) => b,
+            None => unreachable!("the blocks leave the stream only in drop"),
+        }
     }
 
     fn c(&mut self) -> &mut Conn {
@@ -240,29 +255,29 @@ impl<'c> QueryStream<'c> {
     async fn next_event(&mut self) -> Result<Event> {
         let Some(state) = self.cancel.get().map(|h| h.0.clone()) else {
             // No handle was given out, so nothing else can cancel: no need to listen.
-            let Some(conn) = self.conn.as_deref_mut() else {
-                unreachable!("the connection leaves the stream only in drop")
+            let (Some(conn), Some(blocks)) = (self.conn.as_deref_mut(), self.blocks.as_deref_mut()) else {
+                unreachable!("the connection and blocks leave the stream only in drop")
             };
-            return conn.next_event(&mut *self.blocks).await;
+            return conn.next_event(blocks).await;
         };
         if state.requested.load(Ordering::SeqCst) && !self.cancel_sent {
             self.send_cancel().await?;
         }
-        let Some(conn) = self.conn.as_deref_mut() else {
-            unreachable!("the connection leaves the stream only in drop")
+        let (Some(conn), Some(blocks)) = (self.conn.as_deref_mut(), self.blocks.as_deref_mut()) else {
+            unreachable!("the connection and blocks leave the stream only in drop")
         };
         if self.cancel_sent {
-            return conn.next_event(&mut *self.blocks).await;
+            return conn.next_event(blocks).await;
         }
         tokio::select! {
             biased;
-            e = conn.next_event(&mut *self.blocks) => e,
+            e = conn.next_event(blocks) => e,
             _ = state.notify.notified() => {
                 self.send_cancel().await?;
-                let Some(conn) = self.conn.as_deref_mut() else {
-                    unreachable!("the connection leaves the stream only in drop")
+                let (Some(conn), Some(blocks)) = (self.conn.as_deref_mut(), self.blocks.as_deref_mut()) else {
+                    unreachable!("the connection and blocks leave the stream only in drop")
                 };
-                conn.next_event(&mut *self.blocks).await
+                conn.next_event(blocks).await
             }
         }
     }
@@ -282,16 +297,17 @@ impl<'c> QueryStream<'c> {
                 }
             };
             match event {
-                Event::Header => self.blocks.keep_header(),
+                Event::Header => self.b_mut().keep_header(),
                 Event::Data => {
-                    if self.blocks.data.rows() > 0 && !self.cancel_sent {
-                        self.span.add_rows(self.blocks.data.rows());
+                    let rows = self.b().data.rows();
+                    if rows > 0 && !self.cancel_sent {
+                        self.span.add_rows(rows);
                         break;
                     }
                 }
                 Event::Log => {
-                    self.blocks.has_logs = true;
-                    self.log_lines += self.blocks.logs.rows() as u64;
+                    self.b_mut().has_logs = true;
+                    self.log_lines += self.b().logs.rows() as u64;
                     self.observe(|o, b| o.log(&b.logs));
                 }
                 Event::Progress(p) => {
@@ -307,15 +323,15 @@ impl<'c> QueryStream<'c> {
                     self.profile_info = Some(p);
                 }
                 Event::Totals => {
-                    self.blocks.has_totals = true;
+                    self.b_mut().has_totals = true;
                     self.observe(|o, b| o.totals(&b.totals));
                 }
                 Event::Extremes => {
-                    self.blocks.has_extremes = true;
+                    self.b_mut().has_extremes = true;
                     self.observe(|o, b| o.extremes(&b.extremes));
                 }
                 Event::ProfileEvents => {
-                    self.blocks.has_profile_events = true;
+                    self.b_mut().has_profile_events = true;
                     self.observe(|o, b| o.profile_events(&b.profile_events));
                 }
                 Event::TableColumns { .. } | Event::TimezoneUpdate(_) => {}
@@ -340,12 +356,12 @@ impl<'c> QueryStream<'c> {
                 }
             }
         }
-        Ok(Some(&self.blocks.data))
+        Ok(Some(&self.b().data))
     }
 
     fn observe(&self, f: impl FnOnce(&dyn crate::observe::Observer, &Blocks)) {
         if let Some(o) = &self.observer.0 {
-            f(o.as_ref(), &self.blocks);
+            f(o.as_ref(), self.b());
         }
     }
 
@@ -376,7 +392,7 @@ impl Drop for QueryStream<'_> {
     fn drop(&mut self) {
         let Some(mut conn) = self.conn.take() else { return };
         // The blocks stay with the connection for its next query.
-        conn.blocks = Some(std::mem::take(&mut self.blocks));
+        conn.blocks = self.blocks.take();
         if conn.proto.is_idle() || conn.is_broken() {
             self.home.put(conn);
             return;
