@@ -67,9 +67,9 @@ async fn run(client: &chnative::Client, per_task: u64) -> u64 {
     calls
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn select1_allocates_a_few_times_per_query_and_does_not_grow() {
-    let client = chnative::Client::connect(&common::url("compression=none")).await.unwrap();
+/// The pooled client with `options`: 10k queries from 16 tasks.
+async fn pooled(options: &str) {
+    let client = chnative::Client::connect(&common::url(options)).await.unwrap();
     // Warm up: open the pool's connections and grow their buffers.
     run(&client, 50).await;
     assert_eq!(client.pool_status().size as u64, TASKS, "{:?}", client.pool_status());
@@ -80,12 +80,19 @@ async fn select1_allocates_a_few_times_per_query_and_does_not_grow() {
     }
     let late = run(&client, 1_000 / TASKS).await;
     let queries = TASKS * (1_000 / TASKS);
-    println!("allocations for {queries} queries: early window {early}, late window {late}");
-    assert!(early <= queries * PER_QUERY, "early window: {early} allocations for {queries} SELECT 1");
-    assert!(late <= queries * PER_QUERY, "late window: {late} allocations for {queries} SELECT 1");
+    println!("{options}: allocations for {queries} queries: early window {early}, late window {late}");
+    assert!(early <= queries * PER_QUERY, "{options}: early window: {early} allocations for {queries} SELECT 1");
+    assert!(late <= queries * PER_QUERY, "{options}: late window: {late} allocations for {queries} SELECT 1");
     // No growth: 10k queries later, a window allocates no more than the first
-    // (a little slack for the allocator-independent noise of timers and wakers).
-    assert!(late <= early + early / 10 + 32, "allocations grew: early {early}, late {late}");
+    // (a little slack for timers and wakers).
+    assert!(late <= early + early / 10 + 32, "{options}: allocations grew: early {early}, late {late}");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn select1_allocates_a_few_times_per_query_and_does_not_grow() {
+    pooled("compression=none").await;
+    // LZ4 compresses the empty block that follows each Query packet.
+    pooled("compression=lz4").await;
 
     // The same on one connection, sequentially (the single-socket path).
     let mut conn = chnative::Connection::connect(&common::url("compression=none")).await.unwrap();
