@@ -1,5 +1,5 @@
 //! `select1`: chnative alone, for profiling the small-query path. `SELECT 1`
-//! with N tasks in flight through one shared pooled `Client`, on a
+//! with N tokio tasks in flight through one shared pooled `Client`, on a
 //! current-thread runtime; prints queries per second, process CPU µs per query
 //! and allocations per query for each round (the first round warms up).
 //!
@@ -13,8 +13,6 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
-
-use futures_util::StreamExt;
 
 struct Counting;
 
@@ -81,21 +79,21 @@ async fn run() -> Res<()> {
     let per_task = queries.div_ceil(tasks.max(1));
     for round in 0..=rounds {
         let (t0, cpu0, calls0) = (Instant::now(), cpu_seconds(), CALLS.load(Relaxed));
-        let mut set: futures_util::stream::FuturesUnordered<_> = (0..tasks)
+        let handles: Vec<_> = (0..tasks)
             .map(|_| {
-                let c = &client;
-                async move {
+                let c = client.clone();
+                tokio::spawn(async move {
                     let mut s = 0u64;
                     for _ in 0..per_task {
                         s += c.query_scalar::<u8>("SELECT 1 AS x").await? as u64;
                     }
                     Res::Ok(s)
-                }
+                })
             })
             .collect();
         let mut sum = 0;
-        while let Some(r) = set.next().await {
-            sum += r?;
+        for h in handles {
+            sum += h.await??;
         }
         let n = (per_task * tasks) as f64;
         assert_eq!(sum as f64, n);
