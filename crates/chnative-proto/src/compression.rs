@@ -366,13 +366,42 @@ pub fn compress_frame(method: Method, data: &[u8], out: &mut Vec<u8>) -> Result<
     Ok(())
 }
 
+/// Inputs up to this size are stored as one literal run: LZ4 gains nothing
+/// on them, and lz4_flex would allocate (and zero) an 8 KiB hash table per
+/// call, as it did for the empty block that follows every query.
+const LZ4_LITERAL_ONLY_MAX: usize = 64;
+
 fn compress_lz4(data: &[u8], body_start: usize, out: &mut Vec<u8>) -> Result<()> {
+    if data.len() <= LZ4_LITERAL_ONLY_MAX {
+        out.truncate(body_start);
+        lz4_literals(data, out);
+        return Ok(());
+    }
     let bound = lz4_flex::block::get_maximum_output_size(data.len());
     out.resize(body_start + bound, 0);
     let got = lz4_flex::block::compress_into(data, &mut out[body_start..])
         .map_err(|e| ProtoError::Compression(format!("LZ4: {e}")))?;
     out.truncate(body_start + got);
     Ok(())
+}
+
+/// Appends an LZ4 block holding `data` as its one, final sequence: a token
+/// with the literal count (extended by 255-bytes when 15 or more), the
+/// literals, and no match (a valid block: the last sequence has only literals).
+fn lz4_literals(data: &[u8], out: &mut Vec<u8>) {
+    let n = data.len();
+    if n < 15 {
+        out.push((n as u8) << 4);
+    } else {
+        out.push(0xF0);
+        let mut rest = n - 15;
+        while rest >= 255 {
+            out.push(255);
+            rest -= 255;
+        }
+        out.push(rest as u8);
+    }
+    out.extend_from_slice(data);
 }
 
 fn compress_zstd(data: &[u8], level: i32, body_start: usize, out: &mut Vec<u8>) -> Result<()> {
@@ -505,6 +534,28 @@ mod tests {
                 assert_eq!(&back[3..], &data[..], "{method:?} len {}", data.len());
             }
         }
+    }
+
+    /// Small inputs are written as a literal-only LZ4 block; lz4_flex (the
+    /// decoder the server's format follows) reads every length back, around
+    /// the 15-byte token limit too.
+    #[test]
+    fn lz4_literal_only_blocks_decode() {
+        for n in [0, 1, 14, 15, 16, 40, LZ4_LITERAL_ONLY_MAX] {
+            let data = noise(n as u64 + 1, n);
+            let mut block = Vec::new();
+            lz4_literals(&data, &mut block);
+            assert_eq!(lz4_flex::block::decompress(&block, n).unwrap(), data, "{n} bytes");
+            let mut out = Vec::new();
+            compress_frame(Method::Lz4, &data, &mut out).unwrap();
+            let h = FrameHeader::parse(&prefix_of(&out), MAX_FRAME_SIZE).unwrap();
+            let mut back = Vec::new();
+            decompress_frame(&h, &out, &mut back).unwrap();
+            assert_eq!(back, data);
+        }
+        let mut block = Vec::new();
+        lz4_literals(&[7u8; 15 + 255 + 3], &mut block);
+        assert_eq!(&block[..3], &[0xF0, 255, 3]);
     }
 
     #[test]

@@ -90,9 +90,9 @@ impl Transport for TcpStream {
 }
 
 /// A query's settings and parameters in wire form.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct QueryWire {
-    pub id: String,
+    pub id: QueryId,
     pub sql: String,
     pub settings: Vec<(String, String, u64)>,
     pub params: Vec<(String, String)>,
@@ -100,10 +100,45 @@ pub(crate) struct QueryWire {
     pub trace: Option<chnative_proto::packet::TraceContext>,
 }
 
+/// Length of a generated query id: `chn-` and 16 hex digits, `-` and 8 more.
+const GENERATED_ID_LEN: usize = 4 + 16 + 1 + 8;
+
+/// A query id: generated (kept inline, so a query costs no allocation for
+/// it) or given by the user.
+#[derive(Clone)]
+pub(crate) enum QueryId {
+    Generated([u8; GENERATED_ID_LEN]),
+    Given(String),
+}
+
+impl QueryId {
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            // Only ASCII is ever written into a generated id.
+            QueryId::Generated(b) => std::str::from_utf8(b).unwrap_or_default(),
+            QueryId::Given(s) => s,
+        }
+    }
+}
+
+impl std::ops::Deref for QueryId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Debug for QueryId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
 static QUERY_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// A query id unique enough to find the query in `system.processes`.
-pub(crate) fn new_query_id() -> String {
+/// A query id unique enough to find the query in `system.processes`:
+/// `chn-<16 hex digits of a keyed hash of a counter and the time>-<counter>`.
+pub(crate) fn new_query_id() -> QueryId {
     use std::hash::{BuildHasher, Hasher};
     let n = QUERY_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -111,7 +146,34 @@ pub(crate) fn new_query_id() -> String {
     let t = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos() as u64;
     h.write_u64(t);
     let a = h.finish();
-    format!("chn-{:016x}-{:08x}", a, n as u32)
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut id = *b"chn-0000000000000000-00000000";
+    for (i, d) in id[4..20].iter_mut().enumerate() {
+        *d = HEX[((a >> (60 - 4 * i)) & 0xf) as usize];
+    }
+    let low = n as u32;
+    for (i, d) in id[21..].iter_mut().enumerate() {
+        *d = HEX[((low >> (28 - 4 * i)) & 0xf) as usize];
+    }
+    QueryId::Generated(id)
+}
+
+/// The settings sent with every query of a connection made with `cfg`: the
+/// compression method, then the config's own (marked important).
+fn base_settings(cfg: &Config) -> Vec<(String, String, u64)> {
+    let mut settings = Vec::with_capacity(cfg.settings.len() + 2);
+    match cfg.compression {
+        crate::Compression::Lz4 => settings.push(("network_compression_method".into(), "LZ4".into(), 0)),
+        crate::Compression::Zstd(level) => {
+            settings.push(("network_compression_method".into(), "ZSTD".into(), 0));
+            settings.push(("network_zstd_compression_level".into(), level.to_string(), 0));
+        }
+        crate::Compression::None => {}
+    }
+    for (k, v) in &cfg.settings {
+        settings.push((k.clone(), v.clone(), chnative_proto::packet::SETTING_IMPORTANT));
+    }
+    settings
 }
 
 /// Maps a state-machine error to the client's.
@@ -131,6 +193,7 @@ impl From<connection::Error> for Error {
 }
 
 /// What ended a wait for input early.
+#[derive(Clone, Copy)]
 enum Deadline {
     /// The read timeout (silence) passed.
     Read,
@@ -150,6 +213,60 @@ pub(crate) struct Conn {
     cancel_by: Option<Instant>,
     /// When the running query must be over by (opt-in).
     query_by: Option<Instant>,
+    /// The settings every query sends (compression, the config's), built once.
+    base_settings: Vec<(String, String, u64)>,
+    /// The blocks this connection's queries decode into, kept between queries
+    /// (a stream takes them and puts them back): a repeated query reuses its
+    /// columns' names, types and buffers instead of building them again.
+    pub(crate) blocks: Option<Box<crate::stream::Blocks>>,
+    /// The one timer a read that has to wait is bounded by, made on the
+    /// first wait and reset for each (cheaper than a new timer per read).
+    timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+/// Runs `io`, bounded by the earlier of `command` and `timeout` from when
+/// `io` first has to wait. `io` is polled first, so an operation that is
+/// ready at once costs no clock read and no timer; the one `timer` of the
+/// connection is reset rather than a new one registered for each wait.
+async fn bounded<F: std::future::Future>(
+    timer: &mut Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+    command: Option<(Instant, Deadline)>,
+    timeout: Option<std::time::Duration>,
+    io: F,
+) -> std::result::Result<F::Output, Deadline> {
+    use std::future::Future;
+    use std::task::Poll;
+    if command.is_none() && timeout.is_none() {
+        return Ok(io.await);
+    }
+    let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(tokio::time::Instant::now())));
+    let mut io = std::pin::pin!(io);
+    let mut armed: Option<Deadline> = None;
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(r) = io.as_mut().poll(cx) {
+            return Poll::Ready(Ok(r));
+        }
+        let which = match armed {
+            Some(which) => which,
+            None => {
+                let mut best = command;
+                if let Some(at) = timeout.and_then(|d| Instant::now().checked_add(d)) {
+                    if best.is_none_or(|(b, _)| at < b) {
+                        best = Some((at, Deadline::Read));
+                    }
+                }
+                let Some((at, which)) = best else { return Poll::Pending };
+                timer.as_mut().reset(at.into());
+                armed = Some(which);
+                which
+            }
+        };
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(which)),
+            Poll::Pending => Poll::Pending,
+        }
+    })
+    .await
 }
 
 impl Conn {
@@ -177,6 +294,7 @@ impl Conn {
             chunked_send: cfg.chunked_send,
             chunked_recv: cfg.chunked_recv,
         };
+        let base_settings = base_settings(&cfg);
         let mut c = Conn {
             io,
             proto: Connection::new(options),
@@ -185,6 +303,9 @@ impl Conn {
             os_user: std::env::var("USER").unwrap_or_default(),
             cancel_by: None,
             query_by: None,
+            base_settings,
+            blocks: None,
+            timer: None,
         };
         c.handshake().await?;
         Ok(c)
@@ -244,12 +365,9 @@ impl Conn {
     /// One write of queued bytes (waits until the socket takes some).
     pub(crate) async fn write_some(&mut self) -> Result<()> {
         let write = self.io.write(self.proto.transmit());
-        let n = match self.cfg.read_timeout {
-            Some(d) => match tokio::time::timeout(d, write).await {
-                Ok(r) => r,
-                Err(_) => return Err(self.poison(Error::Timeout("writing"))),
-            },
-            None => write.await,
+        let n = match bounded(&mut self.timer, None, self.cfg.read_timeout, write).await {
+            Ok(r) => r,
+            Err(_) => return Err(self.poison(Error::Timeout("writing"))),
         };
         match n {
             Ok(0) => Err(self.poison(Error::Io(std::io::ErrorKind::WriteZero.into()))),
@@ -289,23 +407,14 @@ impl Conn {
         Error::Closed(self.proto.close_reason().unwrap_or("closed").to_string())
     }
 
-    /// The earliest deadline that applies to the next read.
-    fn deadline(&self) -> Option<(Instant, Deadline)> {
-        let mut best: Option<(Instant, Deadline)> = None;
-        let mut consider = |at: Option<Instant>, which: Deadline| {
-            if let Some(at) = at {
-                if best.as_ref().is_none_or(|(b, _)| at < *b) {
-                    best = Some((at, which));
-                }
-            }
-        };
-        consider(self.cfg.read_timeout.and_then(|d| Instant::now().checked_add(d)), Deadline::Read);
-        if self.proto.state() == State::Busy(Phase::Cancelled) {
-            consider(self.cancel_by, Deadline::Cancel);
-        } else if matches!(self.proto.state(), State::Busy(_)) {
-            consider(self.query_by, Deadline::Query);
+    /// The deadline of the running command that applies to the next read,
+    /// besides the read timeout (which starts when the read has to wait).
+    fn command_deadline(&self) -> Option<(Instant, Deadline)> {
+        match self.proto.state() {
+            State::Busy(Phase::Cancelled) => self.cancel_by.map(|at| (at, Deadline::Cancel)),
+            State::Busy(_) => self.query_by.map(|at| (at, Deadline::Query)),
+            _ => None,
         }
-        best
     }
 
     /// Reads until the machine has `needed` unconsumed bytes.
@@ -314,14 +423,12 @@ impl Conn {
         // nothing more to wait for: the next poll says why.
         while self.proto.buffered() < needed && !self.proto.is_closed() {
             let want = needed - self.proto.buffered();
-            let deadline = self.deadline();
+            let command = self.command_deadline();
             let read = self.io.read_buf(self.proto.recv_buffer(want));
-            let n = match deadline {
-                Some((at, which)) => match tokio::time::timeout_at(at.into(), read).await {
-                    Ok(r) => r,
-                    Err(_) => return Err(self.deadline_passed(which)),
-                },
-                None => read.await,
+            let n = bounded(&mut self.timer, command, self.cfg.read_timeout, read).await;
+            let n = match n {
+                Ok(r) => r,
+                Err(which) => return Err(self.deadline_passed(which)),
             };
             match n {
                 Ok(0) => {
@@ -439,23 +546,16 @@ impl Conn {
     pub(crate) async fn send_query(&mut self, q: &QueryWire, insert: bool) -> Result<()> {
         self.prepare().await?;
         let compression = self.cfg.compression.method().is_some();
-        let mut settings: Vec<(String, String, u64)> =
-            Vec::with_capacity(self.cfg.settings.len() + q.settings.len() + 2);
-        match self.cfg.compression {
-            crate::Compression::Lz4 => settings.push(("network_compression_method".into(), "LZ4".into(), 0)),
-            crate::Compression::Zstd(level) => {
-                settings.push(("network_compression_method".into(), "ZSTD".into(), 0));
-                settings.push(("network_zstd_compression_level".into(), level.to_string(), 0));
-            }
-            crate::Compression::None => {}
-        }
-        for (k, v) in &self.cfg.settings {
-            settings.push((k.clone(), v.clone(), chnative_proto::packet::SETTING_IMPORTANT));
-        }
-        settings.extend(q.settings.iter().cloned());
+        let combined: Vec<(String, String, u64)>;
+        let settings = if q.settings.is_empty() {
+            &self.base_settings
+        } else {
+            combined = self.base_settings.iter().chain(&q.settings).cloned().collect();
+            &combined
+        };
         let start_time_us = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_micros() as u64;
         let query = Query {
-            query_id: &q.id,
+            query_id: q.id.as_str(),
             client_info: ClientInfo {
                 client_name: &self.cfg.client_name,
                 version_major: 0,
@@ -468,7 +568,7 @@ impl Conn {
                 trace: q.trace.as_ref(),
                 start_time_us,
             },
-            settings: &settings,
+            settings,
             compression,
             sql: &q.sql,
             parameters: &q.params,

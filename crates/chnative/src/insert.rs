@@ -10,7 +10,7 @@ use chnative_proto::insert::{InsertColumns, TypedInsert};
 use chnative_proto::packet::{BlockKind, Exception, Progress};
 use chnative_proto::Block;
 
-use crate::conn::{map_err, new_query_id, Conn, QueryWire};
+use crate::conn::{map_err, new_query_id, Conn, QueryId, QueryWire};
 use crate::error::{Error, Result};
 use crate::ident::{check_setting_name, quote_ident, quote_table};
 use crate::pool::Target;
@@ -149,7 +149,7 @@ impl<'c, 'a> Insert<'c, 'a> {
         res
     }
 
-    async fn send_as(self, id: String) -> Result<InsertSummary> {
+    async fn send_as(self, id: QueryId) -> Result<InsertSummary> {
         let Insert { conn: slot, table, columns, mut settings, allow_missing, error, trace, observer } = self;
         if let Some(e) = error {
             return Err(e);

@@ -88,7 +88,7 @@ pub use session::Session;
 pub use stream::{CancelHandle, QueryStream};
 pub use trace::TraceContext;
 
-use conn::{new_query_id, Conn, ConnSlot, QueryWire};
+use conn::{new_query_id, Conn, ConnSlot, QueryId, QueryWire};
 
 /// One connection to a ClickHouse server: a single socket, one call at a time
 /// (`&mut self`). Most programs want the pooled [`Client`]; this is the layer
@@ -146,7 +146,7 @@ fn wire(q: Query) -> Result<QueryWire> {
         ident::check_param_name(name)?;
     }
     Ok(QueryWire {
-        id: q.id.unwrap_or_else(new_query_id),
+        id: q.id.map_or_else(new_query_id, QueryId::Given),
         sql: q.sql,
         settings: q.settings.into_iter().map(|(k, v)| (k, v, chnative_proto::packet::SETTING_IMPORTANT)).collect(),
         params: q.params.into_iter().map(|(k, v)| (k, chnative_proto::packet::encode_parameter(&v))).collect(),

@@ -1,14 +1,14 @@
 //! The column tier's read side: a SELECT streamed as borrowed blocks.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use chnative_proto::connection::{BlockSink, Event};
 use chnative_proto::packet::{BlockKind, ProfileInfo, Progress};
 use chnative_proto::Block;
 use tokio::sync::Notify;
 
-use crate::conn::Conn;
+use crate::conn::{Conn, QueryId};
 use crate::error::{Error, Result};
 use crate::pool::Home;
 
@@ -60,35 +60,85 @@ pub struct QueryStream<'c> {
     conn: Option<Box<Conn>>,
     /// Where the connection goes back when the stream ends.
     home: Home<'c>,
-    query_id: String,
-    blocks: Blocks,
-    header: Option<Block>,
+    query_id: QueryId,
+    /// Borrowed from the connection for the query, given back on drop
+    /// (`None` only inside `drop`).
+    blocks: Option<Box<Blocks>>,
     log_lines: u64,
     progress: Progress,
     profile_info: Option<ProfileInfo>,
     finished: bool,
-    cancel: CancelHandle,
+    /// Made when first asked for: a query nobody can cancel from elsewhere
+    /// neither allocates one nor listens for it.
+    cancel: OnceLock<CancelHandle>,
     cancel_sent: bool,
     span: crate::trace::OpSpan,
     observer: crate::observe::ObserverSlot,
 }
 
-/// The blocks a stream lends the connection to decode into.
+/// The blocks a connection's queries decode into. They stay with the
+/// connection between queries, so the next query's blocks reuse their columns
+/// (no new names, types or buffers when the shape repeats, as it does for
+/// ProfileEvents on every query). The flags say which of them this query has
+/// filled; the others read as empty.
 #[derive(Default)]
-struct Blocks {
+pub(crate) struct Blocks {
     data: Block,
-    totals: Option<Block>,
-    extremes: Option<Block>,
+    header: Block,
+    totals: Block,
+    extremes: Block,
     profile_events: Block,
     logs: Block,
+    /// Always empty: what an accessor lends when this query has no such block.
+    empty: Block,
+    has_header: bool,
+    has_totals: bool,
+    has_extremes: bool,
+    has_profile_events: bool,
+    has_logs: bool,
+}
+
+impl Blocks {
+    /// Forgets what the previous query received (keeping the memory).
+    fn start(&mut self) {
+        self.has_header = false;
+        self.has_totals = false;
+        self.has_extremes = false;
+        self.has_profile_events = false;
+        self.has_logs = false;
+    }
+
+    /// Keeps the header just decoded into `data` as a buffer-less copy (the
+    /// data blocks that follow reuse `data`'s columns and buffers). The copy
+    /// from the previous query is kept when the names and types are the same.
+    fn keep_header(&mut self) {
+        let same = self.header.columns().len() == self.data.columns().len()
+            && self
+                .header
+                .columns()
+                .iter()
+                .zip(self.data.columns())
+                .all(|(h, d)| h.name() == d.name() && h.type_name() == d.type_name());
+        if same {
+            self.header.info.clone_from(&self.data.info);
+        } else {
+            self.header = self.data.empty_like();
+        }
+        self.has_header = true;
+    }
+}
+
+/// `block` if this query filled it.
+fn present(has: bool, block: &Block) -> Option<&Block> {
+    has.then_some(block)
 }
 
 impl BlockSink for Blocks {
     fn block(&mut self, kind: BlockKind) -> Option<&mut Block> {
         Some(match kind {
             BlockKind::Data => &mut self.data,
-            BlockKind::Totals => self.totals.get_or_insert_with(Block::new),
-            BlockKind::Extremes => self.extremes.get_or_insert_with(Block::new),
+            BlockKind::Totals => &mut self.totals,
+            BlockKind::Extremes => &mut self.extremes,
             BlockKind::ProfileEvents => &mut self.profile_events,
             BlockKind::Log => &mut self.logs,
             // A kind this stream has no accessor for is decoded and discarded.
@@ -98,19 +148,20 @@ impl BlockSink for Blocks {
 }
 
 impl<'c> QueryStream<'c> {
-    pub(crate) fn new(conn: Box<Conn>, home: Home<'c>, query_id: String) -> Self {
+    pub(crate) fn new(mut conn: Box<Conn>, home: Home<'c>, query_id: QueryId) -> Self {
         let span = crate::trace::OpSpan::query(&query_id);
+        let mut blocks = conn.blocks.take().unwrap_or_default();
+        blocks.start();
         QueryStream {
             conn: Some(conn),
             home,
             query_id,
-            blocks: Blocks::default(),
-            header: None,
+            blocks: Some(blocks),
             log_lines: 0,
             progress: Progress::default(),
             profile_info: None,
             finished: false,
-            cancel: CancelHandle::default(),
+            cancel: OnceLock::new(),
             cancel_sent: false,
             span,
             observer: Default::default(),
@@ -124,12 +175,12 @@ impl<'c> QueryStream<'c> {
 
     /// The query id sent to the server (visible in `system.processes`).
     pub fn query_id(&self) -> &str {
-        &self.query_id
+        self.query_id.as_str()
     }
 
     /// A handle that cancels this query from elsewhere.
     pub fn cancel_handle(&self) -> CancelHandle {
-        self.cancel.clone()
+        self.cancel.get_or_init(CancelHandle::default).clone()
     }
 
     /// Progress so far, summed from the server's Progress packets.
@@ -144,32 +195,47 @@ impl<'c> QueryStream<'c> {
 
     /// The result's header: column names and types, no rows (once received).
     pub fn header(&self) -> Option<&Block> {
-        self.header.as_ref()
+        present(self.b().has_header, &self.b().header)
     }
 
     /// The WITH TOTALS row, available after the last block.
     pub fn totals(&self) -> Option<&Block> {
-        self.blocks.totals.as_ref()
+        present(self.b().has_totals, &self.b().totals)
     }
 
     /// The extremes (min and max rows) with `extremes = 1`, after the last block.
     pub fn extremes(&self) -> Option<&Block> {
-        self.blocks.extremes.as_ref()
+        present(self.b().has_extremes, &self.b().extremes)
     }
 
     /// The latest ProfileEvents block (counters since the previous one).
     pub fn profile_events(&self) -> &Block {
-        &self.blocks.profile_events
+        present(self.b().has_profile_events, &self.b().profile_events).unwrap_or(&self.b().empty)
     }
 
     /// The latest block of server log lines (`send_logs_level`), and the total count so far.
     pub fn logs(&self) -> (&Block, u64) {
-        (&self.blocks.logs, self.log_lines)
+        let logs = present(self.b().has_logs, &self.b().logs).unwrap_or(&self.b().empty);
+        (logs, self.log_lines)
     }
 
     /// Whether the server has finished the query.
     pub fn is_finished(&self) -> bool {
         self.finished
+    }
+
+    fn b(&self) -> &Blocks {
+        match self.blocks.as_deref() {
+            Some(b) => b,
+            None => unreachable!("the blocks leave the stream only in drop"),
+        }
+    }
+
+    fn b_mut(&mut self) -> &mut Blocks {
+        match self.blocks.as_deref_mut() {
+            Some(b) => b,
+            None => unreachable!("the blocks leave the stream only in drop"),
+        }
     }
 
     fn c(&mut self) -> &mut Conn {
@@ -189,25 +255,31 @@ impl<'c> QueryStream<'c> {
     }
 
     async fn next_event(&mut self) -> Result<Event> {
-        if self.cancel.is_cancelled() && !self.cancel_sent {
+        let Some(state) = self.cancel.get().map(|h| h.0.clone()) else {
+            // No handle was given out, so nothing else can cancel: no need to listen.
+            let (Some(conn), Some(blocks)) = (self.conn.as_deref_mut(), self.blocks.as_deref_mut()) else {
+                unreachable!("the connection and blocks leave the stream only in drop")
+            };
+            return conn.next_event(blocks).await;
+        };
+        if state.requested.load(Ordering::SeqCst) && !self.cancel_sent {
             self.send_cancel().await?;
         }
-        let state = self.cancel.0.clone();
-        let Some(conn) = self.conn.as_deref_mut() else {
-            unreachable!("the connection leaves the stream only in drop")
+        let (Some(conn), Some(blocks)) = (self.conn.as_deref_mut(), self.blocks.as_deref_mut()) else {
+            unreachable!("the connection and blocks leave the stream only in drop")
         };
         if self.cancel_sent {
-            return conn.next_event(&mut self.blocks).await;
+            return conn.next_event(blocks).await;
         }
         tokio::select! {
             biased;
-            e = conn.next_event(&mut self.blocks) => e,
+            e = conn.next_event(blocks) => e,
             _ = state.notify.notified() => {
                 self.send_cancel().await?;
-                let Some(conn) = self.conn.as_deref_mut() else {
-                    unreachable!("the connection leaves the stream only in drop")
+                let (Some(conn), Some(blocks)) = (self.conn.as_deref_mut(), self.blocks.as_deref_mut()) else {
+                    unreachable!("the connection and blocks leave the stream only in drop")
                 };
-                conn.next_event(&mut self.blocks).await
+                conn.next_event(blocks).await
             }
         }
     }
@@ -227,19 +299,17 @@ impl<'c> QueryStream<'c> {
                 }
             };
             match event {
-                Event::Header => {
-                    // Keep the decoded block (its columns and pooled buffers are
-                    // reused by the data blocks); the header is a buffer-less copy.
-                    self.header = Some(self.blocks.data.empty_like());
-                }
+                Event::Header => self.b_mut().keep_header(),
                 Event::Data => {
-                    if self.blocks.data.rows() > 0 && !self.cancel_sent {
-                        self.span.add_rows(self.blocks.data.rows());
+                    let rows = self.b().data.rows();
+                    if rows > 0 && !self.cancel_sent {
+                        self.span.add_rows(rows);
                         break;
                     }
                 }
                 Event::Log => {
-                    self.log_lines += self.blocks.logs.rows() as u64;
+                    self.b_mut().has_logs = true;
+                    self.log_lines += self.b().logs.rows() as u64;
                     self.observe(|o, b| o.log(&b.logs));
                 }
                 Event::Progress(p) => {
@@ -254,9 +324,18 @@ impl<'c> QueryStream<'c> {
                     }
                     self.profile_info = Some(p);
                 }
-                Event::Totals => self.observe(|o, b| b.totals.iter().for_each(|t| o.totals(t))),
-                Event::Extremes => self.observe(|o, b| b.extremes.iter().for_each(|t| o.extremes(t))),
-                Event::ProfileEvents => self.observe(|o, b| o.profile_events(&b.profile_events)),
+                Event::Totals => {
+                    self.b_mut().has_totals = true;
+                    self.observe(|o, b| o.totals(&b.totals));
+                }
+                Event::Extremes => {
+                    self.b_mut().has_extremes = true;
+                    self.observe(|o, b| o.extremes(&b.extremes));
+                }
+                Event::ProfileEvents => {
+                    self.b_mut().has_profile_events = true;
+                    self.observe(|o, b| o.profile_events(&b.profile_events));
+                }
                 Event::TableColumns { .. } | Event::TimezoneUpdate(_) => {}
                 Event::EndOfStream => {
                     self.finished = true;
@@ -279,12 +358,12 @@ impl<'c> QueryStream<'c> {
                 }
             }
         }
-        Ok(Some(&self.blocks.data))
+        Ok(Some(&self.b().data))
     }
 
     fn observe(&self, f: impl FnOnce(&dyn crate::observe::Observer, &Blocks)) {
         if let Some(o) = &self.observer.0 {
-            f(o.as_ref(), &self.blocks);
+            f(o.as_ref(), self.b());
         }
     }
 
@@ -314,12 +393,8 @@ impl<'c> QueryStream<'c> {
 impl Drop for QueryStream<'_> {
     fn drop(&mut self) {
         let Some(mut conn) = self.conn.take() else { return };
-        let pool = conn.proto.pool();
-        // The data block last: its (large) buffers are handed out first by the
-        // next query's first block.
-        self.blocks.logs.recycle(pool);
-        self.blocks.profile_events.recycle(pool);
-        self.blocks.data.recycle(pool);
+        // The blocks stay with the connection for its next query.
+        conn.blocks = self.blocks.take();
         if conn.proto.is_idle() || conn.is_broken() {
             self.home.put(conn);
             return;
