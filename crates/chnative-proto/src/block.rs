@@ -90,8 +90,9 @@ impl BlockInfo {
     }
 }
 
-/// One column of a block: its name, its type, and its data.
-#[derive(Debug)]
+/// One column of a block: its name, its type, and its data. Cloning shares the
+/// data's buffers (no copy); see [`Block`].
+#[derive(Debug, Clone)]
 pub struct Column {
     name: String,
     type_name: String,
@@ -147,6 +148,11 @@ impl Column {
 }
 
 /// A decoded block. Decoding into an existing block reuses its allocations.
+///
+/// `clone()` (or `to_owned()`) gives an owned block that shares the
+/// column buffers instead of copying them: it can be kept after the stream moves on,
+/// sent to another task, or stored. The stream's next decode then writes into fresh
+/// buffers for the columns the kept block still shares, and keeps reusing the rest.
 #[derive(Debug, Default)]
 pub struct Block {
     /// Block metadata.
@@ -172,6 +178,19 @@ struct Partial {
     rows: usize,
     /// The memory budget as it was before that column.
     budget: Budget,
+}
+
+impl Clone for Block {
+    fn clone(&self) -> Block {
+        Block {
+            info: self.info.clone(),
+            rows: self.rows,
+            columns: self.columns.clone(),
+            spare: Vec::new(),
+            partial: None,
+            scan: ScanMemo::default(),
+        }
+    }
 }
 
 impl Block {

@@ -16,9 +16,14 @@ use crate::error::{ProtoError, Result};
 struct Line([u8; 64]);
 
 /// A growable byte buffer aligned to 64 bytes.
+///
+/// The lines are shared on `clone` (an `Arc`), so cloning a decoded block to keep
+/// it costs no copy of its data. A buffer that is shared is copied before it is
+/// changed, or replaced when its contents are being thrown away, so neither side
+/// ever sees the other's writes.
 #[derive(Default, Clone)]
 pub struct AlignedBuf {
-    lines: Vec<Line>,
+    lines: std::sync::Arc<Vec<Line>>,
     len: usize,
 }
 
@@ -49,8 +54,22 @@ impl AlignedBuf {
         self.lines.len() * 64
     }
 
-    /// Forgets the contents, keeps the memory.
+    /// Whether another buffer (a clone kept by a user) shares these bytes.
+    pub fn is_shared(&self) -> bool {
+        std::sync::Arc::strong_count(&self.lines) > 1
+    }
+
+    /// The lines, for writing: copied first when shared (the contents are kept).
+    fn lines_mut(&mut self) -> &mut Vec<Line> {
+        std::sync::Arc::make_mut(&mut self.lines)
+    }
+
+    /// Forgets the contents, keeps the memory (or, when shared, lets the other
+    /// holder keep it and starts afresh).
     pub(crate) fn clear(&mut self) {
+        if self.is_shared() {
+            self.lines = std::sync::Arc::default();
+        }
         self.len = 0;
     }
 
@@ -59,7 +78,7 @@ impl AlignedBuf {
         if self.lines.len() < need {
             // Grow geometrically so byte-at-a-time appends stay amortised O(1).
             let target = need.max(self.lines.len() * 2);
-            self.lines.resize(target, Line([0; 64]));
+            self.lines_mut().resize(target, Line([0; 64]));
         }
     }
 
@@ -73,14 +92,15 @@ impl AlignedBuf {
     #[inline]
     pub(crate) fn as_bytes_mut(&mut self) -> &mut [u8] {
         let len = self.len;
-        &mut bytemuck::cast_slice_mut::<Line, u8>(&mut self.lines)[..len]
+        &mut bytemuck::cast_slice_mut::<Line, u8>(self.lines_mut())[..len]
     }
 
     /// Replaces the contents with a copy of `src` (the one copy a column gets).
     #[inline]
     pub(crate) fn set_from(&mut self, src: &[u8]) {
+        self.clear();
         self.grow_to(src.len());
-        bytemuck::cast_slice_mut::<Line, u8>(&mut self.lines)[..src.len()].copy_from_slice(src);
+        bytemuck::cast_slice_mut::<Line, u8>(self.lines_mut())[..src.len()].copy_from_slice(src);
         self.len = src.len();
     }
 
@@ -89,7 +109,8 @@ impl AlignedBuf {
     pub(crate) fn extend_from(&mut self, src: &[u8]) {
         let end = self.len + src.len();
         self.grow_to(end);
-        bytemuck::cast_slice_mut::<Line, u8>(&mut self.lines)[self.len..end].copy_from_slice(src);
+        let start = self.len;
+        bytemuck::cast_slice_mut::<Line, u8>(self.lines_mut())[start..end].copy_from_slice(src);
         self.len = end;
     }
 
@@ -101,18 +122,15 @@ impl AlignedBuf {
 
     /// Resizes to `len` bytes; new bytes are zero.
     pub(crate) fn resize_zeroed(&mut self, len: usize) {
-        self.grow_to(len);
-        if len > self.len {
-            bytemuck::cast_slice_mut::<Line, u8>(&mut self.lines)[self.len..len].fill(0);
-        }
-        self.len = len;
+        self.resize_filled(len, 0)
     }
 
     /// Resizes to `len` bytes; new bytes are `byte` (`0xff` makes `u64::MAX` entries).
     pub(crate) fn resize_filled(&mut self, len: usize, byte: u8) {
         self.grow_to(len);
         if len > self.len {
-            bytemuck::cast_slice_mut::<Line, u8>(&mut self.lines)[self.len..len].fill(byte);
+            let start = self.len;
+            bytemuck::cast_slice_mut::<Line, u8>(self.lines_mut())[start..len].fill(byte);
         }
         self.len = len;
     }
@@ -162,9 +180,10 @@ impl BufferPool {
         b
     }
 
-    /// Returns a buffer for reuse.
+    /// Returns a buffer for reuse. A buffer a kept block still shares stays with
+    /// that block (the pool would only have to replace it).
     pub fn give(&mut self, buf: AlignedBuf) {
-        if buf.capacity() > 0 && self.free.len() < POOL_LIMIT {
+        if buf.capacity() > 0 && !buf.is_shared() && self.free.len() < POOL_LIMIT {
             self.free.push(buf);
         }
     }
@@ -194,6 +213,30 @@ mod tests {
         assert_eq!(v[9], 9);
         assert_eq!(v.as_ptr() as usize % 64, 0);
         assert!(b.typed::<[u8; 3]>().is_err() || b.len().is_multiple_of(3));
+    }
+
+    #[test]
+    fn clones_share_until_one_side_writes() {
+        let mut a = AlignedBuf::new();
+        a.set_from(&[1, 2, 3]);
+        let kept = a.clone();
+        assert!(a.is_shared() && kept.is_shared());
+        assert_eq!(kept.as_bytes().as_ptr(), a.as_bytes().as_ptr(), "a clone copies nothing");
+        // Appending copies first: the kept clone is unchanged.
+        a.extend_from(&[4]);
+        assert_eq!((a.as_bytes(), kept.as_bytes()), (&[1, 2, 3, 4][..], &[1, 2, 3][..]));
+        assert!(!a.is_shared() && !kept.is_shared());
+        // Replacing the contents of a shared buffer starts afresh, without copying.
+        let kept2 = a.clone();
+        a.set_from(&[9]);
+        assert_eq!((a.as_bytes(), kept2.as_bytes()), (&[9][..], &[1, 2, 3, 4][..]));
+        // The pool leaves a buffer a clone still shares with that clone.
+        let mut p = BufferPool::new();
+        let b = kept2.clone();
+        p.give(b);
+        assert!(p.is_empty());
+        p.give(a);
+        assert_eq!(p.len(), 1);
     }
 
     #[test]

@@ -72,7 +72,7 @@ pub use variant::*;
 /// `#[non_exhaustive]`; read them with `..` in the pattern). Data becomes a
 /// [`crate::Column`] only through [`crate::Column::new`], which checks it
 /// against the type.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum ColumnData {
     /// Any fixed-width type: numbers, dates, UUID, IPs, decimals, enums, FixedString(N), Nothing.

@@ -69,7 +69,7 @@ pub struct DynamicType {
 /// on top of it, every row is mapped to one entry of [`DynamicData::types`] (the
 /// declared types first, then the types found in the shared variant, which are
 /// decoded from RowBinary into columns of their own).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct DynamicData {
     /// Structure version read from the prefix: [`DYNAMIC_V1`], [`DYNAMIC_V2`] or [`DYNAMIC_FLATTENED`].

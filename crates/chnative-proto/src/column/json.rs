@@ -37,7 +37,7 @@ pub const JSON_AS_STRING_SETTING: &str = "output_format_native_write_json_as_str
 /// Bound on the number of paths a JSON prefix may announce.
 const MAX_JSON_PATHS: u64 = 1 << 16;
 /// Storage of a `JSON(...)` column.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct JsonData {
     /// Serialization version read from the prefix: [`JSON_V1`], [`JSON_STRING`],

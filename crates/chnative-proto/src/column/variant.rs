@@ -23,7 +23,7 @@ pub const VARIANT_MODE_COMPACT: u64 = 1;
 const GRANULE_PLAIN: u8 = 0;
 const GRANULE_SINGLE: u8 = 1;
 /// Storage of a `Variant(T1, …)` column.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct VariantData {
     /// Discriminators mode read from the prefix (written back unchanged).

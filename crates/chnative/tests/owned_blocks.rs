@@ -1,0 +1,84 @@
+//! Owned blocks: `block.clone()` (or `to_owned()`) keeps a streamed block after the
+//! stream moves on, sharing its buffers instead of copying them. The stream then
+//! decodes into fresh buffers for the shared columns, so kept blocks never change.
+//!
+//! One test in this file, so that the counting allocator sees no other test.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+struct Counting;
+static BYTES: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        BYTES.fetch_add(layout.size() as u64, Relaxed);
+        System.alloc(layout)
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        BYTES.fetch_add(layout.size() as u64, Relaxed);
+        System.alloc_zeroed(layout)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        BYTES.fetch_add(new_size.saturating_sub(layout.size()) as u64, Relaxed);
+        System.realloc(ptr, layout, new_size)
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn kept_blocks_share_buffers_and_outlive_the_stream() {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let kept: Vec<chnative::Block> = rt.block_on(async {
+        let c = chnative::Client::connect(&common::url("compression=lz4")).await.unwrap();
+        let mut s = c
+            .stream(
+                "SELECT number AS n, toString(number) AS s, [number, 7] AS a, \
+                 if(number % 3 = 0, NULL, number) AS o FROM numbers(300000) SETTINGS max_block_size = 65536",
+            )
+            .await
+            .unwrap();
+        let mut kept = Vec::new();
+        while let Some(b) = s.next().await.unwrap() {
+            let before = BYTES.load(Relaxed);
+            let owned = b.clone();
+            let cost = BYTES.load(Relaxed) - before;
+            // Names, types and the column list: a few hundred bytes, whatever the rows
+            // (a copy of a 65,536-row block would be over 2 MB).
+            assert!(cost < 4096, "cloning a block of {} rows allocated {cost} bytes", b.rows());
+            kept.push(owned);
+        }
+        kept
+    });
+    assert!(kept.len() >= 5, "{} blocks", kept.len());
+    // Sent to another thread, after the stream and its connection are gone: intact.
+    let total = std::thread::spawn(move || {
+        let mut next = 0u64;
+        for b in &kept {
+            let n = b.column("n").unwrap().view();
+            let n = n.values::<u64>().unwrap();
+            let s = b.column("s").unwrap().view().as_strings().unwrap();
+            let a = b.column("a").unwrap().view().as_array().unwrap();
+            let o = b.column("o").unwrap().view().as_nullable().unwrap();
+            for i in 0..b.rows() {
+                assert_eq!(n[i], next);
+                assert_eq!(s.str(i).unwrap(), next.to_string());
+                assert_eq!(a.offsets()[i], 2 * (i as u64 + 1));
+                assert_eq!(o.is_null(i), next % 3 == 0);
+                next += 1;
+            }
+            assert_eq!(a.inner().values::<u64>().unwrap().len(), 2 * b.rows());
+        }
+        next
+    })
+    .join()
+    .unwrap();
+    assert_eq!(total, 300_000);
+}
