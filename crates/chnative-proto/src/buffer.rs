@@ -34,7 +34,7 @@ impl std::fmt::Debug for AlignedBuf {
 }
 
 impl AlignedBuf {
-    /// An empty buffer (allocates nothing).
+    /// An empty buffer: no data, only the small shared header every buffer has.
     pub fn new() -> Self {
         Self::default()
     }
