@@ -67,13 +67,14 @@ fn kept_blocks_share_buffers_and_outlive_the_stream() {
             let s = b.column("s").unwrap().view().as_strings().unwrap();
             let a = b.column("a").unwrap().view().as_array().unwrap();
             let o = b.column("o").unwrap().view().as_nullable().unwrap();
-            for i in 0..b.rows() {
-                assert_eq!(n[i], next);
+            for (i, &value) in n.iter().enumerate() {
+                assert_eq!(value, next);
                 assert_eq!(s.str(i).unwrap(), next.to_string());
                 assert_eq!(a.offsets()[i], 2 * (i as u64 + 1));
-                assert_eq!(o.is_null(i), next % 3 == 0);
+                assert_eq!(o.is_null(i), next.is_multiple_of(3));
                 next += 1;
             }
+            assert_eq!(n.len(), b.rows());
             assert_eq!(a.inner().values::<u64>().unwrap().len(), 2 * b.rows());
         }
         next
