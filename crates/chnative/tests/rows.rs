@@ -969,3 +969,55 @@ async fn utf8_is_checked_per_row_even_when_the_block_is_valid() {
     }
     assert_eq!(got, ["é", "ok", "", "日本語", "x"]);
 }
+
+/// `rust_decimal::Decimal` fields (feature `rust_decimal`): inserted exactly into
+/// Decimal columns of every width that fits its 28 digits, read back equal, shown by the
+/// server as written; a value with more fraction digits than the column's scale, or too
+/// many integer digits, is refused before anything is sent.
+#[cfg(feature = "rust_decimal")]
+#[tokio::test]
+async fn rust_decimal_fields_round_trip() {
+    use chnative::convert::ext::rust_decimal::Decimal as Rd;
+    use std::str::FromStr;
+    #[derive(Row, Debug, PartialEq)]
+    struct Money {
+        id: u32,
+        small: Rd,
+        wide: Rd,
+        maybe: Option<Rd>,
+    }
+    let t = Table::new(
+        "rows_rust_decimal",
+        "id UInt32, small Decimal(9, 2), wide Decimal(28, 10), maybe Nullable(Decimal(18, 4))",
+    );
+    let d = |s: &str| Rd::from_str(s).unwrap();
+    let rows = vec![
+        Money { id: 1, small: d("1234567.89"), wide: d("-123456789012345678.0123456789"), maybe: Some(d("-0.0001")) },
+        Money { id: 2, small: d("-0.01"), wide: d("0"), maybe: None },
+        Money { id: 3, small: d("9999999.99"), wide: d("1.5"), maybe: Some(d("99999999999999.9999")) },
+    ];
+    let c = client().await;
+    assert_eq!(c.insert_rows(&t.0, &rows).await.unwrap().rows, 3);
+    assert_eq!(
+        http(&format!("SELECT toString(small), toString(wide), toString(maybe) FROM {} ORDER BY id FORMAT TSV", t.0)),
+        "1234567.89\t-123456789012345678.0123456789\t-0.0001\n-0.01\t0\t\\N\n9999999.99\t1.5\t99999999999999.9999\n"
+    );
+    let back: Vec<Money> = c.fetch_all(format!("SELECT * FROM {} ORDER BY id", t.0)).await.unwrap();
+    assert_eq!(back, rows);
+    for bad in [
+        Money { id: 4, small: d("0.001"), wide: d("0"), maybe: None },
+        Money { id: 5, small: d("10000000.00"), wide: d("0"), maybe: None },
+    ] {
+        let e = c.insert_rows(&t.0, &[bad]).await.unwrap_err().to_string();
+        assert!(e.contains("`small`") && e.contains("Decimal(9, 2)"), "{e}");
+    }
+    assert_eq!(http(&format!("SELECT count() FROM {}", t.0)).trim(), "3");
+    // Above 28 digits a column can hold values rust_decimal cannot: refused when bound.
+    #[derive(Row, Debug)]
+    struct Wide {
+        #[allow(dead_code)]
+        w: Rd,
+    }
+    let e = c.fetch_all::<Wide>("SELECT 1::Decimal(38, 10) AS w").await.unwrap_err().to_string();
+    assert!(e.contains("Decimal(38, 10)") && e.contains("`w`"), "{e}");
+}
