@@ -110,23 +110,38 @@ async fn the_server_records_spans_under_the_given_trace() {
     let span_id = "b7ad6b7169203331";
     let tc = TraceContext::from_w3c(&format!("00-{trace_id}-{span_id}-01"), "chn=1").unwrap();
     client.execute(Query::new("SELECT sum(number) FROM numbers(1000)").trace_context(tc)).await.unwrap();
-    http("SYSTEM FLUSH LOGS");
+    let (all, children) = spans_under(&trace_id, span_id).await;
+    assert!(all > 0, "the server recorded no span for trace {trace_id}");
+    assert!(children > 0, "no server span has our span {span_id} as its parent ({all} spans)");
+}
+
+/// The server's spans of trace `trace_hex` (32 hex digits): how many in all, and how many
+/// hang under `span_hex`. The query's own span is logged when the query is finalized,
+/// which can be after the client has its EndOfStream: flush and look again for a while.
+async fn spans_under(trace_hex: &str, span_hex: &str) -> (u64, u64) {
     let uuid = format!(
         "{}-{}-{}-{}-{}",
-        &trace_id[..8],
-        &trace_id[8..12],
-        &trace_id[12..16],
-        &trace_id[16..20],
-        &trace_id[20..]
+        &trace_hex[..8],
+        &trace_hex[8..12],
+        &trace_hex[12..16],
+        &trace_hex[16..20],
+        &trace_hex[20..]
     );
-    let found = http(&format!(
-        "SELECT count(), countIf(parent_span_id = reinterpretAsUInt64(reverse(unhex('{span_id}')))) \
-         FROM system.opentelemetry_span_log WHERE trace_id = toUUID('{uuid}') FORMAT TSV"
-    ));
-    let (all, children) = found.trim().split_once('\t').unwrap();
-    let (all, children): (u64, u64) = (all.parse().unwrap(), children.parse().unwrap());
-    assert!(all > 0, "the server recorded no span for trace {uuid}");
-    assert!(children > 0, "no server span has our span {span_id} as its parent ({all} spans)");
+    let mut found = (0, 0);
+    for _ in 0..100 {
+        http("SYSTEM FLUSH LOGS");
+        let text = http(&format!(
+            "SELECT count(), countIf(parent_span_id = reinterpretAsUInt64(reverse(unhex('{span_hex}')))) \
+             FROM system.opentelemetry_span_log WHERE trace_id = toUUID('{uuid}') FORMAT TSV"
+        ));
+        let (all, children) = text.trim().split_once('\t').unwrap();
+        found = (all.parse().unwrap(), children.parse().unwrap());
+        if found.1 > 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    found
 }
 
 /// With the `opentelemetry` feature, a query made inside an OpenTelemetry span carries
@@ -157,18 +172,6 @@ async fn queries_inside_an_opentelemetry_span_continue_its_trace() {
     // Outside any span: nothing to continue.
     assert!(TraceContext::current().is_none());
     client.execute(query).await.unwrap();
-    http("SYSTEM FLUSH LOGS");
-    let uuid = format!(
-        "{}-{}-{}-{}-{}",
-        &trace_hex[..8],
-        &trace_hex[8..12],
-        &trace_hex[12..16],
-        &trace_hex[16..20],
-        &trace_hex[20..]
-    );
-    let found = http(&format!(
-        "SELECT countIf(parent_span_id = reinterpretAsUInt64(reverse(unhex('{span_hex}')))) \
-         FROM system.opentelemetry_span_log WHERE trace_id = toUUID('{uuid}') FORMAT TSV"
-    ));
-    assert!(found.trim().parse::<u64>().unwrap() > 0, "no server span under {uuid}/{span_hex}");
+    let (all, children) = spans_under(&trace_hex, span_hex).await;
+    assert!(children > 0, "no server span under {trace_hex}/{span_hex} ({all} spans)");
 }
