@@ -323,10 +323,6 @@ fn range(offsets: &[u64], i: usize, column: &str) -> Result<std::ops::Range<usiz
     Ok(start..end)
 }
 
-fn map_elements(k: &D, v: &D) -> D {
-    D::Tuple(vec![(None, k.clone()), (None, v.clone())])
-}
-
 /// `Vec<T>` reads Array(T) (and Map as pairs); `Vec<u8>` and `&[u8]` also read String;
 /// `Vec<f32>` / `Vec<f64>` also read QBit vectors.
 pub enum BytesOrArray<'r, A> {
@@ -343,7 +339,7 @@ impl<'r, T: FromColumn<'r>> FromColumn<'r> for Vec<T> {
     fn accepts(ty: &D) -> bool {
         match ty {
             D::Array(t) => accepts::<T>(t),
-            D::Map(k, v) => T::accepts(&map_elements(k, v)),
+            D::Map(k, v) => T::accepts(&super::map_entry(k, v)),
             D::Nested(fields) => {
                 T::accepts(&D::Tuple(fields.iter().map(|(n, t)| (Some(n.clone()), t.clone())).collect()))
             }

@@ -286,6 +286,11 @@ impl<'r, T: FromColumn<'r>> Reader<'r, T> {
     }
 }
 
+/// A Map(K, V)'s entries as the wire has them: Tuple(K, V), read and written as pairs.
+fn map_entry(k: &DataType, v: &DataType) -> DataType {
+    DataType::Tuple(vec![(None, k.clone()), (None, v.clone())])
+}
+
 /// The error for a row index past the end of column `column` (a corrupt or
 /// inconsistent block; used by derived readers).
 pub fn out_of_bounds(column: &str, i: usize) -> Error {

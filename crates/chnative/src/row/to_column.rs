@@ -495,10 +495,6 @@ impl<B: ColumnBuffer> ColumnBuffer for ArrayBuffer<B> {
     }
 }
 
-fn map_entry(k: &D, v: &D) -> D {
-    D::Tuple(vec![(None, k.clone()), (None, v.clone())])
-}
-
 /// `Vec<T>` / `[T]` into Array(T), Map(K, V) for pairs, or bytes into String.
 #[derive(Debug)]
 pub enum VecBuffer<B> {
@@ -554,7 +550,7 @@ impl<T: ToColumn> ToColumn for [T] {
         match ty {
             D::Array(t) => writes::<T>(t),
             // A Map is an array of (key, value) tuples on the wire, so `Vec<(K, V)>` keeps the order.
-            D::Map(k, v) => writes::<T>(&map_entry(k, v)),
+            D::Map(k, v) => writes::<T>(&super::map_entry(k, v)),
             D::Nested(_) => matches!(ty.wire_shape().as_ref(), D::Array(t) if writes::<T>(t)),
             D::QBit(..) => QBitElement::of(ty).is_some_and(|(e, _)| T::writes_qbit(e)),
             D::String => T::BYTE,
@@ -569,7 +565,7 @@ impl<T: ToColumn> ToColumn for [T] {
             })),
             D::Map(k, v) => Ok(VecBuffer::Array(ArrayBuffer {
                 offsets: Vec::new(),
-                inner: buffer_for::<T>(&[map_entry(k, v)], 0)?,
+                inner: buffer_for::<T>(&[super::map_entry(k, v)], 0)?,
             })),
             D::Nested(_) => match ty.wire_shape().into_owned() {
                 D::Array(t) => {
