@@ -9,6 +9,11 @@ OFFICIAL = {'Int16': 'i16', 'Int32': 'i32', 'Int64': 'i64', 'String': "&'a str",
 KLICK = {'Int16': 'i16', 'Int32': 'i32', 'Int64': 'i64', 'String': 'String', 'Date': 'klickhouse::Date',
          'DateTime': 'klickhouse::DateTime'}
 ACC = {'Int16': 'i16', 'Int32': 'i32', 'Int64': 'i64', 'String': 'str', 'Date': 'date', 'DateTime': 'datetime'}
+def widen(n, t):
+    """The checksum term of a fixed-width field: sign-extended to 64 bits (Int64 already is)."""
+    return f"self.{n} as u64" if t == 'Int64' else f"self.{n} as i64 as u64"
+
+
 o = []
 o.append("//! Row types of the hits table for the row-based peers, generated from\n"
          "//! `hits_columns.tsv` by `gen_rows.py` (rerun it if the schema changes).\n#![allow(non_snake_case)]\n")
@@ -26,7 +31,7 @@ for n, t in cols:
     if t == 'String':
         o.append(f"        s = s.wrapping_add(self.{n}.len() as u64);")
     else:
-        o.append(f"        s = s.wrapping_add(self.{n} as i64 as u64);")
+        o.append(f"        s = s.wrapping_add({widen(n, t)});")
 o.append("        s\n    }\n")
 o.append("    /// Row `i` of the columns, borrowing their strings.\n"
          "    pub fn of(d: &'a HitsData, i: usize) -> Self {\n        OfficialRow {")
@@ -48,7 +53,7 @@ for n, t in cols:
     elif t == 'DateTime':
         o.append(f"        s = s.wrapping_add(self.{n}.1 as u64);")
     else:
-        o.append(f"        s = s.wrapping_add(self.{n} as i64 as u64);")
+        o.append(f"        s = s.wrapping_add({widen(n, t)});")
 o.append("        s\n    }\n")
 o.append("    /// Row `i` of the columns, copied.\n    pub fn of(d: &HitsData, i: usize) -> Self {\n        KlickRow {")
 for k, (n, t) in enumerate(cols):
@@ -75,14 +80,15 @@ for name, life, s in [('ChOwned', '', 'String'), ('ChBorrowed', "<'a>", "&'a str
         if t == 'String':
             o.append(f"        s = s.wrapping_add(self.{n}.len() as u64);")
         else:
-            o.append(f"        s = s.wrapping_add(self.{n} as i64 as u64);")
+            o.append(f"        s = s.wrapping_add({widen(n, t)});")
     o.append("        s\n    }\n}\n")
 o.append("impl<'a> ChBorrowed<'a> {\n    /// Row `i` of the columns, borrowing their strings.\n"
          "    pub fn of(d: &'a HitsData, i: usize) -> Self {\n        ChBorrowed {")
 for k, (n, t) in enumerate(cols):
     o.append(f"            {n}: d.{ACC[t]}({k})[i]{'.as_str()' if t == 'String' else ''},")
 o.append("        }\n    }\n")
-o.append("    /// The same row, borrowing an owned one's strings.\n"
+o.append("    /// The same row, borrowing an owned one's strings (for the tiers bin).\n"
+         "    #[allow(dead_code)]\n"
          "    pub fn from_owned(r: &'a ChOwned) -> Self {\n        ChBorrowed {")
 for n, t in cols:
     o.append(f"            {n}: {'&r.' + n if t == 'String' else 'r.' + n},")

@@ -118,7 +118,7 @@ impl ChOwned {
     /// Adds every value into the bench checksum.
     pub fn checksum(&self) -> u64 {
         let mut s = 0u64;
-        s = s.wrapping_add(self.WatchID as i64 as u64);
+        s = s.wrapping_add(self.WatchID as u64);
         s = s.wrapping_add(self.JavaEnable as i64 as u64);
         s = s.wrapping_add(self.Title.len() as u64);
         s = s.wrapping_add(self.GoodEvent as i64 as u64);
@@ -127,7 +127,7 @@ impl ChOwned {
         s = s.wrapping_add(self.CounterID as i64 as u64);
         s = s.wrapping_add(self.ClientIP as i64 as u64);
         s = s.wrapping_add(self.RegionID as i64 as u64);
-        s = s.wrapping_add(self.UserID as i64 as u64);
+        s = s.wrapping_add(self.UserID as u64);
         s = s.wrapping_add(self.CounterClass as i64 as u64);
         s = s.wrapping_add(self.OS as i64 as u64);
         s = s.wrapping_add(self.UserAgent as i64 as u64);
@@ -173,7 +173,7 @@ impl ChOwned {
         s = s.wrapping_add(self.IsLink as i64 as u64);
         s = s.wrapping_add(self.IsDownload as i64 as u64);
         s = s.wrapping_add(self.IsNotBounce as i64 as u64);
-        s = s.wrapping_add(self.FUniqID as i64 as u64);
+        s = s.wrapping_add(self.FUniqID as u64);
         s = s.wrapping_add(self.OriginalURL.len() as u64);
         s = s.wrapping_add(self.HID as i64 as u64);
         s = s.wrapping_add(self.IsOldCounter as i64 as u64);
@@ -205,7 +205,7 @@ impl ChOwned {
         s = s.wrapping_add(self.FetchTiming as i64 as u64);
         s = s.wrapping_add(self.SocialSourceNetworkID as i64 as u64);
         s = s.wrapping_add(self.SocialSourcePage.len() as u64);
-        s = s.wrapping_add(self.ParamPrice as i64 as u64);
+        s = s.wrapping_add(self.ParamPrice as u64);
         s = s.wrapping_add(self.ParamOrderID.len() as u64);
         s = s.wrapping_add(self.ParamCurrency.len() as u64);
         s = s.wrapping_add(self.ParamCurrencyID as i64 as u64);
@@ -220,8 +220,8 @@ impl ChOwned {
         s = s.wrapping_add(self.UTMTerm.len() as u64);
         s = s.wrapping_add(self.FromTag.len() as u64);
         s = s.wrapping_add(self.HasGCLID as i64 as u64);
-        s = s.wrapping_add(self.RefererHash as i64 as u64);
-        s = s.wrapping_add(self.URLHash as i64 as u64);
+        s = s.wrapping_add(self.RefererHash as u64);
+        s = s.wrapping_add(self.URLHash as u64);
         s = s.wrapping_add(self.CLID as i64 as u64);
         s
     }
@@ -341,7 +341,7 @@ impl<'a> ChBorrowed<'a> {
     /// Adds every value into the bench checksum.
     pub fn checksum(&self) -> u64 {
         let mut s = 0u64;
-        s = s.wrapping_add(self.WatchID as i64 as u64);
+        s = s.wrapping_add(self.WatchID as u64);
         s = s.wrapping_add(self.JavaEnable as i64 as u64);
         s = s.wrapping_add(self.Title.len() as u64);
         s = s.wrapping_add(self.GoodEvent as i64 as u64);
@@ -350,7 +350,7 @@ impl<'a> ChBorrowed<'a> {
         s = s.wrapping_add(self.CounterID as i64 as u64);
         s = s.wrapping_add(self.ClientIP as i64 as u64);
         s = s.wrapping_add(self.RegionID as i64 as u64);
-        s = s.wrapping_add(self.UserID as i64 as u64);
+        s = s.wrapping_add(self.UserID as u64);
         s = s.wrapping_add(self.CounterClass as i64 as u64);
         s = s.wrapping_add(self.OS as i64 as u64);
         s = s.wrapping_add(self.UserAgent as i64 as u64);
@@ -396,7 +396,7 @@ impl<'a> ChBorrowed<'a> {
         s = s.wrapping_add(self.IsLink as i64 as u64);
         s = s.wrapping_add(self.IsDownload as i64 as u64);
         s = s.wrapping_add(self.IsNotBounce as i64 as u64);
-        s = s.wrapping_add(self.FUniqID as i64 as u64);
+        s = s.wrapping_add(self.FUniqID as u64);
         s = s.wrapping_add(self.OriginalURL.len() as u64);
         s = s.wrapping_add(self.HID as i64 as u64);
         s = s.wrapping_add(self.IsOldCounter as i64 as u64);
@@ -428,7 +428,7 @@ impl<'a> ChBorrowed<'a> {
         s = s.wrapping_add(self.FetchTiming as i64 as u64);
         s = s.wrapping_add(self.SocialSourceNetworkID as i64 as u64);
         s = s.wrapping_add(self.SocialSourcePage.len() as u64);
-        s = s.wrapping_add(self.ParamPrice as i64 as u64);
+        s = s.wrapping_add(self.ParamPrice as u64);
         s = s.wrapping_add(self.ParamOrderID.len() as u64);
         s = s.wrapping_add(self.ParamCurrency.len() as u64);
         s = s.wrapping_add(self.ParamCurrencyID as i64 as u64);
@@ -443,8 +443,8 @@ impl<'a> ChBorrowed<'a> {
         s = s.wrapping_add(self.UTMTerm.len() as u64);
         s = s.wrapping_add(self.FromTag.len() as u64);
         s = s.wrapping_add(self.HasGCLID as i64 as u64);
-        s = s.wrapping_add(self.RefererHash as i64 as u64);
-        s = s.wrapping_add(self.URLHash as i64 as u64);
+        s = s.wrapping_add(self.RefererHash as u64);
+        s = s.wrapping_add(self.URLHash as u64);
         s = s.wrapping_add(self.CLID as i64 as u64);
         s
     }
@@ -562,7 +562,8 @@ impl<'a> ChBorrowed<'a> {
         }
     }
 
-    /// The same row, borrowing an owned one's strings.
+    /// The same row, borrowing an owned one's strings (for the tiers bin).
+    #[allow(dead_code)]
     pub fn from_owned(r: &'a ChOwned) -> Self {
         ChBorrowed {
             WatchID: r.WatchID,

@@ -118,3 +118,56 @@ impl HitsData {
 pub fn sum_ints(it: impl Iterator<Item = i64>) -> u64 {
     it.fold(0u64, |a, x| a.wrapping_add(x as u64))
 }
+
+/// The first `rows` rows of the hits table as owned columns (the insert workloads' input).
+pub async fn load(c: &chnative::Client, rows: usize) -> chnative::Result<HitsData> {
+    let schema = schema();
+    let mut cols: Vec<Col> = schema
+        .iter()
+        .map(|(_, _, k)| match k {
+            Kind::I16 => Col::I16(Vec::new()),
+            Kind::I32 => Col::I32(Vec::new()),
+            Kind::I64 => Col::I64(Vec::new()),
+            Kind::Str => Col::Str(Vec::new()),
+            Kind::Date => Col::Date(Vec::new()),
+            Kind::DateTime => Col::DateTime(Vec::new()),
+        })
+        .collect();
+    let mut s = c.stream(format!("SELECT * FROM hits LIMIT {rows}").as_str()).await?;
+    let mut n = 0;
+    while let Some(block) = s.next().await? {
+        for (col, dst) in block.columns().iter().zip(cols.iter_mut()) {
+            let v = col.view();
+            match dst {
+                Col::I16(d) => d.extend_from_slice(v.values::<i16>()?),
+                Col::I32(d) => d.extend_from_slice(v.values::<i32>()?),
+                Col::I64(d) => d.extend_from_slice(v.values::<i64>()?),
+                Col::Date(d) => d.extend_from_slice(v.values::<u16>()?),
+                Col::DateTime(d) => d.extend_from_slice(v.values::<u32>()?),
+                Col::Str(d) => {
+                    let strs = v.as_strings()?;
+                    d.extend((0..strs.len()).map(|i| String::from_utf8_lossy(strs.bytes(i)).into_owned()));
+                }
+            }
+        }
+        n += block.rows();
+    }
+    Ok(HitsData { cols, rows: n })
+}
+
+/// Inserts `d` into `table` through chnative's column tier; returns the rows sent.
+pub async fn insert_columns(c: &chnative::Client, table: &str, d: &HitsData) -> chnative::Result<u64> {
+    let schema = schema();
+    let mut ins = c.insert(table);
+    for ((name, _, _), col) in schema.iter().zip(&d.cols) {
+        ins = match col {
+            Col::I16(v) => ins.column(name, v.as_slice()),
+            Col::I32(v) => ins.column(name, v.as_slice()),
+            Col::I64(v) => ins.column(name, v.as_slice()),
+            Col::Str(v) => ins.column(name, v.as_slice()),
+            Col::Date(v) => ins.column(name, v.as_slice()),
+            Col::DateTime(v) => ins.column(name, v.as_slice()),
+        };
+    }
+    Ok(ins.send().await?.rows)
+}

@@ -524,42 +524,6 @@ async fn ensure_hits(c: &mut chnative::Client, rows: u64) -> Res<()> {
     Ok(())
 }
 
-/// The first `rows` rows of hits as owned columns (the insert workloads' input).
-async fn load_hits(c: &mut chnative::Client, rows: usize) -> Res<HitsData> {
-    let schema = hits::schema();
-    let mut cols: Vec<Col> = schema
-        .iter()
-        .map(|(_, _, k)| match k {
-            Kind::I16 => Col::I16(Vec::new()),
-            Kind::I32 => Col::I32(Vec::new()),
-            Kind::I64 => Col::I64(Vec::new()),
-            Kind::Str => Col::Str(Vec::new()),
-            Kind::Date => Col::Date(Vec::new()),
-            Kind::DateTime => Col::DateTime(Vec::new()),
-        })
-        .collect();
-    let mut s = c.stream(format!("SELECT * FROM hits LIMIT {rows}").as_str()).await?;
-    let mut n = 0;
-    while let Some(block) = s.next().await? {
-        for (col, dst) in block.columns().iter().zip(cols.iter_mut()) {
-            let v = col.view();
-            match dst {
-                Col::I16(d) => d.extend_from_slice(v.values::<i16>()?),
-                Col::I32(d) => d.extend_from_slice(v.values::<i32>()?),
-                Col::I64(d) => d.extend_from_slice(v.values::<i64>()?),
-                Col::Date(d) => d.extend_from_slice(v.values::<u16>()?),
-                Col::DateTime(d) => d.extend_from_slice(v.values::<u32>()?),
-                Col::Str(d) => {
-                    let strs = v.as_strings()?;
-                    d.extend((0..strs.len()).map(|i| String::from_utf8_lossy(strs.bytes(i)).into_owned()));
-                }
-            }
-        }
-        n += block.rows();
-    }
-    Ok(HitsData { cols, rows: n })
-}
-
 /// The bench checksum of a whole table, read back with chnative.
 async fn table_sum(c: &mut chnative::Client, table: &str, kinds: &[Kind]) -> Res<(u64, u64)> {
     let mut s = c.stream(format!("SELECT * FROM {table}").as_str()).await?;
@@ -830,7 +794,7 @@ async fn run(o: Opts) -> Res<()> {
     }
 
     if o.only.contains(['d', 'e']) {
-        let data = load_hits(&mut admin, o.insert_rows).await?;
+        let data = hits::load(&admin, o.insert_rows).await?;
         let want = data.checksum();
         let s = hits::structure();
         let null = format!("hits_null_{}", std::process::id());
@@ -1014,22 +978,6 @@ fn crs_block(d: &HitsData) -> clickhouse_rs::Block {
     b
 }
 
-async fn ch_insert(c: &mut chnative::Client, table: &str, d: &HitsData) -> Res<u64> {
-    let schema = hits::schema();
-    let mut ins = c.insert(table);
-    for ((name, _, _), col) in schema.iter().zip(&d.cols) {
-        ins = match col {
-            Col::I16(v) => ins.column(name, v.as_slice()),
-            Col::I32(v) => ins.column(name, v.as_slice()),
-            Col::I64(v) => ins.column(name, v.as_slice()),
-            Col::Str(v) => ins.column(name, v.as_slice()),
-            Col::Date(v) => ins.column(name, v.as_slice()),
-            Col::DateTime(v) => ins.column(name, v.as_slice()),
-        };
-    }
-    Ok(ins.send().await?.rows)
-}
-
 async fn off_insert(c: &clickhouse::Client, table: &str, rows: &[OfficialRow<'_>]) -> Res<u64> {
     let mut ins = c.insert::<OfficialRow<'_>>(table).await?.with_setting("async_insert", "0");
     for r in rows {
@@ -1071,7 +1019,7 @@ async fn inserts(
     for (label, mode) in ins_modes {
         if o.runs(label) {
             admin.execute(format!("TRUNCATE TABLE {check}").as_str()).await?;
-            ch_insert(&mut env.chnative(mode).await?, check, data).await?;
+            hits::insert_columns(&env.chnative(mode).await?, check, data).await?;
             verified.push((label.into(), stored_sum(admin, check, kinds, n).await?));
         }
     }
@@ -1128,7 +1076,7 @@ async fn inserts(
         for _ in 0..o.rounds {
             for (label, c) in ch.iter_mut() {
                 let m = Meter::start();
-                let rows = ch_insert(c, null, data).await?;
+                let rows = hits::insert_columns(c, null, data).await?;
                 res.add(&w_d, label, m.stop(rows), sum_of(label));
             }
             for (label, c) in off.iter().filter(|(l, _)| o.runs(l)) {
@@ -1201,7 +1149,7 @@ async fn inserts(
         for _ in 0..o.rounds {
             for (label, conns) in ch.iter_mut() {
                 let m = Meter::start();
-                let r = join_all(conns.iter_mut().map(|c| ch_insert(c, null, data))).await;
+                let r = join_all(conns.iter_mut().map(|c| hits::insert_columns(c, null, data))).await;
                 let rows = r.into_iter().try_fold(0u64, |a, r| r.map(|x| a + x))?;
                 res.add(&w_e, label, m.stop(rows), sum_of(label));
             }

@@ -146,7 +146,7 @@ impl<'a> OfficialRow<'a> {
     /// Adds every value into the bench checksum.
     pub fn checksum(&self) -> u64 {
         let mut s = 0u64;
-        s = s.wrapping_add(self.WatchID as i64 as u64);
+        s = s.wrapping_add(self.WatchID as u64);
         s = s.wrapping_add(self.JavaEnable as i64 as u64);
         s = s.wrapping_add(self.Title.len() as u64);
         s = s.wrapping_add(self.GoodEvent as i64 as u64);
@@ -155,7 +155,7 @@ impl<'a> OfficialRow<'a> {
         s = s.wrapping_add(self.CounterID as i64 as u64);
         s = s.wrapping_add(self.ClientIP as i64 as u64);
         s = s.wrapping_add(self.RegionID as i64 as u64);
-        s = s.wrapping_add(self.UserID as i64 as u64);
+        s = s.wrapping_add(self.UserID as u64);
         s = s.wrapping_add(self.CounterClass as i64 as u64);
         s = s.wrapping_add(self.OS as i64 as u64);
         s = s.wrapping_add(self.UserAgent as i64 as u64);
@@ -201,7 +201,7 @@ impl<'a> OfficialRow<'a> {
         s = s.wrapping_add(self.IsLink as i64 as u64);
         s = s.wrapping_add(self.IsDownload as i64 as u64);
         s = s.wrapping_add(self.IsNotBounce as i64 as u64);
-        s = s.wrapping_add(self.FUniqID as i64 as u64);
+        s = s.wrapping_add(self.FUniqID as u64);
         s = s.wrapping_add(self.OriginalURL.len() as u64);
         s = s.wrapping_add(self.HID as i64 as u64);
         s = s.wrapping_add(self.IsOldCounter as i64 as u64);
@@ -233,7 +233,7 @@ impl<'a> OfficialRow<'a> {
         s = s.wrapping_add(self.FetchTiming as i64 as u64);
         s = s.wrapping_add(self.SocialSourceNetworkID as i64 as u64);
         s = s.wrapping_add(self.SocialSourcePage.len() as u64);
-        s = s.wrapping_add(self.ParamPrice as i64 as u64);
+        s = s.wrapping_add(self.ParamPrice as u64);
         s = s.wrapping_add(self.ParamOrderID.len() as u64);
         s = s.wrapping_add(self.ParamCurrency.len() as u64);
         s = s.wrapping_add(self.ParamCurrencyID as i64 as u64);
@@ -248,8 +248,8 @@ impl<'a> OfficialRow<'a> {
         s = s.wrapping_add(self.UTMTerm.len() as u64);
         s = s.wrapping_add(self.FromTag.len() as u64);
         s = s.wrapping_add(self.HasGCLID as i64 as u64);
-        s = s.wrapping_add(self.RefererHash as i64 as u64);
-        s = s.wrapping_add(self.URLHash as i64 as u64);
+        s = s.wrapping_add(self.RefererHash as u64);
+        s = s.wrapping_add(self.URLHash as u64);
         s = s.wrapping_add(self.CLID as i64 as u64);
         s
     }
@@ -480,7 +480,7 @@ impl KlickRow {
     /// Adds every value into the bench checksum.
     pub fn checksum(&self) -> u64 {
         let mut s = 0u64;
-        s = s.wrapping_add(self.WatchID as i64 as u64);
+        s = s.wrapping_add(self.WatchID as u64);
         s = s.wrapping_add(self.JavaEnable as i64 as u64);
         s = s.wrapping_add(self.Title.len() as u64);
         s = s.wrapping_add(self.GoodEvent as i64 as u64);
@@ -489,7 +489,7 @@ impl KlickRow {
         s = s.wrapping_add(self.CounterID as i64 as u64);
         s = s.wrapping_add(self.ClientIP as i64 as u64);
         s = s.wrapping_add(self.RegionID as i64 as u64);
-        s = s.wrapping_add(self.UserID as i64 as u64);
+        s = s.wrapping_add(self.UserID as u64);
         s = s.wrapping_add(self.CounterClass as i64 as u64);
         s = s.wrapping_add(self.OS as i64 as u64);
         s = s.wrapping_add(self.UserAgent as i64 as u64);
@@ -535,7 +535,7 @@ impl KlickRow {
         s = s.wrapping_add(self.IsLink as i64 as u64);
         s = s.wrapping_add(self.IsDownload as i64 as u64);
         s = s.wrapping_add(self.IsNotBounce as i64 as u64);
-        s = s.wrapping_add(self.FUniqID as i64 as u64);
+        s = s.wrapping_add(self.FUniqID as u64);
         s = s.wrapping_add(self.OriginalURL.len() as u64);
         s = s.wrapping_add(self.HID as i64 as u64);
         s = s.wrapping_add(self.IsOldCounter as i64 as u64);
@@ -567,7 +567,7 @@ impl KlickRow {
         s = s.wrapping_add(self.FetchTiming as i64 as u64);
         s = s.wrapping_add(self.SocialSourceNetworkID as i64 as u64);
         s = s.wrapping_add(self.SocialSourcePage.len() as u64);
-        s = s.wrapping_add(self.ParamPrice as i64 as u64);
+        s = s.wrapping_add(self.ParamPrice as u64);
         s = s.wrapping_add(self.ParamOrderID.len() as u64);
         s = s.wrapping_add(self.ParamCurrency.len() as u64);
         s = s.wrapping_add(self.ParamCurrencyID as i64 as u64);
@@ -582,8 +582,8 @@ impl KlickRow {
         s = s.wrapping_add(self.UTMTerm.len() as u64);
         s = s.wrapping_add(self.FromTag.len() as u64);
         s = s.wrapping_add(self.HasGCLID as i64 as u64);
-        s = s.wrapping_add(self.RefererHash as i64 as u64);
-        s = s.wrapping_add(self.URLHash as i64 as u64);
+        s = s.wrapping_add(self.RefererHash as u64);
+        s = s.wrapping_add(self.URLHash as u64);
         s = s.wrapping_add(self.CLID as i64 as u64);
         s
     }

@@ -5,10 +5,7 @@
 use crate::ch_rows::{ChBorrowed, ChOwned};
 use crate::hits::Kind;
 use crate::rows::OfficialRow;
-use crate::{
-    ch_block_sum, ch_insert, human_count, load_hits, off_insert, stored_sum, table_sum, Env, Meter, Opts, Res, Results,
-    OFF_NONE,
-};
+use crate::{ch_block_sum, human_count, off_insert, stored_sum, table_sum, Env, Meter, Opts, Res, Results, OFF_NONE};
 
 const COLUMNS: &str = "chnative columns (borrowed blocks), no compression";
 const TYPED_OWNED: &str = "chnative typed rows (String fields), no compression";
@@ -49,7 +46,7 @@ pub async fn read(o: &Opts, env: &Env, res: &mut Results, admin: &mut chnative::
             let mut s = c.stream(sql.as_str()).await?;
             let (mut rows, mut sum) = (0u64, 0u64);
             while let Some(block) = s.next().await? {
-                sum = sum.wrapping_add(ch_block_sum(&block, kinds)?);
+                sum = sum.wrapping_add(ch_block_sum(block, kinds)?);
                 rows += block.rows() as u64;
             }
             drop(s);
@@ -117,7 +114,7 @@ async fn inserter(c: &chnative::Client, table: &str, rows: &[ChBorrowed<'_>]) ->
 /// (i): insert `insert_rows` rows from a `Vec` of typed rows (chnative's inserter with its
 /// default block of 100,000 rows, the official crate's inserter), into a Null table.
 pub async fn insert(o: &Opts, env: &Env, res: &mut Results, admin: &mut chnative::Client, kinds: &[Kind]) -> Res<()> {
-    let data = load_hits(admin, o.insert_rows).await?;
+    let data = crate::hits::load(admin, o.insert_rows).await?;
     let n = data.rows as u64;
     let want = data.checksum();
     let s = crate::hits::structure();
@@ -130,7 +127,7 @@ pub async fn insert(o: &Opts, env: &Env, res: &mut Results, admin: &mut chnative
     let w = format!("(i) insert {} hits rows from typed rows", human_count(n));
     eprintln!("{w}");
     let c = env.chnative("none").await?;
-    let mut admin_c = env.chnative("none").await?;
+    let admin_c = env.chnative("none").await?;
     let off = env.official(false);
     let result: Res<()> = async {
         // Each path once into a Memory table, read back: what the rounds' checksum claims.
@@ -142,7 +139,7 @@ pub async fn insert(o: &Opts, env: &Env, res: &mut Results, admin: &mut chnative
             admin.execute(format!("TRUNCATE TABLE {check}").as_str()).await?;
             match label {
                 INSERTER => inserter(&c, &check, &ch_rows).await?,
-                INSERT_COLUMNS => ch_insert(&mut admin_c, &check, &data).await?,
+                INSERT_COLUMNS => crate::hits::insert_columns(&admin_c, &check, &data).await?,
                 _ => off_insert(&off, &check, &off_rows).await?,
             };
             verified.push((label, stored_sum(admin, &check, kinds, n).await?));
@@ -152,7 +149,7 @@ pub async fn insert(o: &Opts, env: &Env, res: &mut Results, admin: &mut chnative
                 let m = Meter::start();
                 let rows = match label {
                     INSERTER => inserter(&c, &null, &ch_rows).await?,
-                    INSERT_COLUMNS => ch_insert(&mut admin_c, &null, &data).await?,
+                    INSERT_COLUMNS => crate::hits::insert_columns(&admin_c, &null, &data).await?,
                     _ => off_insert(&off, &null, &off_rows).await?,
                 };
                 res.add(&w, label, m.stop(rows), sum);

@@ -11,8 +11,6 @@ mod hits;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use hits::{Col, Kind};
-
 struct Counting;
 static BYTES: AtomicU64 = AtomicU64::new(0);
 // SAFETY: forwards to the system allocator unchanged; only counts bytes.
@@ -45,60 +43,14 @@ fn cpu() -> f64 {
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
-async fn load(c: &chnative::Client, rows: usize) -> Res<Vec<Col>> {
-    let schema = hits::schema();
-    let mut cols: Vec<Col> = schema
-        .iter()
-        .map(|(_, _, k)| match k {
-            Kind::I16 => Col::I16(Vec::new()),
-            Kind::I32 => Col::I32(Vec::new()),
-            Kind::I64 => Col::I64(Vec::new()),
-            Kind::Str => Col::Str(Vec::new()),
-            Kind::Date => Col::Date(Vec::new()),
-            Kind::DateTime => Col::DateTime(Vec::new()),
-        })
-        .collect();
-    let mut s = c.stream(format!("SELECT * FROM hits LIMIT {rows}").as_str()).await?;
-    while let Some(block) = s.next().await? {
-        for (col, dst) in block.columns().iter().zip(cols.iter_mut()) {
-            let v = col.view();
-            match dst {
-                Col::I16(d) => d.extend_from_slice(v.values::<i16>()?),
-                Col::I32(d) => d.extend_from_slice(v.values::<i32>()?),
-                Col::I64(d) => d.extend_from_slice(v.values::<i64>()?),
-                Col::Date(d) => d.extend_from_slice(v.values::<u16>()?),
-                Col::DateTime(d) => d.extend_from_slice(v.values::<u32>()?),
-                Col::Str(d) => {
-                    let strs = v.as_strings()?;
-                    d.extend((0..strs.len()).map(|i| String::from_utf8_lossy(strs.bytes(i)).into_owned()));
-                }
-            }
-        }
-    }
-    Ok(cols)
-}
-
-async fn insert(c: &chnative::Client, table: &str, cols: &[Col]) -> Res<u64> {
-    let schema = hits::schema();
-    let mut ins = c.insert(table);
-    for ((name, _, _), col) in schema.iter().zip(cols) {
-        ins = match col {
-            Col::I16(v) => ins.column(name, v.as_slice()),
-            Col::I32(v) => ins.column(name, v.as_slice()),
-            Col::I64(v) => ins.column(name, v.as_slice()),
-            Col::Str(v) => ins.column(name, v.as_slice()),
-            Col::Date(v) => ins.column(name, v.as_slice()),
-            Col::DateTime(v) => ins.column(name, v.as_slice()),
-        };
-    }
-    Ok(ins.send().await?.rows)
-}
+/// One round for one block size: CPU s and bytes of one insert, then of 16 in parallel.
+type Round = (f64, u64, f64, u64);
 
 async fn run(rows: usize, rounds: usize) -> Res<()> {
     let port = std::env::var("CHNATIVE_TCP_PORT").unwrap_or_else(|_| "19000".into());
     let url = |comp: &str| format!("clickhouse://default@127.0.0.1:{port}/default?compression={comp}");
     let admin = chnative::Client::connect(&url("none")).await?;
-    let cols = load(&admin, rows).await?;
+    let data = hits::load(&admin, rows).await?;
     let table = format!("hits_blocks_null_{}", std::process::id());
     admin.execute(format!("CREATE TABLE {table} ({}) ENGINE = Null", hits::structure()).as_str()).await?;
     let sizes = [1usize << 20, 65536, 16384, 8192, 2048];
@@ -111,14 +63,14 @@ async fn run(rows: usize, rounds: usize) -> Res<()> {
             }
             v
         };
-        let mut results: Vec<Vec<(f64, u64, f64, u64)>> = vec![Vec::new(); sizes.len()];
+        let mut results: Vec<Vec<Round>> = vec![Vec::new(); sizes.len()];
         for _ in 0..rounds {
             for (k, c) in clients.iter().enumerate() {
                 let (t, b) = (cpu(), BYTES.load(Relaxed));
-                insert(c, &table, &cols).await?;
+                hits::insert_columns(c, &table, &data).await?;
                 let one = (cpu() - t, BYTES.load(Relaxed) - b);
                 let (t, b) = (cpu(), BYTES.load(Relaxed));
-                let jobs: Vec<_> = (0..16).map(|_| insert(c, &table, &cols)).collect();
+                let jobs: Vec<_> = (0..16).map(|_| hits::insert_columns(c, &table, &data)).collect();
                 for r in futures_util::future::join_all(jobs).await {
                     r?;
                 }
@@ -126,7 +78,7 @@ async fn run(rows: usize, rounds: usize) -> Res<()> {
             }
         }
         for (k, n) in sizes.iter().enumerate() {
-            let med = |f: &dyn Fn(&(f64, u64, f64, u64)) -> f64| {
+            let med = |f: &dyn Fn(&Round) -> f64| {
                 let mut v: Vec<f64> = results[k].iter().map(f).collect();
                 v.sort_by(|a, b| a.partial_cmp(b).unwrap());
                 v[v.len() / 2]

@@ -72,10 +72,9 @@ async fn run() -> Res<()> {
         }
     }
     let port = std::env::var("CHNATIVE_TCP_PORT").unwrap_or_else(|_| "19000".into());
-    let client = chnative::Client::connect(&format!(
-        "clickhouse://default@127.0.0.1:{port}/default?compression={compression}"
-    ))
-    .await?;
+    let client =
+        chnative::Client::connect(&format!("clickhouse://default@127.0.0.1:{port}/default?compression={compression}"))
+            .await?;
     let per_task = queries.div_ceil(tasks.max(1));
     for round in 0..=rounds {
         let (t0, cpu0, calls0) = (Instant::now(), cpu_seconds(), CALLS.load(Relaxed));
