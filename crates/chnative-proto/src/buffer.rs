@@ -5,7 +5,12 @@
 //! Storage is a `Vec` of 64-byte lines, so every buffer starts on a cache line and
 //! can be viewed as any plain-old-data type with a checked `bytemuck` cast: no
 //! `unsafe` here. Buffers go back to a [`BufferPool`] when a block is recycled and
-//! keep their capacity, so steady-state streaming allocates nothing.
+//! keep their capacity, so steady-state streaming allocates nothing. A buffer a
+//! kept block (a clone) still shares finds its way home when its last holder drops
+//! it, from any thread.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 
 use bytemuck::{Pod, Zeroable};
 
@@ -23,8 +28,68 @@ struct Line([u8; 64]);
 /// ever sees the other's writes.
 #[derive(Default, Clone)]
 pub struct AlignedBuf {
-    lines: std::sync::Arc<Vec<Line>>,
+    lines: Arc<Lines>,
     len: usize,
+}
+
+/// The memory of a buffer and the pool it came from. The pool is held weakly, so
+/// a block kept after its connection is gone frees its memory instead.
+#[derive(Default, Clone)]
+struct Lines {
+    lines: Vec<Line>,
+    home: Option<Weak<Returns>>,
+}
+
+impl std::ops::Deref for Lines {
+    type Target = Vec<Line>;
+    fn deref(&self) -> &Vec<Line> {
+        &self.lines
+    }
+}
+
+impl Drop for Lines {
+    fn drop(&mut self) {
+        // Only memory that left the pool's own hands gets here with capacity: the
+        // pool unwraps what it is given back directly.
+        if self.lines.capacity() == 0 {
+            return;
+        }
+        if let Some(home) = self.home.as_ref().and_then(Weak::upgrade) {
+            home.put(std::mem::take(&mut self.lines));
+        }
+    }
+}
+
+/// Memory handed back by buffers dropped outside the pool (kept blocks), possibly
+/// on another thread; the pool drains it when its own free list is empty.
+#[derive(Default)]
+struct Returns {
+    queued: AtomicUsize,
+    lines: Mutex<Vec<Vec<Line>>>,
+}
+
+impl Returns {
+    fn put(&self, lines: Vec<Line>) {
+        // A poisoned lock only means another thread panicked mid-push; the list is still a list.
+        let mut q = self.lines.lock().unwrap_or_else(|e| e.into_inner());
+        if q.len() < POOL_LIMIT {
+            q.push(lines);
+            self.queued.store(q.len(), Ordering::Release);
+        }
+    }
+
+    /// Returned memory of at least `lines` lines (any, for 0).
+    fn take(&self, lines: usize) -> Option<Vec<Line>> {
+        // The counter spares the lock on the common path, where nothing was kept.
+        if self.queued.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        let mut q = self.lines.lock().unwrap_or_else(|e| e.into_inner());
+        let at = q.iter().rposition(|v| v.len() >= lines)?;
+        let found = q.swap_remove(at);
+        self.queued.store(q.len(), Ordering::Release);
+        Some(found)
+    }
 }
 
 impl std::fmt::Debug for AlignedBuf {
@@ -56,25 +121,39 @@ impl AlignedBuf {
 
     /// Whether another buffer (a clone kept by a user) shares these bytes.
     pub fn is_shared(&self) -> bool {
-        std::sync::Arc::strong_count(&self.lines) > 1
+        Arc::strong_count(&self.lines) > 1
     }
 
     /// The lines, for writing: copied first when shared (the contents are kept).
     fn lines_mut(&mut self) -> &mut Vec<Line> {
-        std::sync::Arc::make_mut(&mut self.lines)
+        &mut Arc::make_mut(&mut self.lines).lines
     }
 
     /// Forgets the contents, keeps the memory (or, when shared, lets the other
     /// holder keep it and starts afresh).
     pub(crate) fn clear(&mut self) {
         if self.is_shared() {
-            self.lines = std::sync::Arc::default();
+            let home = self.lines.home.clone();
+            self.lines = Arc::new(Lines { lines: Vec::new(), home });
         }
         self.len = 0;
     }
 
     fn grow_to(&mut self, bytes: usize) {
         let need = bytes.div_ceil(64);
+        if self.lines.len() < need && !self.is_shared() {
+            // Memory a kept block gave back is preferred to a new allocation.
+            let home = self.lines.home.as_ref().and_then(Weak::upgrade);
+            if let Some(mut bigger) = home.as_ref().and_then(|h| h.take(need)) {
+                let keep = self.len.div_ceil(64);
+                bigger[..keep].copy_from_slice(&self.lines[..keep]);
+                let old = std::mem::replace(self.lines_mut(), bigger);
+                if let Some(h) = home.filter(|_| old.capacity() > 0) {
+                    h.put(old);
+                }
+                return;
+            }
+        }
         if self.lines.len() < need {
             // Grow geometrically so byte-at-a-time appends stay amortised O(1).
             let target = need.max(self.lines.len() * 2);
@@ -158,10 +237,23 @@ impl AlignedBuf {
     }
 }
 
-/// Free buffers waiting to be reused. Owned by one stream; no locking.
-#[derive(Debug, Default)]
+/// Free buffers waiting to be reused. Owned by one stream; no locking, except
+/// for memory coming back from kept blocks (see [`AlignedBuf`]).
+#[derive(Default)]
 pub struct BufferPool {
+    // Declared first so it is dropped first: the free buffers dropped after it
+    // find no home to go back to.
+    returns: Arc<Returns>,
     free: Vec<AlignedBuf>,
+}
+
+impl std::fmt::Debug for BufferPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BufferPool")
+            .field("free", &self.free.len())
+            .field("returned", &self.returns.queued.load(Ordering::Relaxed))
+            .finish()
+    }
 }
 
 /// Buffers kept at most; beyond this, returned buffers are freed.
@@ -175,9 +267,13 @@ impl BufferPool {
 
     /// A cleared buffer, reused when one is free.
     pub fn take(&mut self) -> AlignedBuf {
-        let mut b = self.free.pop().unwrap_or_default();
-        b.clear();
-        b
+        if let Some(mut b) = self.free.pop() {
+            b.clear();
+            return b;
+        }
+        let home = Some(Arc::downgrade(&self.returns));
+        let lines = self.returns.take(0).unwrap_or_default();
+        AlignedBuf { lines: Arc::new(Lines { lines, home }), len: 0 }
     }
 
     /// Returns a buffer for reuse. A buffer a kept block still shares stays with
@@ -188,14 +284,14 @@ impl BufferPool {
         }
     }
 
-    /// Buffers currently free.
+    /// Buffers currently free (including memory returned by kept blocks).
     pub fn len(&self) -> usize {
-        self.free.len()
+        self.free.len() + self.returns.queued.load(Ordering::Acquire)
     }
 
     /// True when no buffer is free.
     pub fn is_empty(&self) -> bool {
-        self.free.is_empty()
+        self.len() == 0
     }
 }
 
@@ -237,6 +333,36 @@ mod tests {
         assert!(p.is_empty());
         p.give(a);
         assert_eq!(p.len(), 1);
+    }
+
+    #[test]
+    fn kept_buffers_come_home_when_dropped() {
+        let mut p = BufferPool::new();
+        let mut b = p.take();
+        b.set_from(&[7u8; 4096]);
+        let (ptr, cap) = (b.as_bytes().as_ptr(), b.capacity());
+        let kept = b.clone();
+        p.give(b); // still shared: stays with the kept clone
+        assert!(p.is_empty());
+        // The last holder drops it on another thread; the memory goes back to the pool.
+        std::thread::spawn(move || drop(kept)).join().unwrap();
+        assert_eq!(p.len(), 1);
+        let mut again = p.take();
+        assert!(again.is_empty());
+        assert_eq!(again.capacity(), cap);
+        again.set_from(&[1]);
+        assert_eq!(again.as_bytes().as_ptr(), ptr, "the same memory, not a new allocation");
+        assert!(p.is_empty());
+        // A buffer outliving its pool is simply freed.
+        let kept = again.clone();
+        p.give(again);
+        drop(p);
+        assert_eq!(kept.as_bytes(), &[1]);
+        drop(kept);
+        // Plain buffers have no pool.
+        let mut plain = AlignedBuf::new();
+        plain.set_from(&[1, 2]);
+        drop(plain);
     }
 
     #[test]

@@ -82,4 +82,32 @@ fn kept_blocks_share_buffers_and_outlive_the_stream() {
     .join()
     .unwrap();
     assert_eq!(total, 300_000);
+
+    // Kept blocks dropped later, on another thread, give their buffers back to the
+    // connection's pool: the next stream on that connection allocates no column memory.
+    rt.block_on(async {
+        let c = chnative::Client::connect(&common::url("compression=lz4&pool_max_size=1")).await.unwrap();
+        let q = "SELECT number AS n, toString(number) AS s FROM numbers(300000) SETTINGS max_block_size = 65536";
+        let drain = |keep: bool| {
+            let c = c.clone();
+            async move {
+                let mut s = c.stream(q).await.unwrap();
+                let mut kept = Vec::new();
+                while let Some(b) = s.next().await.unwrap() {
+                    if keep {
+                        kept.push(b.clone());
+                    }
+                }
+                kept
+            }
+        };
+        drain(false).await; // warms the connection's pool
+        let kept = drain(true).await;
+        std::thread::spawn(move || drop(kept)).join().unwrap();
+        let before = BYTES.load(Relaxed);
+        drain(false).await;
+        let cost = BYTES.load(Relaxed) - before;
+        // One 65,536-row block of these columns is about 1.4 MB.
+        assert!(cost < 256 * 1024, "a stream after kept blocks were dropped allocated {cost} bytes");
+    });
 }
