@@ -97,6 +97,9 @@ pub struct Column {
     name: String,
     type_name: String,
     ty: DataType,
+    /// The type as views walk it, when that differs from `ty` (Map, Nested, geo
+    /// aliases, …): resolved once per type so views never build types.
+    shape: Option<DataType>,
     data: ColumnData,
 }
 
@@ -113,7 +116,7 @@ impl Column {
         if let Err(reason) = data.check_fits(&ty) {
             return Err(ProtoError::InvalidColumn { column: name, ty: type_name, reason });
         }
-        Ok(Column { name, type_name, ty, data })
+        Ok(Column { name, type_name, shape: view_shape(&ty), ty, data })
     }
 
     /// Column name.
@@ -143,7 +146,16 @@ impl Column {
 
     /// A typed view; see [`ColumnView`].
     pub fn view(&self) -> ColumnView<'_> {
-        ColumnView::new(&self.name, &self.ty, &self.type_name, &self.data)
+        let shape = self.shape.as_ref().unwrap_or(&self.ty);
+        ColumnView::with_shape(&self.name, &self.ty, shape, &self.type_name, &self.data)
+    }
+}
+
+/// `ty`'s view shape when it differs from `ty` itself.
+fn view_shape(ty: &DataType) -> Option<DataType> {
+    match ty.view_shape() {
+        std::borrow::Cow::Owned(shape) => Some(shape),
+        std::borrow::Cow::Borrowed(_) => None,
     }
 }
 
@@ -252,6 +264,7 @@ impl Block {
                 name: c.name.clone(),
                 type_name: c.type_name.clone(),
                 ty: c.ty.clone(),
+                shape: c.shape.clone(),
                 data: c.data.empty_like(&mut none),
             })
             .collect();
@@ -380,7 +393,8 @@ impl Block {
             } else {
                 let ty = DataType::parse(type_name)?;
                 let data = ColumnData::for_type(&ty, pool)?;
-                self.columns.push(Column { name: name.to_owned(), type_name: type_name.to_owned(), ty, data });
+                let shape = view_shape(&ty);
+                self.columns.push(Column { name: name.to_owned(), type_name: type_name.to_owned(), ty, shape, data });
             }
         }
         // A reused column (from the previous block or a spare) takes this block's name and type.
@@ -393,6 +407,7 @@ impl Block {
             let ty = DataType::parse(type_name)?;
             let data = ColumnData::for_type(&ty, pool)?;
             std::mem::replace(&mut col.data, data).recycle(pool);
+            col.shape = view_shape(&ty);
             col.ty = ty;
             col.type_name.clear();
             col.type_name.push_str(type_name);

@@ -5,6 +5,10 @@
 //! ([`connection`]). Nothing here touches a socket: decoders take the bytes
 //! they are given and report [`ProtoError::Incomplete`] with a lower bound on
 //! how many bytes they need, so the I/O layer can read more and try again.
+//!
+//! This is the low level under the `chnative` client (which re-exports it as
+//! `chnative::proto`): its items are for drivers of the protocol, not for
+//! applications, which find what they need at `chnative`'s root.
 #![warn(missing_docs)]
 
 pub mod block;

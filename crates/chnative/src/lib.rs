@@ -24,7 +24,15 @@
 //!
 //! **The borrowing rule:** a block borrows the stream, so it must be dropped before
 //! the next call to `next()`; that is how its buffers are reused without copies.
-//! To keep data longer, copy out what you need.
+//! To keep a block longer, `block.clone()` it: the clone shares the buffers (no
+//! copy), can be sent to another task, and gives them back to the connection's
+//! pool when it is dropped.
+//!
+//! **Layers.** This crate's root holds what an application needs. The protocol
+//! itself — wire readers, packets, compression framing, the connection state
+//! machine, buffer pools, raw column storage — is the sans-IO crate
+//! `chnative-proto`, re-exported as [`proto`]: the low level, for tools that
+//! drive the protocol themselves.
 //!
 //! **Connections.** [`Client`] is a pool behind a cheap, cloneable, `Send + Sync`
 //! handle (every call takes `&self`); a stream holds one pooled connection until
@@ -68,6 +76,10 @@ pub use chnative_derive::Variant;
 pub use row::{Inserter, RowStream};
 pub use value::{Value, ValueRow, ValueRowStream};
 
+/// The low level: the sans-IO protocol crate (`chnative-proto`) — wire readers and
+/// writers, packets, compression framing, the connection state machine, buffer
+/// pools, `Block::read` and raw column storage. Applications rarely need it; the
+/// items they do need are re-exported at this crate's root.
 pub use chnative_proto as proto;
 pub use chnative_proto::chunked::Mode as ChunkMode;
 pub use chnative_proto::convert::{self, I256, U256};

@@ -161,6 +161,50 @@ impl DataType {
             _ => Cow::Borrowed(self),
         }
     }
+
+    /// The type as a view walks it: [`Self::wire_shape`] at every level, and a
+    /// `Map(K, V)` as the `Array(Tuple(K, V))` it is on the wire. Borrowed when no
+    /// level changes, so plain types cost nothing; a column resolves its type once
+    /// and every view of it borrows the result.
+    pub fn view_shape(&self) -> std::borrow::Cow<'_, DataType> {
+        match resolve_shape(self) {
+            Some(t) => std::borrow::Cow::Owned(t),
+            None => std::borrow::Cow::Borrowed(self),
+        }
+    }
+}
+
+/// `t` with every level resolved to its wire structure; `None` when nothing changes.
+fn resolve_shape(t: &DataType) -> Option<DataType> {
+    use std::borrow::Cow;
+    let boxed = |t: &DataType| resolve_shape(t).map(Box::new);
+    let keep = |t: &DataType| resolve_shape(t).unwrap_or_else(|| t.clone());
+    let elements = |elems: &[(Option<String>, DataType)]| {
+        let resolved: Vec<Option<DataType>> = elems.iter().map(|(_, t)| resolve_shape(t)).collect();
+        resolved.iter().any(Option::is_some).then(|| {
+            elems.iter().zip(resolved).map(|((n, t), r)| (n.clone(), r.unwrap_or_else(|| t.clone()))).collect()
+        })
+    };
+    match t.wire_shape() {
+        // An alias was replaced: what replaced it may hold aliases of its own.
+        Cow::Owned(shape) => Some(resolve_shape(&shape).unwrap_or(shape)),
+        Cow::Borrowed(t) => match t {
+            DataType::Map(k, v) => {
+                Some(DataType::Array(Box::new(DataType::Tuple(vec![(None, keep(k)), (None, keep(v))]))))
+            }
+            DataType::Nullable(i) => boxed(i).map(DataType::Nullable),
+            DataType::Array(i) => boxed(i).map(DataType::Array),
+            DataType::LowCardinality(i) => boxed(i).map(DataType::LowCardinality),
+            DataType::Tuple(elems) => elements(elems).map(DataType::Tuple),
+            DataType::Variant(alts) => {
+                let resolved: Vec<Option<DataType>> = alts.iter().map(resolve_shape).collect();
+                resolved.iter().any(Option::is_some).then(|| {
+                    DataType::Variant(alts.iter().zip(resolved).map(|(t, r)| r.unwrap_or_else(|| t.clone())).collect())
+                })
+            }
+            _ => None,
+        },
+    }
 }
 
 /// The parameters of a `JSON(...)` type.

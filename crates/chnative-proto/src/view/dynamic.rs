@@ -78,7 +78,13 @@ impl<'a> DynamicView<'a> {
             .data
             .type_column(t)
             .ok_or_else(|| ProtoError::violation(format!("column `{}`: Dynamic type {t} has no column", self.name)))?;
-        Ok(ColumnView { name: self.name, type_name: Some(&entry.name), ty: Cow::Borrowed(&entry.ty), data })
+        Ok(ColumnView {
+            name: self.name,
+            type_name: Some(&entry.name),
+            ty: Cow::Borrowed(&entry.ty),
+            shape: entry.ty.view_shape(),
+            data,
+        })
     }
     /// Index into [`Self::types`] of row `i`'s type; `None` for NULL. Panics if `i >= len()`.
     pub fn type_index(&self, i: usize) -> Option<usize> {

@@ -78,9 +78,13 @@ impl<'a> JsonView<'a> {
     /// The column of typed path `k` (one value per row). Empty in the text form.
     pub fn typed(&self, k: usize) -> Result<ColumnView<'a>> {
         match (self.data.typed_paths.get(k), self.data.typed_types.get(k), self.data.typed.get(k)) {
-            (Some(_), Some(t), Some(c)) => {
-                Ok(ColumnView { name: self.name, type_name: None, ty: Cow::Borrowed(t), data: c })
-            }
+            (Some(_), Some(t), Some(c)) => Ok(ColumnView {
+                name: self.name,
+                type_name: None,
+                ty: Cow::Borrowed(t),
+                shape: t.view_shape(),
+                data: c,
+            }),
             _ => Err(ProtoError::violation(format!("column `{}` has no typed path {k}", self.name))),
         }
     }
@@ -249,7 +253,7 @@ impl OwnedValue {
     }
     /// A one-row view of the value.
     pub fn view(&self) -> ColumnView<'_> {
-        ColumnView { name: "", ty: Cow::Borrowed(&self.ty), type_name: Some(&self.type_name), data: &self.data }
+        ColumnView::new("", &self.ty, &self.type_name, &self.data)
     }
 }
 

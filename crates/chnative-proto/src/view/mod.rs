@@ -7,9 +7,12 @@
 //! One module per family: fixed-width values, strings, the wrappers that nest a
 //! column (Nullable, Array, Tuple, LowCardinality), Variant, Dynamic, JSON and
 //! aggregate-function states.
-//! A view only borrows: a nested view borrows its type from its parent's (a
-//! Map's key/value tuple and the geo aliases, whose wire shape is not spelled in
-//! the type, are the exceptions), and its type name is rendered only when asked.
+//! A view only borrows: a view walks the column's *shape* (its type with Map,
+//! Nested, geo aliases and the like resolved to the structure on the wire, which
+//! the column resolves once per type), so a nested view borrows both its type and
+//! its shape from its parent and builds nothing; its type name is rendered only
+//! when asked. (Views of Dynamic and JSON sub-columns resolve their shape when the
+//! view is made, which allocates only for types that have aliases inside.)
 
 use std::borrow::Cow;
 
@@ -40,6 +43,8 @@ use DataType as D;
 pub struct ColumnView<'a> {
     name: &'a str,
     ty: Cow<'a, DataType>,
+    /// `ty` as the wire has it, at every level ([`DataType::view_shape`]).
+    shape: Cow<'a, DataType>,
     /// The server's spelling for a top-level column; `None` for a nested part, whose
     /// name is rendered from `ty` only when asked for.
     type_name: Option<&'a str>,
@@ -47,22 +52,29 @@ pub struct ColumnView<'a> {
 }
 
 impl<'a> ColumnView<'a> {
+    /// A view that resolves its shape now (allocates only for types with aliases).
     pub(crate) fn new(name: &'a str, ty: &'a DataType, type_name: &'a str, data: &'a ColumnData) -> Self {
-        ColumnView { name, ty: Cow::Borrowed(ty), type_name: Some(type_name), data }
+        ColumnView { name, ty: Cow::Borrowed(ty), shape: ty.view_shape(), type_name: Some(type_name), data }
     }
 
-    /// A view of a part of this column, named after it.
-    fn child(&self, ty: Cow<'a, DataType>, data: &'a ColumnData) -> ColumnView<'a> {
-        ColumnView { name: self.name, ty, type_name: None, data }
+    /// A view of a type whose shape is resolved already.
+    pub(crate) fn with_shape(
+        name: &'a str,
+        ty: &'a DataType,
+        shape: &'a DataType,
+        type_name: &'a str,
+        data: &'a ColumnData,
+    ) -> Self {
+        ColumnView { name, ty: Cow::Borrowed(ty), shape: Cow::Borrowed(shape), type_name: Some(type_name), data }
     }
 
-    /// The column's type as it is on the wire (geo aliases, Nested and
-    /// SimpleAggregateFunction resolved), borrowed for `'a` when this view borrows its type.
-    fn shape(&self) -> Cow<'a, DataType> {
-        match &self.ty {
-            Cow::Borrowed(t) => t.wire_shape(),
-            Cow::Owned(t) => Cow::Owned(t.wire_shape().into_owned()),
-        }
+    /// A view of a part of this column, named after it: `pick` chooses the part of
+    /// the shape, and of the declared type when the declared type spells it (a Map's
+    /// key/value tuple and a geo type's parts exist only in the shape).
+    fn child(&self, pick: impl Fn(&DataType) -> Option<&DataType>, data: &'a ColumnData) -> Option<ColumnView<'a>> {
+        let shape = project(self.shape.clone(), &pick)?;
+        let ty = project(self.ty.clone(), &pick).unwrap_or_else(|| shape.clone());
+        Some(ColumnView { name: self.name, ty, shape, type_name: None, data })
     }
 
     /// The column's name.
@@ -109,11 +121,16 @@ impl<'a> ColumnView<'a> {
 }
 
 /// A part of `ty` picked by `pick`, borrowed when `ty` is.
-fn project<'a>(ty: Cow<'a, DataType>, pick: impl Fn(&DataType) -> Option<&DataType>) -> Option<Cow<'a, DataType>> {
+fn project<'a>(ty: Cow<'a, DataType>, pick: &impl Fn(&DataType) -> Option<&DataType>) -> Option<Cow<'a, DataType>> {
     match ty {
         Cow::Borrowed(t) => pick(t).map(Cow::Borrowed),
         Cow::Owned(t) => pick(&t).cloned().map(Cow::Owned),
     }
+}
+
+/// Gives a closure the signature `child` needs (inference alone ties the two lifetimes apart).
+fn picker<F: for<'t> Fn(&'t DataType) -> Option<&'t DataType>>(f: F) -> F {
+    f
 }
 
 fn strip_simple_agg(t: &DataType) -> &DataType {

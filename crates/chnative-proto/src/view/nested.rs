@@ -1,12 +1,14 @@
 //! The wrappers that nest columns: Nullable, Array (and Map, Nested and the geo arrays),
 //! Tuple and LowCardinality. A part's view borrows its type from the parent's.
 
+#[cfg(test)]
 use std::borrow::Cow;
 use std::ops::Range;
 
-use super::{project, strip_simple_agg, ColumnView, StrView, D};
+use super::{picker, strip_simple_agg, ColumnView, StrView, D};
 use crate::column::ColumnData;
 use crate::error::{ProtoError, Result};
+#[cfg(test)]
 use crate::types::DataType;
 
 impl<'a> ColumnView<'a> {
@@ -15,14 +17,12 @@ impl<'a> ColumnView<'a> {
         let ColumnData::Nullable { nulls, inner } = self.data else {
             return Err(self.mismatch("Nullable"));
         };
-        fn pick(t: &DataType) -> Option<&DataType> {
-            match strip_simple_agg(t) {
-                D::Nullable(t) => Some(t.as_ref()),
-                _ => None,
-            }
-        }
-        match project(self.ty.clone(), pick) {
-            Some(t) => Ok(NullableView { nulls: nulls.as_bytes(), inner: self.child(t, inner) }),
+        let pick = picker(|t| match strip_simple_agg(t) {
+            D::Nullable(t) => Some(t.as_ref()),
+            _ => None,
+        });
+        match self.child(pick, inner) {
+            Some(inner) => Ok(NullableView { nulls: nulls.as_bytes(), inner }),
             None => Err(self.mismatch("Nullable")),
         }
     }
@@ -32,36 +32,26 @@ impl<'a> ColumnView<'a> {
         let ColumnData::Array { offsets, inner } = self.data else {
             return Err(self.mismatch("Array"));
         };
-        let shape = self.shape();
-        let elements = if let D::Map(k, v) = shape.as_ref() {
-            // The key/value tuple is not spelled in the type: the one nested view that builds its type.
-            Cow::Owned(D::Tuple(vec![(None, (**k).clone()), (None, (**v).clone())]))
-        } else {
-            fn pick(t: &DataType) -> Option<&DataType> {
-                match t {
-                    D::Array(t) => Some(t.as_ref()),
-                    _ => None,
-                }
-            }
-            project(shape, pick).ok_or_else(|| self.mismatch("Array"))?
-        };
-        Ok(ArrayView { offsets: offsets.typed::<u64>()?, inner: self.child(elements, inner) })
+        let pick = picker(|t| match strip_simple_agg(t) {
+            D::Array(t) => Some(t.as_ref()),
+            _ => None,
+        });
+        let inner = self.child(pick, inner).ok_or_else(|| self.mismatch("Array"))?;
+        Ok(ArrayView { offsets: offsets.typed::<u64>()?, inner })
     }
 
     /// A Tuple column's element `i`.
     pub fn tuple_element(&self, i: usize) -> Result<ColumnView<'a>> {
-        let shape = self.shape();
-        let (D::Tuple(_), ColumnData::Tuple(cols)) = (shape.as_ref(), self.data) else {
+        let (D::Tuple(_), ColumnData::Tuple(cols)) = (self.shape.as_ref(), self.data) else {
             return Err(self.mismatch("Tuple"));
         };
-        let element = project(shape, |t| match t {
+        let pick = picker(|t| match strip_simple_agg(t) {
             D::Tuple(elems) => elems.get(i).map(|(_, t)| t),
             _ => None,
         });
-        match (element, cols.get(i)) {
-            (Some(t), Some(c)) => Ok(self.child(t, c)),
-            _ => Err(ProtoError::violation(format!("column `{}` has no tuple element {i}", self.name))),
-        }
+        cols.get(i)
+            .and_then(|c| self.child(pick, c))
+            .ok_or_else(|| ProtoError::violation(format!("column `{}` has no tuple element {i}", self.name)))
     }
 
     /// A LowCardinality(T) column.
@@ -69,16 +59,14 @@ impl<'a> ColumnView<'a> {
         let ColumnData::LowCardinality { dict, key_width, keys, nullable } = self.data else {
             return Err(self.mismatch("LowCardinality"));
         };
-        fn pick(t: &DataType) -> Option<&DataType> {
-            match t {
-                D::LowCardinality(t) => Some(match t.as_ref() {
-                    D::Nullable(t) => t.as_ref(),
-                    t => t,
-                }),
-                _ => None,
-            }
-        }
-        let Some(values) = project(self.ty.clone(), pick) else {
+        let pick = picker(|t| match strip_simple_agg(t) {
+            D::LowCardinality(t) => Some(match t.as_ref() {
+                D::Nullable(t) => t.as_ref(),
+                t => t,
+            }),
+            _ => None,
+        });
+        let Some(dict) = self.child(pick, dict) else {
             return Err(self.mismatch("LowCardinality"));
         };
         let keys = match key_width {
@@ -87,7 +75,7 @@ impl<'a> ColumnView<'a> {
             4 => Keys::U32(keys.typed()?),
             _ => Keys::U64(keys.typed()?),
         };
-        Ok(LowCardinalityView { dict: self.child(values, dict), keys, nullable: *nullable })
+        Ok(LowCardinalityView { dict, keys, nullable: *nullable })
     }
 }
 
@@ -225,7 +213,7 @@ mod tests {
     use crate::buffer::AlignedBuf;
 
     fn borrowed(v: &ColumnView<'_>) -> bool {
-        matches!(v.ty, Cow::Borrowed(_)) && v.type_name.is_none()
+        matches!((&v.ty, &v.shape), (Cow::Borrowed(_), Cow::Borrowed(_))) && v.type_name.is_none()
     }
 
     #[test]
@@ -270,11 +258,17 @@ mod tests {
             ColumnData::from_values(&[1u64, 2, 3]),
         );
         let ty = DataType::parse("Map(String, UInt64)").unwrap();
-        let v = ColumnView::new("m", &ty, "Map(String, UInt64)", &data);
+        // Resolved once, as a column does; the views below borrow it and build no type.
+        let shape = ty.view_shape().into_owned();
+        assert_eq!(shape.to_string(), "Array(Tuple(String, UInt64))");
+        let v = ColumnView::with_shape("m", &ty, &shape, "Map(String, UInt64)", &data);
+        assert_eq!(v.data_type(), &ty);
         let a = v.as_array().unwrap();
+        assert!(borrowed(a.inner()), "the key/value view built its type");
         assert_eq!(a.inner().type_name(), "Tuple(String, UInt64)");
         let keys = a.inner().tuple_element(0).unwrap();
         let values = a.inner().tuple_element(1).unwrap();
+        assert!(borrowed(&keys) && borrowed(&values));
         assert_eq!(keys.as_strings().unwrap().str(2).unwrap(), "c");
         assert_eq!(values.values::<u64>().unwrap(), [1, 2, 3]);
         assert!(a.inner().tuple_element(2).is_err());

@@ -13,15 +13,20 @@ impl<'a> ColumnView<'a> {
         let ColumnData::Variant(v) = self.data else {
             return Err(self.mismatch("Variant"));
         };
-        let alts: Cow<'a, [DataType]> = match self.ty {
-            Cow::Borrowed(D::Variant(alts)) => Cow::Borrowed(alts),
-            Cow::Owned(D::Variant(ref alts)) => Cow::Owned(alts.clone()),
-            _ => return Err(self.mismatch("Variant")),
+        fn alternatives<'a>(t: &Cow<'a, DataType>) -> Option<Cow<'a, [DataType]>> {
+            match t {
+                Cow::Borrowed(D::Variant(alts)) => Some(Cow::Borrowed(alts)),
+                Cow::Owned(D::Variant(alts)) => Some(Cow::Owned(alts.clone())),
+                _ => None,
+            }
+        }
+        let (Some(alts), Some(shapes)) = (alternatives(&self.ty), alternatives(&self.shape)) else {
+            return Err(self.mismatch("Variant"));
         };
-        if alts.len() != v.variants.len() {
+        if alts.len() != v.variants.len() || shapes.len() != alts.len() {
             return Err(self.mismatch("Variant"));
         }
-        Ok(VariantView { name: self.name, alts, data: v })
+        Ok(VariantView { name: self.name, alts, shapes, data: v })
     }
 }
 
@@ -30,6 +35,8 @@ impl<'a> ColumnView<'a> {
 pub struct VariantView<'a> {
     name: &'a str,
     alts: Cow<'a, [DataType]>,
+    /// The alternatives as the wire has them ([`DataType::view_shape`]).
+    shapes: Cow<'a, [DataType]>,
     data: &'a VariantData,
 }
 
@@ -75,12 +82,14 @@ impl<'a> VariantView<'a> {
     }
     /// The column of alternative `k` (only the rows that chose it).
     pub fn variant(&self, k: usize) -> Result<ColumnView<'a>> {
-        let ty = match &self.alts {
-            Cow::Borrowed(alts) => alts.get(k).map(Cow::Borrowed),
-            Cow::Owned(alts) => alts.get(k).cloned().map(Cow::Owned),
-        };
-        match (ty, self.data.variants.get(k)) {
-            (Some(ty), Some(data)) => Ok(ColumnView { name: self.name, ty, type_name: None, data }),
+        fn nth<'a>(list: &Cow<'a, [DataType]>, k: usize) -> Option<Cow<'a, DataType>> {
+            match list {
+                Cow::Borrowed(list) => list.get(k).map(Cow::Borrowed),
+                Cow::Owned(list) => list.get(k).cloned().map(Cow::Owned),
+            }
+        }
+        match (nth(&self.alts, k), nth(&self.shapes, k), self.data.variants.get(k)) {
+            (Some(ty), Some(shape), Some(data)) => Ok(ColumnView { name: self.name, ty, shape, type_name: None, data }),
             _ => Err(ProtoError::violation(format!("column `{}` has no alternative {k}", self.name))),
         }
     }
