@@ -99,7 +99,7 @@ pub struct Column {
     ty: DataType,
     /// The type as views walk it, when that differs from `ty` (Map, Nested, geo
     /// aliases, …): resolved once per type so views never build types.
-    shape: Option<DataType>,
+    shape: Option<Box<DataType>>,
     data: ColumnData,
 }
 
@@ -146,15 +146,15 @@ impl Column {
 
     /// A typed view; see [`ColumnView`].
     pub fn view(&self) -> ColumnView<'_> {
-        let shape = self.shape.as_ref().unwrap_or(&self.ty);
+        let shape = self.shape.as_deref().unwrap_or(&self.ty);
         ColumnView::with_shape(&self.name, &self.ty, shape, &self.type_name, &self.data)
     }
 }
 
 /// `ty`'s view shape when it differs from `ty` itself.
-fn view_shape(ty: &DataType) -> Option<DataType> {
+fn view_shape(ty: &DataType) -> Option<Box<DataType>> {
     match ty.view_shape() {
-        std::borrow::Cow::Owned(shape) => Some(shape),
+        std::borrow::Cow::Owned(shape) => Some(Box::new(shape)),
         std::borrow::Cow::Borrowed(_) => None,
     }
 }
