@@ -739,8 +739,8 @@ async fn million_rows_in_several_packets() {
     let n = 1_000_000u64;
     let ids: Vec<u64> = (0..n).collect();
     let strs: Vec<String> = ids.iter().map(|i| format!("s{i}")).collect();
-    // In a debug build LZ4 (lz4_flex, unoptimised) costs about 2 s per million rows
-    // here, so the full million goes with ZSTD and uncompressed, and LZ4 with 300k
+    // LZ4 once cost about 2 s per million rows here in a debug build (lz4_flex, unoptimised),
+    // so the full million goes with ZSTD and uncompressed, and LZ4 with 300k
     // rows; splitting at every revision and compression is also covered by
     // `every_type_from_slices`.
     let default = *REVISIONS.last().unwrap();
