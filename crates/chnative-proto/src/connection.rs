@@ -256,8 +256,11 @@ impl BlockSink for Discard {
 /// read the client's external-tables block, so it cannot resynchronise),
 /// 100 UNKNOWN_PACKET_FROM_CLIENT, 101 UNEXPECTED_PACKET_FROM_CLIENT,
 /// 193 USER_EXPIRED (checked on 26.9 for 115; the others from the server's
-/// TCPHandler).
-pub const CLOSING_EXCEPTION_CODES: [i32; 4] = [100, 101, 115, 193];
+/// TCPHandler), and 210 NETWORK_ERROR: a server that requires chunked framing
+/// refuses an older client with it and then closes (seen on 26.9), and in general
+/// it says the server's side of the socket failed, so the connection's state is
+/// unknown and it is not reused.
+pub const CLOSING_EXCEPTION_CODES: [i32; 5] = [100, 101, 115, 193, 210];
 
 /// Whether the server closes the connection after sending this exception.
 pub fn exception_closes_connection(e: &Exception) -> bool {

@@ -737,6 +737,17 @@ fn unknown_setting_exception_closes_with_its_cause() {
 }
 
 #[test]
+fn network_error_exception_closes() {
+    // 26.9 with <proto_caps> requiring chunked framing answers an older client's
+    // first query with 210 NETWORK_ERROR and closes; the connection is not reused.
+    let mut c = running_query();
+    feed(&mut c, &exception(210, "The client requires chunked framing, the server does not allow it"));
+    assert!(matches!(c.poll(&mut Discard).unwrap(), Poll::Event(Event::Exception(_))));
+    assert!(c.is_closed());
+    assert!(matches!(c.query(&query("SELECT 1", false)), Err(Error::Closed(r)) if r.contains("code 210")));
+}
+
+#[test]
 fn peer_closed_after_an_exception_names_it() {
     let mut c = running_query();
     feed(&mut c, &exception(62, "Syntax error"));
