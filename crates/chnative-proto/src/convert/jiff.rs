@@ -3,7 +3,7 @@
 //! into the binary (`jiff`'s `tzdb-bundle-always`), so they work on systems
 //! without `/usr/share/zoneinfo`.
 //!
-//! Rounding rules are those of [`super::chrono`]: time points are rounded down to
+//! Rounding rules are those of `convert::chrono`: time points are rounded down to
 //! a tick when written, durations truncated toward zero; out-of-range values are
 //! errors.
 //!

@@ -4,7 +4,7 @@
 //! The `time` crate has no time zone database, so `DateTime`/`DateTime64` values
 //! come back as `OffsetDateTime` in UTC; apply an offset you know with
 //! `OffsetDateTime::to_offset`, or use the `chrono`/`jiff` features for named
-//! zones. Rounding rules are those of [`super::chrono`]: time points are rounded
+//! zones. Rounding rules are those of `convert::chrono`: time points are rounded
 //! down to a tick when written, durations truncated toward zero; out-of-range
 //! values are errors.
 //!
