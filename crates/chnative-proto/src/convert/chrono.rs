@@ -217,79 +217,86 @@ pub fn from_time64(d: TimeDelta, precision: u8) -> Result<i64, ConvertError> {
 // The column wrappers' `chrono` methods: row `i` of a column through the
 // functions above. Each panics if `i >= len()`.
 column_conversions! {
-    /// Row `i` as a `chrono::NaiveDate`. Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::DateColumn<'_>) { println!("{}", col.to_chrono(0)); }
-    /// ```
-    DateColumn::to_chrono(col, i: usize) -> NaiveDate = date(col.raw()[i]);
+    DateColumn {
+        /// Row `i` as a `chrono::NaiveDate`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateColumn<'_>) { println!("{}", col.to_chrono(0)); }
+        /// ```
+        to_chrono(col, i: usize) -> NaiveDate = date(col.raw()[i]);
+    }
+    Date32Column {
+        /// Row `i` as a `chrono::NaiveDate`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::Date32Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> { println!("{}", col.to_chrono(0)?); Ok(()) }
+        /// ```
+        to_chrono(col, i: usize) -> Result<NaiveDate, ConvertError> = date32(col.raw()[i]);
+    }
+    DateTimeColumn {
+        /// Row `i` as a `chrono::DateTime<Utc>`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) { println!("{}", col.to_chrono_utc(0)); }
+        /// ```
+        to_chrono_utc(col, i: usize) -> DateTime<Utc> = datetime(col.raw()[i], &Utc);
 
-    /// Row `i` as a `chrono::NaiveDate`. Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::Date32Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> { println!("{}", col.to_chrono(0)?); Ok(()) }
-    /// ```
-    Date32Column::to_chrono(col, i: usize) -> Result<NaiveDate, ConvertError> = date32(col.raw()[i]);
+        /// The `chrono_tz` zone of [`Self::zone_name`]; resolve it once, then convert rows
+        /// with [`Self::to_chrono`].
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let tz = col.chrono_tz("Etc/UTC")?;
+        /// # Ok(()) }
+        /// ```
+        chrono_tz(col, server_tz: &str) -> Result<Tz, ConvertError> = tz(col.zone_name(server_tz));
 
-    /// Row `i` as a `chrono::DateTime<Utc>`. Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) { println!("{}", col.to_chrono_utc(0)); }
-    /// ```
-    DateTimeColumn::to_chrono_utc(col, i: usize) -> DateTime<Utc> = datetime(col.raw()[i], &Utc);
+        /// Row `i` in `zone` (normally [`Self::chrono_tz`]). Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let tz = col.chrono_tz("Etc/UTC")?;
+        /// println!("{}", col.to_chrono(0, &tz).format("%Y-%m-%d %H:%M:%S")); // as toString(x)
+        /// # Ok(()) }
+        /// ```
+        to_chrono<Z: TimeZone>(col, i: usize, zone: &Z) -> DateTime<Z> = datetime(col.raw()[i], zone);
+    }
+    DateTime64Column {
+        /// The `chrono_tz` zone of [`Self::zone_name`].
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTime64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let tz = col.chrono_tz("Etc/UTC")?;
+        /// # Ok(()) }
+        /// ```
+        chrono_tz(col, server_tz: &str) -> Result<Tz, ConvertError> = tz(col.zone_name(server_tz));
 
-    /// The `chrono_tz` zone of [`Self::zone_name`]; resolve it once, then convert rows
-    /// with [`Self::to_chrono`].
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
-    /// let tz = col.chrono_tz("Etc/UTC")?;
-    /// # Ok(()) }
-    /// ```
-    DateTimeColumn::chrono_tz(col, server_tz: &str) -> Result<Tz, ConvertError> = tz(col.zone_name(server_tz));
-
-    /// Row `i` in `zone` (normally [`Self::chrono_tz`]). Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
-    /// let tz = col.chrono_tz("Etc/UTC")?;
-    /// println!("{}", col.to_chrono(0, &tz).format("%Y-%m-%d %H:%M:%S")); // as toString(x)
-    /// # Ok(()) }
-    /// ```
-    DateTimeColumn::to_chrono<Z: TimeZone>(col, i: usize, zone: &Z) -> DateTime<Z> = datetime(col.raw()[i], zone);
-
-    /// The `chrono_tz` zone of [`Self::zone_name`].
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::DateTime64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
-    /// let tz = col.chrono_tz("Etc/UTC")?;
-    /// # Ok(()) }
-    /// ```
-    DateTime64Column::chrono_tz(col, server_tz: &str) -> Result<Tz, ConvertError> = tz(col.zone_name(server_tz));
-
-    /// Row `i` in `zone`; an error only for ticks beyond chrono's range. Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::DateTime64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
-    /// let tz = col.chrono_tz("Etc/UTC")?;
-    /// let t = col.to_chrono(0, &tz)?;
-    /// # Ok(()) }
-    /// ```
-    DateTime64Column::to_chrono<Z: TimeZone>(col, i: usize, zone: &Z) -> Result<DateTime<Z>, ConvertError> =
-        datetime64(col.raw()[i], col.precision(), zone);
-
-    /// Row `i` as a `chrono::TimeDelta`. Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::TimeColumn<'_>) { let _ = col.to_chrono(0); }
-    /// ```
-    TimeColumn::to_chrono(col, i: usize) -> TimeDelta = time(col.raw()[i]);
-
-    /// Row `i` as a `chrono::TimeDelta`; an error only beyond its range (±2^63 ms).
-    /// Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::Time64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> { let _ = col.to_chrono(0)?; Ok(()) }
-    /// ```
-    Time64Column::to_chrono(col, i: usize) -> Result<TimeDelta, ConvertError> = time64(col.raw()[i], col.precision());
+        /// Row `i` in `zone`; an error only for ticks beyond chrono's range. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTime64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let tz = col.chrono_tz("Etc/UTC")?;
+        /// let t = col.to_chrono(0, &tz)?;
+        /// # Ok(()) }
+        /// ```
+        to_chrono<Z: TimeZone>(col, i: usize, zone: &Z) -> Result<DateTime<Z>, ConvertError> =
+            datetime64(col.raw()[i], col.precision(), zone);
+    }
+    TimeColumn {
+        /// Row `i` as a `chrono::TimeDelta`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::TimeColumn<'_>) { let _ = col.to_chrono(0); }
+        /// ```
+        to_chrono(col, i: usize) -> TimeDelta = time(col.raw()[i]);
+    }
+    Time64Column {
+        /// Row `i` as a `chrono::TimeDelta`; an error only beyond its range (±2^63 ms).
+        /// Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::Time64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> { let _ = col.to_chrono(0)?; Ok(()) }
+        /// ```
+        to_chrono(col, i: usize) -> Result<TimeDelta, ConvertError> = time64(col.raw()[i], col.precision());
+    }
 }

@@ -232,88 +232,95 @@ pub fn from_time64(d: SignedDuration, precision: u8) -> Result<i64, ConvertError
 // The column wrappers' `jiff` methods: row `i` of a column through the
 // functions above.
 column_conversions! {
-    /// Row `i` as a `jiff::civil::Date`. Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::DateColumn<'_>) { println!("{}", col.to_jiff(0)); }
-    /// ```
-    DateColumn::to_jiff(col, i: usize) -> Date = date(col.raw()[i]);
+    DateColumn {
+        /// Row `i` as a `jiff::civil::Date`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateColumn<'_>) { println!("{}", col.to_jiff(0)); }
+        /// ```
+        to_jiff(col, i: usize) -> Date = date(col.raw()[i]);
+    }
+    Date32Column {
+        /// Row `i` as a `jiff::civil::Date`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::Date32Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> { println!("{}", col.to_jiff(0)?); Ok(()) }
+        /// ```
+        to_jiff(col, i: usize) -> Result<Date, ConvertError> = date32(col.raw()[i]);
+    }
+    DateTimeColumn {
+        /// The `jiff` zone of [`Self::zone_name`] (bundled database).
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let tz = col.jiff_tz("Etc/UTC")?;
+        /// # Ok(()) }
+        /// ```
+        jiff_tz(col, server_tz: &str) -> Result<TimeZone, ConvertError> = tz(col.zone_name(server_tz));
 
-    /// Row `i` as a `jiff::civil::Date`. Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::Date32Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> { println!("{}", col.to_jiff(0)?); Ok(()) }
-    /// ```
-    Date32Column::to_jiff(col, i: usize) -> Result<Date, ConvertError> = date32(col.raw()[i]);
+        /// Row `i` as a `jiff::ZonedDateTime` in `zone`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let tz = col.jiff_tz("Etc/UTC")?;
+        /// println!("{}", col.to_jiff(0, &tz));
+        /// # Ok(()) }
+        /// ```
+        to_jiff(col, i: usize, zone: &TimeZone) -> ZonedDateTime = datetime(col.raw()[i], zone);
 
-    /// The `jiff` zone of [`Self::zone_name`] (bundled database).
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
-    /// let tz = col.jiff_tz("Etc/UTC")?;
-    /// # Ok(()) }
-    /// ```
-    DateTimeColumn::jiff_tz(col, server_tz: &str) -> Result<TimeZone, ConvertError> = tz(col.zone_name(server_tz));
+        /// Row `i` as a `jiff::Timestamp`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) { println!("{}", col.to_jiff_timestamp(0)); }
+        /// ```
+        to_jiff_timestamp(col, i: usize) -> Timestamp = timestamp(col.raw()[i]);
+    }
+    DateTime64Column {
+        /// The `jiff` zone of [`Self::zone_name`] (bundled database).
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTime64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let tz = col.jiff_tz("Etc/UTC")?;
+        /// # Ok(()) }
+        /// ```
+        jiff_tz(col, server_tz: &str) -> Result<TimeZone, ConvertError> = tz(col.zone_name(server_tz));
 
-    /// Row `i` as a `jiff::ZonedDateTime` in `zone`. Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
-    /// let tz = col.jiff_tz("Etc/UTC")?;
-    /// println!("{}", col.to_jiff(0, &tz));
-    /// # Ok(()) }
-    /// ```
-    DateTimeColumn::to_jiff(col, i: usize, zone: &TimeZone) -> ZonedDateTime = datetime(col.raw()[i], zone);
+        /// Row `i` as a `jiff::ZonedDateTime` in `zone`; an error beyond jiff's range
+        /// (years ±9999). Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTime64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let tz = col.jiff_tz("Etc/UTC")?;
+        /// let t = col.to_jiff(0, &tz)?;
+        /// # Ok(()) }
+        /// ```
+        to_jiff(col, i: usize, zone: &TimeZone) -> Result<ZonedDateTime, ConvertError> =
+            datetime64(col.raw()[i], col.precision(), zone);
 
-    /// Row `i` as a `jiff::Timestamp`. Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) { println!("{}", col.to_jiff_timestamp(0)); }
-    /// ```
-    DateTimeColumn::to_jiff_timestamp(col, i: usize) -> Timestamp = timestamp(col.raw()[i]);
-
-    /// The `jiff` zone of [`Self::zone_name`] (bundled database).
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::DateTime64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
-    /// let tz = col.jiff_tz("Etc/UTC")?;
-    /// # Ok(()) }
-    /// ```
-    DateTime64Column::jiff_tz(col, server_tz: &str) -> Result<TimeZone, ConvertError> = tz(col.zone_name(server_tz));
-
-    /// Row `i` as a `jiff::ZonedDateTime` in `zone`; an error beyond jiff's range
-    /// (years ±9999). Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::DateTime64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
-    /// let tz = col.jiff_tz("Etc/UTC")?;
-    /// let t = col.to_jiff(0, &tz)?;
-    /// # Ok(()) }
-    /// ```
-    DateTime64Column::to_jiff(col, i: usize, zone: &TimeZone) -> Result<ZonedDateTime, ConvertError> =
-        datetime64(col.raw()[i], col.precision(), zone);
-
-    /// Row `i` as a `jiff::Timestamp`. Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::DateTime64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
-    /// let t = col.to_jiff_timestamp(0)?;
-    /// # Ok(()) }
-    /// ```
-    DateTime64Column::to_jiff_timestamp(col, i: usize) -> Result<Timestamp, ConvertError> =
-        timestamp64(col.raw()[i], col.precision());
-
-    /// Row `i` as a `jiff::SignedDuration`. Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::TimeColumn<'_>) { let _ = col.to_jiff(0); }
-    /// ```
-    TimeColumn::to_jiff(col, i: usize) -> SignedDuration = time(col.raw()[i]);
-
-    /// Row `i` as a `jiff::SignedDuration`. Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::Time64Column<'_>) { let _ = col.to_jiff(0); }
-    /// ```
-    Time64Column::to_jiff(col, i: usize) -> SignedDuration = time64(col.raw()[i], col.precision());
+        /// Row `i` as a `jiff::Timestamp`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTime64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let t = col.to_jiff_timestamp(0)?;
+        /// # Ok(()) }
+        /// ```
+        to_jiff_timestamp(col, i: usize) -> Result<Timestamp, ConvertError> =
+            timestamp64(col.raw()[i], col.precision());
+    }
+    TimeColumn {
+        /// Row `i` as a `jiff::SignedDuration`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::TimeColumn<'_>) { let _ = col.to_jiff(0); }
+        /// ```
+        to_jiff(col, i: usize) -> SignedDuration = time(col.raw()[i]);
+    }
+    Time64Column {
+        /// Row `i` as a `jiff::SignedDuration`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::Time64Column<'_>) { let _ = col.to_jiff(0); }
+        /// ```
+        to_jiff(col, i: usize) -> SignedDuration = time64(col.raw()[i], col.precision());
+    }
 }

@@ -79,43 +79,38 @@ macro_rules! temporal_columns {
             pub fn is_empty(&self) -> bool {
                 self.raw.is_empty()
             }
+            $(temporal_columns!(@accessors $name $field);)*
         }
-
-        $(temporal_columns!(@accessors $name $field);)*
     )*};
 
     (@accessors $name:ident precision) => {
-        impl $name<'_> {
-            /// Digits after the second: a tick is 10^−precision s.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn demo(col: chnative_proto::convert::", stringify!($name), "<'_>) { assert!(col.precision() <= 9); }")]
-            /// ```
-            pub fn precision(&self) -> u8 {
-                self.precision
-            }
+        /// Digits after the second: a tick is 10^−precision s.
+        ///
+        /// ```no_run
+        #[doc = concat!("# fn demo(col: chnative_proto::convert::", stringify!($name), "<'_>) { assert!(col.precision() <= 9); }")]
+        /// ```
+        pub fn precision(&self) -> u8 {
+            self.precision
         }
     };
 
     (@accessors $name:ident tz) => {
-        impl $name<'_> {
-            /// The time zone named in the column type, if any.
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn demo(col: chnative_proto::convert::", stringify!($name), "<'_>) { let _: Option<&str> = col.timezone(); }")]
-            /// ```
-            pub fn timezone(&self) -> Option<&str> {
-                self.tz.as_deref()
-            }
-            /// The zone the server shows the values in: the column's, else `server_tz`
-            /// (`ServerInfo::timezone`, or the `session_timezone` you set).
-            ///
-            /// ```no_run
-            #[doc = concat!("# fn demo(col: chnative_proto::convert::", stringify!($name), "<'_>) { assert!(!col.zone_name(\"UTC\").is_empty()); }")]
-            /// ```
-            pub fn zone_name<'s>(&'s self, server_tz: &'s str) -> &'s str {
-                self.tz.as_deref().unwrap_or(server_tz)
-            }
+        /// The time zone named in the column type, if any.
+        ///
+        /// ```no_run
+        #[doc = concat!("# fn demo(col: chnative_proto::convert::", stringify!($name), "<'_>) { let _: Option<&str> = col.timezone(); }")]
+        /// ```
+        pub fn timezone(&self) -> Option<&str> {
+            self.tz.as_deref()
+        }
+        /// The zone the server shows the values in: the column's, else `server_tz`
+        /// (`ServerInfo::timezone`, or the `session_timezone` you set).
+        ///
+        /// ```no_run
+        #[doc = concat!("# fn demo(col: chnative_proto::convert::", stringify!($name), "<'_>) { assert!(!col.zone_name(\"UTC\").is_empty()); }")]
+        /// ```
+        pub fn zone_name<'s>(&'s self, server_tz: &'s str) -> &'s str {
+            self.tz.as_deref().unwrap_or(server_tz)
         }
     };
 }

@@ -169,50 +169,57 @@ pub fn from_time64(d: Duration, precision: u8) -> Result<i64, ConvertError> {
 // The column wrappers' `time` methods: row `i` of a column through the
 // functions above.
 column_conversions! {
-    /// Row `i` as a `time::Date`. Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::DateColumn<'_>) { println!("{}", col.to_time(0)); }
-    /// ```
-    DateColumn::to_time(col, i: usize) -> Date = date(col.raw()[i]);
-
-    /// Row `i` as a `time::Date`. Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::Date32Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> { println!("{}", col.to_time(0)?); Ok(()) }
-    /// ```
-    Date32Column::to_time(col, i: usize) -> Result<Date, ConvertError> = date32(col.raw()[i]);
-
-    /// Row `i` as a `time::OffsetDateTime` in UTC (the `time` crate has no zone
-    /// database). Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) { println!("{}", col.to_time(0)); }
-    /// ```
-    DateTimeColumn::to_time(col, i: usize) -> OffsetDateTime = datetime(col.raw()[i]);
-
-    /// Row `i` as a `time::OffsetDateTime` in UTC; an error beyond the `time`
-    /// crate's range (years ±9999). Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::DateTime64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
-    /// let t = col.to_time(0)?;
-    /// # Ok(()) }
-    /// ```
-    DateTime64Column::to_time(col, i: usize) -> Result<OffsetDateTime, ConvertError> =
-        datetime64(col.raw()[i], col.precision());
-
-    /// Row `i` as a `time::Duration`. Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::TimeColumn<'_>) { let _ = col.to_time(0); }
-    /// ```
-    TimeColumn::to_time(col, i: usize) -> Duration = time(col.raw()[i]);
-
-    /// Row `i` as a `time::Duration`. Panics if `i >= len()`.
-    ///
-    /// ```no_run
-    /// # fn demo(col: chnative_proto::convert::Time64Column<'_>) { let _ = col.to_time(0); }
-    /// ```
-    Time64Column::to_time(col, i: usize) -> Duration = time64(col.raw()[i], col.precision());
+    DateColumn {
+        /// Row `i` as a `time::Date`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateColumn<'_>) { println!("{}", col.to_time(0)); }
+        /// ```
+        to_time(col, i: usize) -> Date = date(col.raw()[i]);
+    }
+    Date32Column {
+        /// Row `i` as a `time::Date`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::Date32Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> { println!("{}", col.to_time(0)?); Ok(()) }
+        /// ```
+        to_time(col, i: usize) -> Result<Date, ConvertError> = date32(col.raw()[i]);
+    }
+    DateTimeColumn {
+        /// Row `i` as a `time::OffsetDateTime` in UTC (the `time` crate has no zone
+        /// database). Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) { println!("{}", col.to_time(0)); }
+        /// ```
+        to_time(col, i: usize) -> OffsetDateTime = datetime(col.raw()[i]);
+    }
+    DateTime64Column {
+        /// Row `i` as a `time::OffsetDateTime` in UTC; an error beyond the `time`
+        /// crate's range (years ±9999). Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTime64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let t = col.to_time(0)?;
+        /// # Ok(()) }
+        /// ```
+        to_time(col, i: usize) -> Result<OffsetDateTime, ConvertError> =
+            datetime64(col.raw()[i], col.precision());
+    }
+    TimeColumn {
+        /// Row `i` as a `time::Duration`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::TimeColumn<'_>) { let _ = col.to_time(0); }
+        /// ```
+        to_time(col, i: usize) -> Duration = time(col.raw()[i]);
+    }
+    Time64Column {
+        /// Row `i` as a `time::Duration`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::Time64Column<'_>) { let _ = col.to_time(0); }
+        /// ```
+        to_time(col, i: usize) -> Duration = time64(col.raw()[i], col.precision());
+    }
 }
