@@ -179,6 +179,14 @@ pub const fn nanos_to_ticks_trunc(nanos: i128, precision: u8) -> Option<i64> {
     }
 }
 
+/// Ticks of a duration → (seconds, nanoseconds), both truncated toward zero so
+/// they share the duration's sign (unlike [`split_ticks`], which splits a time
+/// point and rounds down).
+pub(crate) const fn split_duration(ticks: i64, precision: u8) -> (i64, i32) {
+    let tps = ticks_per_second(precision);
+    (ticks / tps, ((ticks % tps) * nanos_per_tick(precision)) as i32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

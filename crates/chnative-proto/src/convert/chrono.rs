@@ -26,7 +26,10 @@ use ::chrono::{DateTime, NaiveDate, TimeDelta, TimeZone, Utc};
 pub use ::chrono_tz::Tz;
 
 use super::calendar;
-use super::temporal::{encode_date, encode_date32, encode_datetime, encode_datetime64, encode_time, encode_time64};
+use super::ranges::{
+    check_precision, encode_date, encode_date32, encode_datetime, encode_datetime64, encode_time, encode_time64,
+};
+use super::temporal::{Date32Column, DateColumn, DateTime64Column, DateTimeColumn, Time64Column, TimeColumn};
 use super::ConvertError;
 
 /// Day number of 1970-01-01 counted from 0001-01-01 = day 1 (chrono's "CE" days).
@@ -96,7 +99,7 @@ pub fn datetime<Z: TimeZone>(secs: u32, zone: &Z) -> DateTime<Z> {
 /// assert_eq!(datetime64(-1, 3, &Utc).unwrap().to_rfc3339(), "1969-12-31T23:59:59.999+00:00");
 /// ```
 pub fn datetime64<Z: TimeZone>(ticks: i64, precision: u8, zone: &Z) -> Result<DateTime<Z>, ConvertError> {
-    super::temporal::check_precision(precision)?;
+    check_precision(precision)?;
     let (secs, nanos) = calendar::split_ticks(ticks, precision);
     DateTime::<Utc>::from_timestamp(secs, nanos)
         .map(|t| t.with_timezone(zone))
@@ -120,7 +123,7 @@ pub fn time(secs: i32) -> TimeDelta {
 /// assert_eq!(time64(-15, 1).unwrap().num_milliseconds(), -1500);
 /// ```
 pub fn time64(ticks: i64, precision: u8) -> Result<TimeDelta, ConvertError> {
-    super::temporal::check_precision(precision)?;
+    check_precision(precision)?;
     let (secs, nanos) = calendar::split_ticks(ticks, precision);
     TimeDelta::new(secs, nanos)
         .ok_or_else(|| ConvertError::out_of_range(format!("Time64({precision}) ticks {ticks}"), "chrono::TimeDelta"))
@@ -209,4 +212,91 @@ pub fn from_time(d: TimeDelta) -> Result<i32, ConvertError> {
 /// ```
 pub fn from_time64(d: TimeDelta, precision: u8) -> Result<i64, ConvertError> {
     encode_time64(delta_nanos(d), precision, d)
+}
+
+// The column wrappers' `chrono` methods: row `i` of a column through the
+// functions above. Each panics if `i >= len()`.
+column_conversions! {
+    DateColumn {
+        /// Row `i` as a `chrono::NaiveDate`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateColumn<'_>) { println!("{}", col.to_chrono(0)); }
+        /// ```
+        to_chrono(col, i: usize) -> NaiveDate = date(col.raw()[i]);
+    }
+    Date32Column {
+        /// Row `i` as a `chrono::NaiveDate`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::Date32Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> { println!("{}", col.to_chrono(0)?); Ok(()) }
+        /// ```
+        to_chrono(col, i: usize) -> Result<NaiveDate, ConvertError> = date32(col.raw()[i]);
+    }
+    DateTimeColumn {
+        /// Row `i` as a `chrono::DateTime<Utc>`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) { println!("{}", col.to_chrono_utc(0)); }
+        /// ```
+        to_chrono_utc(col, i: usize) -> DateTime<Utc> = datetime(col.raw()[i], &Utc);
+
+        /// The `chrono_tz` zone of [`Self::zone_name`]; resolve it once, then convert rows
+        /// with [`Self::to_chrono`].
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let tz = col.chrono_tz("Etc/UTC")?;
+        /// # Ok(()) }
+        /// ```
+        chrono_tz(col, server_tz: &str) -> Result<Tz, ConvertError> = tz(col.zone_name(server_tz));
+
+        /// Row `i` in `zone` (normally [`Self::chrono_tz`]). Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let tz = col.chrono_tz("Etc/UTC")?;
+        /// println!("{}", col.to_chrono(0, &tz).format("%Y-%m-%d %H:%M:%S")); // as toString(x)
+        /// # Ok(()) }
+        /// ```
+        to_chrono<Z: TimeZone>(col, i: usize, zone: &Z) -> DateTime<Z> = datetime(col.raw()[i], zone);
+    }
+    DateTime64Column {
+        /// The `chrono_tz` zone of [`Self::zone_name`].
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTime64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let tz = col.chrono_tz("Etc/UTC")?;
+        /// # Ok(()) }
+        /// ```
+        chrono_tz(col, server_tz: &str) -> Result<Tz, ConvertError> = tz(col.zone_name(server_tz));
+
+        /// Row `i` in `zone`; an error only for ticks beyond chrono's range. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTime64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let tz = col.chrono_tz("Etc/UTC")?;
+        /// let t = col.to_chrono(0, &tz)?;
+        /// # Ok(()) }
+        /// ```
+        to_chrono<Z: TimeZone>(col, i: usize, zone: &Z) -> Result<DateTime<Z>, ConvertError> =
+            datetime64(col.raw()[i], col.precision(), zone);
+    }
+    TimeColumn {
+        /// Row `i` as a `chrono::TimeDelta`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::TimeColumn<'_>) { let _ = col.to_chrono(0); }
+        /// ```
+        to_chrono(col, i: usize) -> TimeDelta = time(col.raw()[i]);
+    }
+    Time64Column {
+        /// Row `i` as a `chrono::TimeDelta`; an error only beyond its range (±2^63 ms).
+        /// Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::Time64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> { let _ = col.to_chrono(0)?; Ok(()) }
+        /// ```
+        to_chrono(col, i: usize) -> Result<TimeDelta, ConvertError> = time64(col.raw()[i], col.precision());
+    }
 }

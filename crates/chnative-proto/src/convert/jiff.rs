@@ -3,7 +3,7 @@
 //! into the binary (`jiff`'s `tzdb-bundle-always`), so they work on systems
 //! without `/usr/share/zoneinfo`.
 //!
-//! Rounding rules are those of [`super::chrono`]: time points are rounded down to
+//! Rounding rules are those of `convert::chrono`: time points are rounded down to
 //! a tick when written, durations truncated toward zero; out-of-range values are
 //! errors.
 //!
@@ -21,7 +21,10 @@ use ::jiff::tz::TimeZone;
 use ::jiff::{SignedDuration, Timestamp, ZonedDateTime};
 
 use super::calendar;
-use super::temporal::{encode_date, encode_date32, encode_datetime, encode_datetime64, encode_time, encode_time64};
+use super::ranges::{
+    check_precision, encode_date, encode_date32, encode_datetime, encode_datetime64, encode_time, encode_time64,
+};
+use super::temporal::{Date32Column, DateColumn, DateTime64Column, DateTimeColumn, Time64Column, TimeColumn};
 use super::ConvertError;
 
 /// A named zone (`"Asia/Kolkata"`, `"UTC"`, …) from jiff's time zone database.
@@ -95,7 +98,7 @@ pub fn datetime(secs: u32, zone: &TimeZone) -> ZonedDateTime {
 /// assert_eq!(timestamp64(-15, 1).unwrap().as_millisecond(), -1_500);
 /// ```
 pub fn timestamp64(ticks: i64, precision: u8) -> Result<Timestamp, ConvertError> {
-    super::temporal::check_precision(precision)?;
+    check_precision(precision)?;
     let (secs, nanos) = calendar::split_ticks(ticks, precision);
     Timestamp::new(secs, nanos as i32)
         .map_err(|_| ConvertError::out_of_range(format!("DateTime64({precision}) ticks {ticks}"), "jiff::Timestamp"))
@@ -127,7 +130,7 @@ pub fn time(secs: i32) -> SignedDuration {
 /// assert_eq!(chnative_proto::convert::jiff::time64(-15, 1).as_millis(), -1_500);
 /// ```
 pub fn time64(ticks: i64, precision: u8) -> SignedDuration {
-    let (secs, nanos) = super::temporal::split_duration(ticks, precision);
+    let (secs, nanos) = calendar::split_duration(ticks, precision);
     SignedDuration::new(secs, nanos)
 }
 
@@ -224,4 +227,100 @@ pub fn from_time(d: SignedDuration) -> Result<i32, ConvertError> {
 /// ```
 pub fn from_time64(d: SignedDuration, precision: u8) -> Result<i64, ConvertError> {
     encode_time64(d.as_nanos(), precision, d)
+}
+
+// The column wrappers' `jiff` methods: row `i` of a column through the
+// functions above.
+column_conversions! {
+    DateColumn {
+        /// Row `i` as a `jiff::civil::Date`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateColumn<'_>) { println!("{}", col.to_jiff(0)); }
+        /// ```
+        to_jiff(col, i: usize) -> Date = date(col.raw()[i]);
+    }
+    Date32Column {
+        /// Row `i` as a `jiff::civil::Date`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::Date32Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> { println!("{}", col.to_jiff(0)?); Ok(()) }
+        /// ```
+        to_jiff(col, i: usize) -> Result<Date, ConvertError> = date32(col.raw()[i]);
+    }
+    DateTimeColumn {
+        /// The `jiff` zone of [`Self::zone_name`] (bundled database).
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let tz = col.jiff_tz("Etc/UTC")?;
+        /// # Ok(()) }
+        /// ```
+        jiff_tz(col, server_tz: &str) -> Result<TimeZone, ConvertError> = tz(col.zone_name(server_tz));
+
+        /// Row `i` as a `jiff::ZonedDateTime` in `zone`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let tz = col.jiff_tz("Etc/UTC")?;
+        /// println!("{}", col.to_jiff(0, &tz));
+        /// # Ok(()) }
+        /// ```
+        to_jiff(col, i: usize, zone: &TimeZone) -> ZonedDateTime = datetime(col.raw()[i], zone);
+
+        /// Row `i` as a `jiff::Timestamp`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) { println!("{}", col.to_jiff_timestamp(0)); }
+        /// ```
+        to_jiff_timestamp(col, i: usize) -> Timestamp = timestamp(col.raw()[i]);
+    }
+    DateTime64Column {
+        /// The `jiff` zone of [`Self::zone_name`] (bundled database).
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTime64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let tz = col.jiff_tz("Etc/UTC")?;
+        /// # Ok(()) }
+        /// ```
+        jiff_tz(col, server_tz: &str) -> Result<TimeZone, ConvertError> = tz(col.zone_name(server_tz));
+
+        /// Row `i` as a `jiff::ZonedDateTime` in `zone`; an error beyond jiff's range
+        /// (years ±9999). Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTime64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let tz = col.jiff_tz("Etc/UTC")?;
+        /// let t = col.to_jiff(0, &tz)?;
+        /// # Ok(()) }
+        /// ```
+        to_jiff(col, i: usize, zone: &TimeZone) -> Result<ZonedDateTime, ConvertError> =
+            datetime64(col.raw()[i], col.precision(), zone);
+
+        /// Row `i` as a `jiff::Timestamp`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTime64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let t = col.to_jiff_timestamp(0)?;
+        /// # Ok(()) }
+        /// ```
+        to_jiff_timestamp(col, i: usize) -> Result<Timestamp, ConvertError> =
+            timestamp64(col.raw()[i], col.precision());
+    }
+    TimeColumn {
+        /// Row `i` as a `jiff::SignedDuration`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::TimeColumn<'_>) { let _ = col.to_jiff(0); }
+        /// ```
+        to_jiff(col, i: usize) -> SignedDuration = time(col.raw()[i]);
+    }
+    Time64Column {
+        /// Row `i` as a `jiff::SignedDuration`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::Time64Column<'_>) { let _ = col.to_jiff(0); }
+        /// ```
+        to_jiff(col, i: usize) -> SignedDuration = time64(col.raw()[i], col.precision());
+    }
 }

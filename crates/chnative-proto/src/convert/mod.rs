@@ -41,7 +41,32 @@ pub mod decimal;
 pub mod enums;
 pub mod int256;
 pub mod net;
+mod ranges;
 pub mod temporal;
+
+/// Adds library conversions to the wrappers from a table: per wrapper, one row a
+/// method, `method<Generic: Bound>(col, args…) -> Return = body;`, where `col`
+/// names the wrapper inside `body`. The library modules use it so that each
+/// lists all of its conversions in one place; it sits here, above their `mod`
+/// lines, because a `macro_rules!` is in scope only in the text after it.
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+macro_rules! column_conversions {
+    ($(
+        $wrapper:ident {$(
+            $(#[$attr:meta])*
+            $method:ident $(<$generic:ident: $bound:path>)?
+                ($col:ident $(, $arg:ident: $arg_ty:ty)*) -> $ret:ty = $body:expr;
+        )*}
+    )*) => {$(
+        impl $wrapper<'_> {$(
+            $(#[$attr])*
+            pub fn $method $(<$generic: $bound>)? (&self $(, $arg: $arg_ty)*) -> $ret {
+                let $col = self;
+                $body
+            }
+        )*}
+    )*};
+}
 
 #[cfg(feature = "chrono")]
 pub mod chrono;

@@ -4,7 +4,7 @@
 //! The `time` crate has no time zone database, so `DateTime`/`DateTime64` values
 //! come back as `OffsetDateTime` in UTC; apply an offset you know with
 //! `OffsetDateTime::to_offset`, or use the `chrono`/`jiff` features for named
-//! zones. Rounding rules are those of [`super::chrono`]: time points are rounded
+//! zones. Rounding rules are those of `convert::chrono`: time points are rounded
 //! down to a tick when written, durations truncated toward zero; out-of-range
 //! values are errors.
 //!
@@ -21,7 +21,10 @@
 use ::time::{Date, Duration, OffsetDateTime};
 
 use super::calendar;
-use super::temporal::{encode_date, encode_date32, encode_datetime, encode_datetime64, encode_time, encode_time64};
+use super::ranges::{
+    check_precision, encode_date, encode_date32, encode_datetime, encode_datetime64, encode_time, encode_time64,
+};
+use super::temporal::{Date32Column, DateColumn, DateTime64Column, DateTimeColumn, Time64Column, TimeColumn};
 use super::ConvertError;
 
 /// Julian day number of 1970-01-01.
@@ -74,7 +77,7 @@ pub fn datetime(secs: u32) -> OffsetDateTime {
 /// assert_eq!(datetime64(-1, 9).unwrap().unix_timestamp_nanos(), -1);
 /// ```
 pub fn datetime64(ticks: i64, precision: u8) -> Result<OffsetDateTime, ConvertError> {
-    super::temporal::check_precision(precision)?;
+    check_precision(precision)?;
     OffsetDateTime::from_unix_timestamp_nanos(calendar::ticks_to_nanos(ticks, precision)).map_err(|_| {
         ConvertError::out_of_range(format!("DateTime64({precision}) ticks {ticks}"), "time::OffsetDateTime")
     })
@@ -95,7 +98,7 @@ pub fn time(secs: i32) -> Duration {
 /// assert_eq!(chnative_proto::convert::time::time64(-15, 1).whole_milliseconds(), -1500);
 /// ```
 pub fn time64(ticks: i64, precision: u8) -> Duration {
-    let (secs, nanos) = super::temporal::split_duration(ticks, precision);
+    let (secs, nanos) = calendar::split_duration(ticks, precision);
     Duration::new(secs, nanos)
 }
 
@@ -161,4 +164,62 @@ pub fn from_time(d: Duration) -> Result<i32, ConvertError> {
 /// ```
 pub fn from_time64(d: Duration, precision: u8) -> Result<i64, ConvertError> {
     encode_time64(d.whole_nanoseconds(), precision, d)
+}
+
+// The column wrappers' `time` methods: row `i` of a column through the
+// functions above.
+column_conversions! {
+    DateColumn {
+        /// Row `i` as a `time::Date`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateColumn<'_>) { println!("{}", col.to_time(0)); }
+        /// ```
+        to_time(col, i: usize) -> Date = date(col.raw()[i]);
+    }
+    Date32Column {
+        /// Row `i` as a `time::Date`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::Date32Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> { println!("{}", col.to_time(0)?); Ok(()) }
+        /// ```
+        to_time(col, i: usize) -> Result<Date, ConvertError> = date32(col.raw()[i]);
+    }
+    DateTimeColumn {
+        /// Row `i` as a `time::OffsetDateTime` in UTC (the `time` crate has no zone
+        /// database). Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTimeColumn<'_>) { println!("{}", col.to_time(0)); }
+        /// ```
+        to_time(col, i: usize) -> OffsetDateTime = datetime(col.raw()[i]);
+    }
+    DateTime64Column {
+        /// Row `i` as a `time::OffsetDateTime` in UTC; an error beyond the `time`
+        /// crate's range (years ±9999). Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::DateTime64Column<'_>) -> Result<(), chnative_proto::convert::ConvertError> {
+        /// let t = col.to_time(0)?;
+        /// # Ok(()) }
+        /// ```
+        to_time(col, i: usize) -> Result<OffsetDateTime, ConvertError> =
+            datetime64(col.raw()[i], col.precision());
+    }
+    TimeColumn {
+        /// Row `i` as a `time::Duration`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::TimeColumn<'_>) { let _ = col.to_time(0); }
+        /// ```
+        to_time(col, i: usize) -> Duration = time(col.raw()[i]);
+    }
+    Time64Column {
+        /// Row `i` as a `time::Duration`. Panics if `i >= len()`.
+        ///
+        /// ```no_run
+        /// # fn demo(col: chnative_proto::convert::Time64Column<'_>) { let _ = col.to_time(0); }
+        /// ```
+        to_time(col, i: usize) -> Duration = time64(col.raw()[i], col.precision());
+    }
 }
