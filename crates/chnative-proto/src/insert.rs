@@ -79,9 +79,25 @@ pub enum InsertData<'a> {
         /// Values, one per key.
         values: Box<InsertData<'a>>,
     },
+    /// Variant(T1, …): per row the index of its alternative in `variants` (or
+    /// [`VARIANT_NULL`]), and per alternative its ClickHouse type and the values of
+    /// the rows that chose it, in row order. The alternatives may be any subset of
+    /// the column's, in any order: they are sent as a `Variant` of their own types
+    /// (sorted by name, as the server orders them) and the server widens that to
+    /// the column's type. A `Dynamic` column takes this data too (the server
+    /// converts the Variant to Dynamic).
+    Variant {
+        /// One per row: an index into `variants`, or [`VARIANT_NULL`].
+        discriminators: &'a [u8],
+        /// Each alternative's type and values.
+        variants: Vec<(DataType, InsertData<'a>)>,
+    },
     /// A column read from a SELECT (or built with [`Column::new`]), sent as it is.
     Column(&'a Column),
 }
+
+/// The discriminator of a NULL row in [`InsertData::Variant`] (as on the wire).
+pub const VARIANT_NULL: u8 = 255;
 
 impl<'a> InsertData<'a> {
     /// Nullable data from a null map (1 = NULL) and values.
@@ -113,6 +129,12 @@ impl<'a> InsertData<'a> {
         }
     }
 
+    /// Variant data from discriminators (index into `variants`, or
+    /// [`VARIANT_NULL`]) and each alternative's type and values.
+    pub fn variant(discriminators: &'a [u8], variants: Vec<(DataType, InsertData<'a>)>) -> Self {
+        InsertData::Variant { discriminators, variants }
+    }
+
     /// About how many bytes the data takes on the wire (0 for a [`Column`], which is
     /// sent whole anyway). One pass over string lengths; used to size INSERT blocks.
     pub fn wire_bytes(&self) -> usize {
@@ -125,6 +147,9 @@ impl<'a> InsertData<'a> {
             InsertData::Array { offsets, inner } => 8 * offsets.len() + inner.wire_bytes(),
             InsertData::Tuple(elements) => elements.iter().map(InsertData::wire_bytes).sum(),
             InsertData::Map { offsets, keys, values } => 8 * offsets.len() + keys.wire_bytes() + values.wire_bytes(),
+            InsertData::Variant { discriminators, variants } => {
+                discriminators.len() + variants.iter().map(|(_, v)| v.wire_bytes()).sum::<usize>()
+            }
             InsertData::Column(_) => 0,
         }
     }
@@ -142,6 +167,7 @@ impl<'a> InsertData<'a> {
             }
             InsertData::Nullable { nulls, .. } => nulls.len(),
             InsertData::Tuple(elements) => elements.first().map_or(0, InsertData::rows),
+            InsertData::Variant { discriminators, .. } => discriminators.len(),
             InsertData::Column(c) => c.rows(),
         }
     }
@@ -159,6 +185,7 @@ impl<'a> InsertData<'a> {
                 format!("Tuple({})", elements.iter().map(InsertData::describe).collect::<Vec<_>>().join(", "))
             }
             InsertData::Map { keys, values, .. } => format!("Map({}, {})", keys.describe(), values.describe()),
+            InsertData::Variant { variants, .. } => format!("Variant({})", variant_type_names(variants).join(", ")),
             InsertData::Column(c) => c.type_name().to_string(),
         }
     }
@@ -206,6 +233,33 @@ impl<'a> InsertData<'a> {
                 check_end_offsets(offsets, keys.rows(), "map").map_err(bad)?;
                 keys.validate(column)?;
                 values.validate(column)?;
+            }
+            InsertData::Variant { discriminators, variants } => {
+                if variants.len() >= usize::from(VARIANT_NULL) {
+                    return Err(bad(format!("{} alternatives; a Variant has at most 254", variants.len())));
+                }
+                let mut counts = vec![0usize; variants.len()];
+                for (row, &d) in discriminators.iter().enumerate() {
+                    match counts.get_mut(usize::from(d)) {
+                        Some(n) => *n += 1,
+                        None if d == VARIANT_NULL => {}
+                        None => {
+                            return Err(bad(format!("row {row} names alternative {d}, there are {}", variants.len())))
+                        }
+                    }
+                }
+                let mut names: Vec<String> = Vec::with_capacity(variants.len());
+                for ((ty, v), n) in variants.iter().zip(counts) {
+                    if v.rows() != n {
+                        return Err(bad(format!("{n} rows choose the {ty} alternative, it has {} values", v.rows())));
+                    }
+                    let name = ty.to_string();
+                    if names.contains(&name) {
+                        return Err(bad(format!("the {name} alternative is given twice")));
+                    }
+                    names.push(name);
+                    v.validate(column)?;
+                }
             }
             InsertData::Strs(_) | InsertData::Strings(_) | InsertData::Column(_) => {}
         }
@@ -309,6 +363,34 @@ impl<'a> InsertData<'a> {
                 )),
                 _ => Err(mismatch("maps")),
             },
+            InsertData::Variant { variants, .. } => {
+                // Each alternative must be one of the column's (a Dynamic column takes any).
+                let alts = match ty_plain {
+                    DataType::Variant(alts) => Some(alts),
+                    DataType::Dynamic { .. } => None,
+                    _ => return Err(mismatch(&self.describe())),
+                };
+                for (t, v) in variants {
+                    if alts.is_some_and(|alts| !alts.contains(t)) {
+                        return Err(ProtoError::invalid_column(
+                            column,
+                            type_name,
+                            format!("{t} is not one of the column's alternatives"),
+                        ));
+                    }
+                    let wire = v.wire_type(column, t, type_name)?;
+                    if wire != t.to_string() {
+                        return Err(ProtoError::invalid_column(
+                            column,
+                            type_name,
+                            format!("the {t} alternative's values would be sent as {wire}"),
+                        ));
+                    }
+                }
+                let mut names = variant_type_names(variants);
+                names.sort();
+                Ok(format!("Variant({})", names.join(", ")))
+            }
             InsertData::Column(c) => {
                 let same = c.type_name() == type_name
                     || c.data_type() == ty
@@ -342,6 +424,7 @@ impl<'a> InsertData<'a> {
                 keys.check_values(k, None)?;
                 values.check_values(v, None)
             }
+            (InsertData::Variant { variants, .. }, _) => variants.iter().try_for_each(|(t, v)| v.check_values(t, None)),
             _ => Ok(()),
         }
     }
@@ -353,6 +436,7 @@ impl<'a> InsertData<'a> {
             InsertData::Nullable { inner, .. } | InsertData::Array { inner, .. } => inner.splittable(),
             InsertData::Tuple(elements) => elements.iter().all(InsertData::splittable),
             InsertData::Map { keys, values, .. } => keys.splittable() && values.splittable(),
+            InsertData::Variant { variants, .. } => variants.iter().all(|(_, v)| v.splittable()),
             _ => true,
         }
     }
@@ -366,6 +450,13 @@ impl<'a> InsertData<'a> {
             InsertData::Map { keys, values, .. } => {
                 keys.encode_prefix(out);
                 values.encode_prefix(out);
+            }
+            InsertData::Variant { variants, .. } => {
+                // The discriminators' serialization mode: BASIC, one byte per row.
+                out.put_u64_le(0);
+                for k in sorted_alternatives(variants) {
+                    variants[k].1.encode_prefix(out);
+                }
             }
             InsertData::Column(c) => c.data().write_prefix(out),
             _ => {}
@@ -416,10 +507,52 @@ impl<'a> InsertData<'a> {
                 keys.encode(from, to, out, layout)?;
                 values.encode(from, to, out, layout)?;
             }
+            InsertData::Variant { discriminators, variants } => {
+                // On the wire the alternatives are in name order and the
+                // discriminators index that order.
+                let order = sorted_alternatives(variants);
+                let mut wire_index = vec![VARIANT_NULL; variants.len()];
+                for (pos, &k) in order.iter().enumerate() {
+                    wire_index[k] = pos as u8;
+                }
+                // Where each alternative's rows for `lo..hi` start and end among its values.
+                let mut start = vec![0usize; variants.len()];
+                for &d in &discriminators[..lo] {
+                    if let Some(n) = start.get_mut(usize::from(d)) {
+                        *n += 1;
+                    }
+                }
+                let mut end = start.clone();
+                out.reserve(hi - lo);
+                for &d in &discriminators[lo..hi] {
+                    match end.get_mut(usize::from(d)) {
+                        Some(n) => {
+                            *n += 1;
+                            out.push(wire_index[usize::from(d)]);
+                        }
+                        None => out.push(VARIANT_NULL),
+                    }
+                }
+                for k in order {
+                    variants[k].1.encode(start[k], end[k], out, layout)?;
+                }
+            }
             InsertData::Column(c) => c.data().write_data(out, layout)?,
         }
         Ok(())
     }
+}
+
+fn variant_type_names(variants: &[(DataType, InsertData<'_>)]) -> Vec<String> {
+    variants.iter().map(|(t, _)| t.to_string()).collect()
+}
+
+/// Indices of `variants` in the order the server sorts a Variant's alternatives: by name.
+fn sorted_alternatives(variants: &[(DataType, InsertData<'_>)]) -> Vec<usize> {
+    let names = variant_type_names(variants);
+    let mut order: Vec<usize> = (0..variants.len()).collect();
+    order.sort_by(|&a, &b| names[a].cmp(&names[b]));
+    order
 }
 
 /// The end offset of the row before `i` (0 for the first row).
