@@ -62,6 +62,13 @@ fn expand_variant(input: &DeriveInput) -> syn::Result<Tokens> {
     let mut reader_tys = Vec::new();
     let mut reader_inits = Vec::new();
     let mut arms = Vec::new();
+    let buffer_name = quote::format_ident!("__ChnativeVariantBuffer{}", name);
+    let (mut buffer_fields, mut alt_tys, mut alt_names, mut alt_index, mut write_arms) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let alt_count = data.variants.len();
+    if alt_count >= 255 {
+        return Err(syn::Error::new_spanned(name, "#[derive(Variant)] supports at most 254 alternatives"));
+    }
     for (j, v) in data.variants.iter().enumerate() {
         let ty = match &v.fields {
             Fields::Unnamed(f) if f.unnamed.len() == 1 => &f.unnamed[0].ty,
@@ -74,6 +81,16 @@ fn expand_variant(input: &DeriveInput) -> syn::Result<Tokens> {
         };
         let ident = &v.ident;
         let idx = syn::Index::from(j);
+        let field = quote::format_ident!("b{}", j);
+        let j8 = j as u8;
+        write_arms.push(quote!(#name::#ident(v) => {
+            #krate::row::ToColumn::write_to(v, &mut buf.#field)?;
+            buf.slots.push(#j8);
+        }));
+        buffer_fields.push(field);
+        alt_tys.push(ty.clone());
+        alt_names.push(ident.to_string());
+        alt_index.push(j);
         picks.push(quote!(if #krate::row::accepts::<#ty>(ty) { return ::core::option::Option::Some(#j); }));
         reader_tys.push(quote!(::std::vec::Vec<::core::option::Option<#krate::row::Reader<'__r, #ty>>>));
         reader_inits.push(quote!({
@@ -129,17 +146,56 @@ fn expand_variant(input: &DeriveInput) -> syn::Result<Tokens> {
             }
         }
 
-        /// Variant columns are read-only for now.
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, non_snake_case)]
+        pub struct #buffer_name {
+            slots: #krate::row::VariantSlots,
+            #(#buffer_fields: <#alt_tys as #krate::row::ToColumn>::Buffer,)*
+        }
+
+        impl #buffer_name {
+            const WRITES: [fn(&#krate::DataType) -> bool; #alt_count] = [#(#krate::row::writes::<#alt_tys>,)*];
+            const NAMES: [&'static str; #alt_count] = [#(#alt_names,)*];
+        }
+
+        impl #krate::row::ColumnBuffer for #buffer_name {
+            fn data(&self) -> #krate::InsertData<'_> {
+                self.slots.data(::std::vec![#(#krate::row::ColumnBuffer::data(&self.#buffer_fields),)*])
+            }
+            fn len(&self) -> usize {
+                self.slots.len()
+            }
+            fn truncate(&mut self, rows: usize) {
+                let counts = self.slots.truncate(rows);
+                #(#krate::row::ColumnBuffer::truncate(&mut self.#buffer_fields, counts[#alt_index]);)*
+            }
+            fn push_default(&mut self) {
+                self.slots.push_null();
+            }
+            fn bytes(&self) -> usize {
+                self.slots.len() #(+ #krate::row::ColumnBuffer::bytes(&self.#buffer_fields))*
+            }
+        }
+
+        /// Written to a Variant column: each Rust alternative goes to the first of the
+        /// column's alternatives its type can be written to.
         impl #krate::row::ToColumn for #name {
-            type Buffer = #krate::row::NoBuffer;
-            fn writes(_: &#krate::DataType) -> bool {
-                false
+            type Buffer = #buffer_name;
+            fn writes(ty: &#krate::DataType) -> bool {
+                #krate::row::VariantSlots::fits(&#buffer_name::WRITES, ty)
             }
             fn buffer(ty: &#krate::DataType) -> #krate::Result<Self::Buffer> {
-                ::core::result::Result::Err(#krate::row::variant_insert_unsupported(#name_str, ty))
+                let slots = #krate::row::VariantSlots::new(#name_str, &#buffer_name::NAMES, &#buffer_name::WRITES, ty)?;
+                ::core::result::Result::Ok(#buffer_name {
+                    #(#buffer_fields: #krate::row::buffer_of::<#alt_tys>(slots.alternative(#alt_index))?,)*
+                    slots,
+                })
             }
-            fn write_to(&self, _: &mut Self::Buffer) -> #krate::Result<()> {
-                ::core::result::Result::Err(#krate::row::variant_insert_unsupported(#name_str, &#krate::DataType::Nothing))
+            fn write_to(&self, buf: &mut Self::Buffer) -> #krate::Result<()> {
+                match self {
+                    #(#write_arms)*
+                }
+                ::core::result::Result::Ok(())
             }
         }
     })

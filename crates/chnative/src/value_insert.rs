@@ -3,6 +3,7 @@
 //! an error naming its row, column, value and the column type, and nothing is sent.
 
 use chnative_proto::convert::{self, Decimal, EnumMap, I256, U256};
+use chnative_proto::insert::VARIANT_NULL;
 use chnative_proto::DataType as D;
 
 use crate::error::{Error, Result};
@@ -11,13 +12,41 @@ use crate::{Client, InsertData, InsertSummary};
 
 /// A column being filled from Values, in its wire layout.
 enum Buffer {
-    Fixed { bytes: Vec<u8>, width: usize },
-    Strings { offsets: Vec<u64>, data: Vec<u8> },
-    FixedStrings { bytes: Vec<u8>, n: usize },
-    Nullable { nulls: Vec<u8>, inner: Box<Buffer> },
-    Array { offsets: Vec<u64>, inner: Box<Buffer> },
+    Fixed {
+        bytes: Vec<u8>,
+        width: usize,
+    },
+    Strings {
+        offsets: Vec<u64>,
+        data: Vec<u8>,
+    },
+    FixedStrings {
+        bytes: Vec<u8>,
+        n: usize,
+    },
+    Nullable {
+        nulls: Vec<u8>,
+        inner: Box<Buffer>,
+    },
+    Array {
+        offsets: Vec<u64>,
+        inner: Box<Buffer>,
+    },
     Tuple(Vec<Buffer>),
-    Map { offsets: Vec<u64>, keys: Box<Buffer>, values: Box<Buffer> },
+    Map {
+        offsets: Vec<u64>,
+        keys: Box<Buffer>,
+        values: Box<Buffer>,
+    },
+    /// Variant(…), or Dynamic (`dynamic`: the alternatives are the values' own
+    /// types, added as they come): per row its alternative (255 = NULL), and each
+    /// alternative's type and values.
+    Variant {
+        dynamic: bool,
+        types: Vec<D>,
+        discriminators: Vec<u8>,
+        variants: Vec<Buffer>,
+    },
 }
 
 /// The column type decides the wire width; the INSERT's own check then matches
@@ -45,7 +74,19 @@ impl Buffer {
     fn for_type(ty: &D) -> std::result::Result<Buffer, String> {
         Ok(match ty {
             D::SimpleAggregateFunction(_, t) | D::LowCardinality(t) => Buffer::for_type(t)?,
-            D::String => Buffer::Strings { offsets: Vec::new(), data: Vec::new() },
+            // JSON goes as its text; the server parses it.
+            D::String | D::Json(_) => Buffer::Strings { offsets: Vec::new(), data: Vec::new() },
+            D::Variant(alts) => Buffer::Variant {
+                dynamic: false,
+                types: alts.clone(),
+                discriminators: Vec::new(),
+                variants: alts.iter().map(Buffer::for_type).collect::<Result<_, _>>()?,
+            },
+            D::Dynamic { .. } => {
+                Buffer::Variant { dynamic: true, types: Vec::new(), discriminators: Vec::new(), variants: Vec::new() }
+            }
+            // Only ever empty (the elements of `[]`), but a type all the same.
+            D::Nothing => Buffer::Fixed { bytes: Vec::new(), width: 1 },
             D::FixedString(n) => Buffer::FixedStrings { bytes: Vec::new(), n: *n },
             D::Nullable(t) => Buffer::Nullable { nulls: Vec::new(), inner: Box::new(Buffer::for_type(t)?) },
             D::Array(t) => Buffer::Array { offsets: Vec::new(), inner: Box::new(Buffer::for_type(t)?) },
@@ -85,6 +126,10 @@ impl Buffer {
             Buffer::Array { offsets, inner } => InsertData::array(offsets, inner.data()),
             Buffer::Tuple(elems) => InsertData::tuple(elems.iter().map(Buffer::data).collect()),
             Buffer::Map { offsets, keys, values } => InsertData::map(offsets, keys.data(), values.data()),
+            Buffer::Variant { types, discriminators, variants, .. } => InsertData::variant(
+                discriminators,
+                types.iter().cloned().zip(variants.iter().map(Buffer::data)).collect(),
+            ),
         }
     }
 
@@ -97,6 +142,7 @@ impl Buffer {
             Buffer::Tuple(elems) => elems.first().map_or(0, Buffer::len),
             Buffer::FixedStrings { bytes, n } => bytes.len() / (*n).max(1),
             Buffer::Nullable { nulls, .. } => nulls.len(),
+            Buffer::Variant { discriminators, .. } => discriminators.len(),
         }
     }
 
@@ -113,6 +159,7 @@ impl Buffer {
                 offsets.push(offsets.last().copied().unwrap_or(0))
             }
             Buffer::Tuple(elems) => elems.iter_mut().for_each(Buffer::push_default),
+            Buffer::Variant { discriminators, .. } => discriminators.push(VARIANT_NULL),
         }
     }
 
@@ -168,7 +215,36 @@ impl Buffer {
                 }
                 offsets.push(keys.len() as u64);
             }
-            (Buffer::Strings { offsets, data }, D::String) => {
+            (Buffer::Variant { dynamic: false, discriminators, variants, types }, D::Variant(_)) => {
+                if v.is_null() {
+                    discriminators.push(VARIANT_NULL);
+                    return Ok(());
+                }
+                // The alternative of the value's own type, else the first it converts to exactly.
+                let own = natural_type(v).and_then(|t| types.iter().position(|a| *a == t));
+                let k =
+                    own.into_iter().chain(0..types.len()).find(|&k| variants[k].push(&types[k], v).is_ok()).ok_or(())?;
+                discriminators.push(k as u8);
+            }
+            (Buffer::Variant { dynamic: true, discriminators, variants, types }, D::Dynamic { .. }) => {
+                if v.is_null() {
+                    discriminators.push(VARIANT_NULL);
+                    return Ok(());
+                }
+                let t = natural_type(v).ok_or(())?;
+                let k = match types.iter().position(|a| *a == t) {
+                    Some(k) => k,
+                    None if types.len() < usize::from(VARIANT_NULL) - 1 => {
+                        variants.push(Buffer::for_type(&t).map_err(|_| ())?);
+                        types.push(t);
+                        types.len() - 1
+                    }
+                    None => return Err(()),
+                };
+                variants[k].push(&types[k], v)?;
+                discriminators.push(k as u8);
+            }
+            (Buffer::Strings { offsets, data }, D::String | D::Json(_)) => {
                 let b = v.as_bytes().ok_or(())?;
                 data.extend_from_slice(b);
                 offsets.push(data.len() as u64);
@@ -217,6 +293,16 @@ impl Buffer {
                 keys.truncate(entries);
                 values.truncate(entries);
             }
+            Buffer::Variant { discriminators, variants, .. } => {
+                discriminators.truncate(rows);
+                let mut counts = vec![0usize; variants.len()];
+                for &d in discriminators.iter() {
+                    if let Some(n) = counts.get_mut(usize::from(d)) {
+                        *n += 1;
+                    }
+                }
+                variants.iter_mut().zip(counts).for_each(|(b, n)| b.truncate(n));
+            }
         }
     }
 }
@@ -230,8 +316,88 @@ impl Buffer {
             Buffer::Array { offsets, inner } => 8 * offsets.len() + inner.bytes(),
             Buffer::Tuple(elems) => elems.iter().map(Buffer::bytes).sum(),
             Buffer::Map { offsets, keys, values } => 8 * offsets.len() + keys.bytes() + values.bytes(),
+            Buffer::Variant { discriminators, variants, .. } => {
+                discriminators.len() + variants.iter().map(Buffer::bytes).sum::<usize>()
+            }
         }
     }
+}
+
+/// The type a value has on its own, as a Dynamic column stores it: the kind of
+/// the value with its own parameters (a DateTime's zone, a Decimal's scale at the
+/// smallest precision that holds it), arrays and maps of one element type (NULL
+/// elements make it Nullable, `[]` is `Array(Nothing)`). `None` for NULL, Enum
+/// values (their labels are not in the value) and mixed arrays.
+fn natural_type(v: &Value) -> Option<D> {
+    Some(match v {
+        Value::Null | Value::Enum { .. } => return None,
+        Value::Bool(_) => D::Bool,
+        Value::Int8(_) => D::Int8,
+        Value::Int16(_) => D::Int16,
+        Value::Int32(_) => D::Int32,
+        Value::Int64(_) => D::Int64,
+        Value::Int128(_) => D::Int128,
+        Value::Int256(_) => D::Int256,
+        Value::UInt8(_) => D::UInt8,
+        Value::UInt16(_) => D::UInt16,
+        Value::UInt32(_) => D::UInt32,
+        Value::UInt64(_) => D::UInt64,
+        Value::UInt128(_) => D::UInt128,
+        Value::UInt256(_) => D::UInt256,
+        Value::Float32(_) => D::Float32,
+        Value::Float64(_) => D::Float64,
+        Value::BFloat16(_) => D::BFloat16,
+        Value::Decimal(d) => {
+            let digits = d.raw().to_string().trim_start_matches('-').len() as u8;
+            let need = digits.max(d.scale()).max(1);
+            let precision = [9u8, 18, 38, 76].into_iter().find(|&p| p >= need)?;
+            D::Decimal { precision, scale: d.scale() }
+        }
+        Value::String(_) => D::String,
+        Value::FixedString(b) if !b.is_empty() => D::FixedString(b.len()),
+        Value::FixedString(_) => D::String,
+        Value::Date(_) => D::Date,
+        Value::Date32(_) => D::Date32,
+        Value::DateTime { tz, .. } => D::DateTime(Some(tz.to_string())),
+        Value::DateTime64 { precision, tz, .. } => D::DateTime64(*precision, Some(tz.to_string())),
+        Value::Time(_) => D::Time,
+        Value::Time64 { precision, .. } => D::Time64(*precision),
+        Value::Uuid(_) => D::Uuid,
+        Value::Ipv4(_) => D::Ipv4,
+        Value::Ipv6(_) => D::Ipv6,
+        Value::Array(items) => D::Array(Box::new(common_type(items.iter())?)),
+        Value::Tuple(items) => {
+            D::Tuple(items.iter().map(|i| natural_type(i).map(|t| (None, t))).collect::<Option<_>>()?)
+        }
+        Value::Map(entries) => D::Map(
+            Box::new(common_type(entries.iter().map(|(k, _)| k))?),
+            Box::new(common_type(entries.iter().map(|(_, v)| v))?),
+        ),
+    })
+}
+
+/// The one type of `items` (Nullable when some are NULL), `Nothing` when there are none.
+fn common_type<'v>(items: impl Iterator<Item = &'v Value>) -> Option<D> {
+    let (mut ty, mut nulls, mut any) = (None::<D>, false, false);
+    for item in items {
+        any = true;
+        if item.is_null() {
+            nulls = true;
+            continue;
+        }
+        let t = natural_type(item)?;
+        match &ty {
+            Some(seen) if *seen != t => return None,
+            Some(_) => {}
+            None => ty = Some(t),
+        }
+    }
+    Some(match (ty, nulls, any) {
+        (Some(t), false, _) => t,
+        (Some(t), true, _) => D::Nullable(Box::new(t)),
+        (None, true, _) => D::Nullable(Box::new(D::Nothing)),
+        (None, false, _) => D::Nothing,
+    })
 }
 
 /// The column buffer of a typed-row field of type [`Value`]: each value converted

@@ -946,6 +946,91 @@ async fn variant_columns_read_into_derived_enums() {
     assert!(e.contains("Variant(") && e.contains("`v`"), "{e}");
 }
 
+/// `#[derive(Variant)]` enums are inserted too: each Rust alternative goes to the
+/// column alternative its type fits (the column may have more), `None` is the
+/// Variant's NULL, and what the server stores reads back the same; an enum with an
+/// alternative that fits none of the column's is refused before anything is sent.
+#[tokio::test]
+async fn derived_variant_enums_are_inserted() {
+    #[derive(chnative::Variant, Debug, PartialEq, Clone)]
+    enum Cell {
+        Text(String),
+        Count(u64),
+        List(Vec<i32>),
+    }
+    #[derive(Row, Debug, PartialEq, Clone)]
+    struct WithVariant {
+        id: u64,
+        v: Option<Cell>,
+        w: Cell,
+    }
+    // `w` has exactly Cell's alternatives, so it reads back into Cell.
+    #[derive(Row, Debug, PartialEq)]
+    struct Back {
+        id: u64,
+        w: Cell,
+    }
+    let rows: Vec<WithVariant> = (0..1000u64)
+        .map(|n| {
+            let cell = |k: u64| match k % 3 {
+                0 => Cell::Count(k),
+                1 => Cell::Text(format!("s{k}")),
+                _ => Cell::List(vec![k as i32, -1]),
+            };
+            WithVariant { id: n, v: (n % 4 != 3).then(|| cell(n)), w: cell(n + 1) }
+        })
+        .collect();
+    for (rev, comp) in CONFIGS {
+        let t = Table::new(
+            "variant_ins",
+            "id UInt64, v Variant(String, UInt64, Array(Int32), Float64), w Variant(Array(Int32), String, UInt64)",
+        );
+        let c = client_at(rev, comp).await;
+        let sum = c.insert_rows(&t.0, &rows).await.unwrap_or_else(|e| panic!("insert at {rev}/{comp}: {e}"));
+        assert_eq!(sum.rows, 1000);
+        // The server's own view of what it stored.
+        let got = http(&format!(
+            "SELECT id, variantType(v), toString(v), variantType(w), toString(w) FROM {} ORDER BY id FORMAT TSV",
+            t.0
+        ));
+        let want: String = rows
+            .iter()
+            .map(|r| {
+                let shown = |c: &Option<Cell>| match c {
+                    None => ("None".to_string(), String::new()),
+                    Some(Cell::Count(k)) => ("UInt64".into(), k.to_string()),
+                    Some(Cell::Text(s)) => ("String".into(), s.clone()),
+                    Some(Cell::List(l)) => ("Array(Int32)".into(), format!("[{},{}]", l[0], l[1])),
+                };
+                let (vt, vs) = shown(&r.v);
+                let (wt, ws) = shown(&Some(r.w.clone()));
+                format!("{}\t{vt}\t{vs}\t{wt}\t{ws}\n", r.id)
+            })
+            .collect();
+        assert_eq!(got, want, "{rev}/{comp}");
+        let back: Vec<Back> = c.fetch_all(format!("SELECT id, w FROM {} ORDER BY id", t.0)).await.unwrap();
+        let sent: Vec<Back> = rows.iter().map(|r| Back { id: r.id, w: r.w.clone() }).collect();
+        assert_eq!(back, sent, "{rev}/{comp}");
+    }
+    // An alternative that fits none of the column's: refused before sending.
+    #[derive(chnative::Variant, Debug)]
+    enum Wide {
+        #[allow(dead_code)]
+        Count(u64),
+        #[allow(dead_code)]
+        Flag(bool),
+    }
+    #[derive(Row, Debug)]
+    struct WideRow {
+        w: Wide,
+    }
+    let t = Table::new("variant_ins_bad", "w Variant(String, UInt64)");
+    let c = client().await;
+    let e = c.insert_rows(&t.0, &[WideRow { w: Wide::Count(1) }]).await.unwrap_err().to_string();
+    assert!(e.contains("`w`") && e.contains("Variant(String, UInt64)"), "{e}");
+    assert_eq!(http(&format!("SELECT count() FROM {}", t.0)).trim(), "0");
+}
+
 /// `&str` / `String` fields check UTF-8 once per block and then each row's ends: a
 /// character split across two rows (valid as a whole blob, invalid per row) is still
 /// an error naming the column, and valid multibyte text reads back exactly.

@@ -236,3 +236,62 @@ async fn value_rows_serialize_to_json() {
         r#"{"a":1,"s":"x\"y","arr":[1.5,-2.0],"m":{"k":null},"d":"-12.34","big":"-1000000000000000000000000000000","dt":"2024-02-29","raw":[255]}"#
     );
 }
+
+/// Value rows go into Variant, Dynamic and JSON columns: a Variant value into the
+/// alternative of its own type (else the first it converts to), a Dynamic value
+/// as its own type (NULL as NULL), JSON as its text; the server stores the same
+/// values and types as the source table it was read from.
+#[tokio::test]
+async fn value_rows_insert_into_variant_dynamic_and_json() {
+    let ddl = "id UInt64, v Variant(String, UInt64, Array(Int32)), d Dynamic, j JSON";
+    let src = Table(common::unique_table("vals_var_src"));
+    let dst = Table(common::unique_table("vals_var_dst"));
+    for t in [&src, &dst] {
+        common::http(&format!("CREATE TABLE {} ({ddl}) ENGINE = MergeTree ORDER BY id", t.0));
+    }
+    common::http(&format!(
+        "INSERT INTO {} SELECT number, \
+           multiIf(number % 4 = 0, number::Variant(String, UInt64, Array(Int32)), \
+                   number % 4 = 1, toString(number)::Variant(String, UInt64, Array(Int32)), \
+                   number % 4 = 2, [number::Int32, -1]::Variant(String, UInt64, Array(Int32)), NULL), \
+           multiIf(number % 9 = 0, number::Dynamic, number % 9 = 1, toString(number)::Dynamic, \
+                   number % 9 = 2, [number::Int32, 2]::Dynamic, number % 9 = 3, NULL::Dynamic, \
+                   number % 9 = 4, toDecimal32(number / 3, 4)::Dynamic, number % 9 = 5, map('k', number)::Dynamic, \
+                   number % 9 = 6, (number, 'x')::Dynamic, number % 9 = 7, toDateTime(number, 'Asia/Tokyo')::Dynamic, \
+                   (number / 7)::Float64::Dynamic), \
+           concat('{{\"a\":', toString(number), ',\"b\":[\"x\"]}}')::JSON \
+         FROM numbers(500)",
+        src.0
+    ));
+    let shown = |t: &str| {
+        common::http(&format!(
+            "SELECT id, toString(v), variantType(v), toString(d), dynamicType(d), toString(j) FROM {t} ORDER BY id FORMAT TSV"
+        ))
+    };
+    for (rev, comp) in [(54460, "lz4"), (54492, "none")] {
+        common::http(&format!("TRUNCATE TABLE {}", dst.0));
+        let c = client_at(rev, comp).await;
+        let rows = c.fetch_all_rows(format!("SELECT * FROM {} ORDER BY id", src.0)).await.unwrap();
+        let s = c.insert_value_rows(&dst.0, &rows).await.unwrap_or_else(|e| panic!("{rev}/{comp}: {e}"));
+        assert_eq!(s.rows, 500);
+        assert_eq!(shown(&dst.0), shown(&src.0), "{rev}/{comp}");
+    }
+    // Hand-made values: `[]` is Array(Nothing) in a Dynamic column; an Enum value
+    // (whose type is not in the value) cannot go into Dynamic.
+    let dst = Table(common::unique_table("vals_dyn"));
+    common::http(&format!("CREATE TABLE {} (id UInt64, d Dynamic) ENGINE = MergeTree ORDER BY id", dst.0));
+    let c = client().await;
+    let names: std::sync::Arc<[String]> = vec!["id".to_string(), "d".to_string()].into();
+    let row = |id: u64, d: Value| chnative::ValueRow::new(names.clone(), vec![Value::UInt64(id), d]).unwrap();
+    c.insert_value_rows(&dst.0, &[row(1, Value::Array(vec![])), row(2, Value::Float32(0.5))]).await.unwrap();
+    assert_eq!(
+        common::http(&format!("SELECT id, toString(d), dynamicType(d) FROM {} ORDER BY id FORMAT TSV", dst.0)),
+        "1\t[]\tArray(Nothing)\n2\t0.5\tFloat32\n"
+    );
+    let e = c
+        .insert_value_rows(&dst.0, &[row(3, Value::Enum { label: "a".into(), value: 1 })])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("row 0") && e.contains("`d`") && e.contains("Dynamic"), "{e}");
+}

@@ -73,8 +73,8 @@ pub use from_column::{DateReader, DateTimeReader, DurationReader};
 pub use insert::{Inserter, DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS};
 pub use stream::RowStream;
 pub use to_column::{
-    buffer_for, push_error, writes, ArrayBuffer, ColumnBuffer, DecimalBuffer, FixedBuffer, FixedStringBuffer,
-    MapBuffer, NoBuffer, NullableBuffer, StringBuffer, ToColumn, TupleBuffer, VecBuffer,
+    buffer_for, buffer_of, push_error, writes, ArrayBuffer, ColumnBuffer, DecimalBuffer, FixedBuffer,
+    FixedStringBuffer, MapBuffer, NoBuffer, NullableBuffer, StringBuffer, ToColumn, TupleBuffer, VecBuffer,
 };
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
 pub use to_column::{DateBuffer, DateTimeBuffer, DurationBuffer};
@@ -441,9 +441,90 @@ impl<'r> VariantReader<'r> {
     }
 }
 
-/// The error for inserting a `#[derive(Variant)]` enum (Variant columns are read-only).
-pub fn variant_insert_unsupported(name: &str, ty: &DataType) -> Error {
-    Error::Usage(format!("inserting the Variant enum {name} into {ty} is not supported yet"))
+/// The write side of a `#[derive(Variant)]` enum: which of the column's
+/// alternatives each Rust alternative goes to (bound once, when the INSERT's header
+/// arrives) and one discriminator per row. The derive keeps one buffer per Rust
+/// alternative beside it.
+#[derive(Debug)]
+pub struct VariantSlots {
+    /// Per Rust alternative, its column alternative's type.
+    types: Vec<DataType>,
+    /// Per row, the Rust alternative, or `VARIANT_NULL`.
+    discriminators: Vec<u8>,
+}
+
+impl VariantSlots {
+    /// Binds each Rust alternative (`names[j]`, written when `writes[j]` accepts the
+    /// type) to a distinct alternative of the Variant column `ty`; the first that
+    /// accepts it wins. Every Rust alternative must find one.
+    pub fn new(enum_name: &str, names: &[&str], writes: &[fn(&DataType) -> bool], ty: &DataType) -> Result<Self> {
+        let DataType::Variant(alts) = ty else {
+            return Err(Error::Usage(format!("the Variant enum {enum_name} cannot be written to a {ty} column")));
+        };
+        let mut taken = vec![false; alts.len()];
+        let mut types = Vec::with_capacity(writes.len());
+        for (j, w) in writes.iter().enumerate() {
+            let Some(k) = (0..alts.len()).find(|&k| !taken[k] && w(&alts[k])) else {
+                return Err(Error::Usage(format!(
+                    "the alternative {}::{} fits none of the (remaining) alternatives of {ty}",
+                    enum_name,
+                    names.get(j).copied().unwrap_or("?")
+                )));
+            };
+            taken[k] = true;
+            types.push(alts[k].clone());
+        }
+        Ok(VariantSlots { types, discriminators: Vec::new() })
+    }
+
+    /// Whether every Rust alternative binds to an alternative of `ty`.
+    pub fn fits(writes: &[fn(&DataType) -> bool], ty: &DataType) -> bool {
+        VariantSlots::new("", &[], writes, ty).is_ok()
+    }
+
+    /// The column alternative Rust alternative `j` writes to.
+    pub fn alternative(&self, j: usize) -> &DataType {
+        &self.types[j]
+    }
+
+    /// Records a row of Rust alternative `j` (its value went into buffer `j`).
+    #[inline]
+    pub fn push(&mut self, j: u8) {
+        self.discriminators.push(j);
+    }
+
+    /// Records a NULL row.
+    pub fn push_null(&mut self) {
+        self.discriminators.push(chnative_proto::insert::VARIANT_NULL);
+    }
+
+    /// Rows held.
+    pub fn len(&self) -> usize {
+        self.discriminators.len()
+    }
+
+    /// True when no rows are held.
+    pub fn is_empty(&self) -> bool {
+        self.discriminators.is_empty()
+    }
+
+    /// Keeps the first `rows` rows; returns how many of them each Rust alternative
+    /// holds (what its buffer must be cut to).
+    pub fn truncate(&mut self, rows: usize) -> Vec<usize> {
+        self.discriminators.truncate(rows);
+        let mut counts = vec![0; self.types.len()];
+        for &d in &self.discriminators {
+            if let Some(n) = counts.get_mut(usize::from(d)) {
+                *n += 1;
+            }
+        }
+        counts
+    }
+
+    /// The rows as INSERT data, given each Rust alternative's buffer data in order.
+    pub fn data<'s>(&'s self, parts: Vec<crate::InsertData<'s>>) -> crate::InsertData<'s> {
+        crate::InsertData::variant(&self.discriminators, self.types.iter().cloned().zip(parts).collect())
+    }
 }
 
 /// A nested row struct written to a Tuple column: one buffer per field, sent in

@@ -174,6 +174,11 @@ pub fn writes<T: ToColumn + ?Sized>(ty: &D) -> bool {
     T::writes(write_plain(ty))
 }
 
+/// The buffer of a `T` for a column of type `ty` (LowCardinality included).
+pub fn buffer_of<T: ToColumn + ?Sized>(ty: &D) -> Result<T::Buffer> {
+    T::buffer(write_plain(ty))
+}
+
 /// The buffer for field `k` whose column has type `types[k]`.
 pub fn buffer_for<T: ToColumn + ?Sized>(types: &[D], k: usize) -> Result<T::Buffer> {
     let ty = types.get(k).ok_or_else(|| Error::Usage(format!("internal: no column type for field {k}")))?;
@@ -423,10 +428,16 @@ impl<const N: usize> ToColumn for [u8; N] {
 pub struct NullableBuffer<B> {
     nulls: Vec<u8>,
     inner: B,
+    /// The column marks NULL rows itself (a Variant: its NULL discriminator, which
+    /// the inner buffer writes as its default), so no null map is sent.
+    in_band: bool,
 }
 
 impl<B: ColumnBuffer> ColumnBuffer for NullableBuffer<B> {
     fn data(&self) -> InsertData<'_> {
+        if self.in_band {
+            return self.inner.data();
+        }
         InsertData::nullable(&self.nulls, self.inner.data())
     }
     fn len(&self) -> usize {
@@ -448,11 +459,17 @@ impl<B: ColumnBuffer> ColumnBuffer for NullableBuffer<B> {
 impl<T: ToColumn> ToColumn for Option<T> {
     type Buffer = NullableBuffer<T::Buffer>;
     fn writes(ty: &D) -> bool {
-        matches!(ty, D::Nullable(t) if T::writes(t))
+        match ty {
+            D::Nullable(t) => T::writes(t),
+            // A Variant holds NULL rows itself.
+            D::Variant(_) => T::writes(ty),
+            _ => false,
+        }
     }
     fn buffer(ty: &D) -> Result<Self::Buffer> {
         match ty {
-            D::Nullable(t) => Ok(NullableBuffer { nulls: Vec::new(), inner: T::buffer(t)? }),
+            D::Nullable(t) => Ok(NullableBuffer { nulls: Vec::new(), inner: T::buffer(t)?, in_band: false }),
+            D::Variant(_) => Ok(NullableBuffer { nulls: Vec::new(), inner: T::buffer(ty)?, in_band: true }),
             t => Err(cannot(t, "Option")),
         }
     }
