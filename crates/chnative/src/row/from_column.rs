@@ -18,8 +18,17 @@ pub struct Values<'r, T> {
     column: &'r str,
 }
 
+impl<T: Copy + bytemuck::Pod> Values<'_, T> {
+    #[inline(always)]
+    fn prefetch(&self, rows: std::ops::Range<usize>) {
+        if let Some(v) = self.values.get(rows.start..rows.end.min(self.values.len())) {
+            super::prefetch(bytemuck::cast_slice(v));
+        }
+    }
+}
+
 impl<T: Copy> Values<'_, T> {
-    #[inline]
+    #[inline(always)]
     fn at(&self, i: usize) -> Result<T> {
         self.values.get(i).copied().ok_or_else(|| out_of_bounds(self.column, i))
     }
@@ -35,9 +44,13 @@ macro_rules! fixed {
             fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
                 Ok(Values { values: view.values::<$t>()?, column: view.name() })
             }
-            #[inline]
+            #[inline(always)]
             fn read(r: &Self::Reader, i: usize) -> Result<Self> {
                 r.at(i)
+            }
+            #[inline(always)]
+            fn prefetch(r: &Self::Reader, rows: std::ops::Range<usize>) {
+                r.prefetch(rows)
             }
         }
     };
@@ -186,7 +199,16 @@ impl<'r> Strings<'r> {
         let r = self.view.range(i);
         self.view.blob().get(r).ok_or_else(|| out_of_bounds(self.column, i))
     }
-    #[inline]
+    /// Prefetches the end offsets of `rows` (the bytes are read only when used).
+    #[inline(always)]
+    fn prefetch(&self, rows: std::ops::Range<usize>) {
+        let offsets = self.view.offsets();
+        if let Some(o) = offsets.get(rows.start..rows.end.min(offsets.len())) {
+            super::prefetch(bytemuck::cast_slice(o));
+        }
+    }
+
+    #[inline(always)]
     fn str(&self, i: usize) -> Result<&'r str> {
         if let Some(s) = self.text.and_then(|t| t.get(i)) {
             return Ok(s);
@@ -223,9 +245,13 @@ impl<'r> FromColumn<'r> for &'r str {
     fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
         Strings::utf8(view)
     }
-    #[inline]
+    #[inline(always)]
     fn read(r: &Self::Reader, i: usize) -> Result<Self> {
         r.str(i)
+    }
+    #[inline(always)]
+    fn prefetch(r: &Self::Reader, rows: std::ops::Range<usize>) {
+        r.prefetch(rows)
     }
 }
 

@@ -34,7 +34,7 @@ impl<'r> CheckedText<'r> {
     }
 
     /// Row `i`, or `None` past the end.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn get(&self, i: usize) -> Option<&'r str> {
         let end = *self.offsets.get(i)? as usize;
         let start = if i == 0 { 0 } else { self.offsets[i - 1] as usize };
