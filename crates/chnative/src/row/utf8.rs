@@ -22,10 +22,21 @@ impl<'r> CheckedText<'r> {
     pub(crate) fn new(view: &StrView<'r>) -> Option<CheckedText<'r>> {
         let text = std::str::from_utf8(view.blob()).ok()?;
         let offsets = view.offsets();
+        let len = text.len() as u64;
+        if text.is_ascii() {
+            // Every byte of ASCII text is a character boundary: only the order and
+            // range of the offsets matter, checked in one branch-free pass.
+            let (mut start, mut ok) = (0u64, true);
+            for &end in offsets {
+                ok &= start <= end && end <= len;
+                start = end;
+            }
+            return ok.then_some(CheckedText { text, offsets });
+        }
         let mut start = 0u64;
         for &end in offsets {
             // Valid text cut at character boundaries gives valid pieces.
-            if end < start || end > text.len() as u64 || !text.is_char_boundary(end as usize) {
+            if end < start || end > len || !text.is_char_boundary(end as usize) {
                 return None;
             }
             start = end;
@@ -75,6 +86,13 @@ mod tests {
         let rows: Vec<&str> = (0..4).map(|i| t.get(i).unwrap()).collect();
         assert_eq!(rows, ["", "é", "ok", "日本"]);
         assert_eq!(t.get(4), None);
+    }
+
+    #[test]
+    fn ascii_rows_are_checked_for_order_and_range_only() {
+        let c = column(&[b"ab", b"", b"cde"]);
+        let t = CheckedText::new(&view(&c)).unwrap();
+        assert_eq!((0..3).map(|i| t.get(i).unwrap()).collect::<Vec<_>>(), ["ab", "", "cde"]);
     }
 
     #[test]
