@@ -284,6 +284,11 @@ impl<'c> QueryStream<'c> {
         }
     }
 
+    /// The block the last [`Self::next`] returned (until the next call).
+    pub(crate) fn current(&self) -> &Block {
+        &self.b().data
+    }
+
     /// The next block with rows, or `None` at the end of the result.
     pub async fn next(&mut self) -> Result<Option<&Block>> {
         if self.finished {

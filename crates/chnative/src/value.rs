@@ -891,7 +891,15 @@ pub struct ValueRowStream<'c> {
     server_tz: Arc<str>,
     names: Option<Arc<[String]>>,
     rows: VecDeque<ValueRow>,
+    /// The current block's next row to convert, and its rows.
+    next_row: usize,
+    block_rows: usize,
 }
+
+/// Rows converted at a time: enough to pay for resolving the column readers, few
+/// enough that their values are still in cache when the caller takes them (a whole
+/// block of 100-column rows is hundreds of MB of `Value`s).
+const ROWS_PER_BATCH: usize = 256;
 
 impl ValueRowStream<'_> {
     /// The next row, or `None` at the end.
@@ -900,6 +908,10 @@ impl ValueRowStream<'_> {
             if let Some(r) = self.rows.pop_front() {
                 return Ok(Some(r));
             }
+            if self.next_row < self.block_rows {
+                self.convert_batch()?;
+                continue;
+            }
             let Some(block) = self.inner.next().await? else { return Ok(None) };
             let same = self.names.as_ref().is_some_and(|n| {
                 n.len() == block.columns().len() && n.iter().zip(block.columns()).all(|(a, c)| a == c.name())
@@ -907,17 +919,32 @@ impl ValueRowStream<'_> {
             if !same {
                 self.names = Some(block.columns().iter().map(|c| c.name().to_string()).collect());
             }
-            let names = self.names.clone().unwrap_or_else(|| Arc::from(Vec::new()));
-            let readers = block
-                .columns()
-                .iter()
-                .map(|c| ColumnReader::new(&c.view(), &self.server_tz))
-                .collect::<Result<Vec<_>>>()?;
-            for i in 0..block.rows() {
-                let values = readers.iter().map(|r| r.get(i)).collect::<Result<Vec<_>>>()?;
-                self.rows.push_back(ValueRow { names: names.clone(), values });
+            (self.next_row, self.block_rows) = (0, block.rows());
+        }
+    }
+
+    /// Converts the current block's next rows (up to [`ROWS_PER_BATCH`]).
+    fn convert_batch(&mut self) -> Result<()> {
+        let block = self.inner.current();
+        let names = self.names.clone().unwrap_or_else(|| Arc::from(Vec::new()));
+        let readers = block
+            .columns()
+            .iter()
+            .map(|c| ColumnReader::new(&c.view(), &self.server_tz))
+            .collect::<Result<Vec<_>>>()?;
+        let end = (self.next_row + ROWS_PER_BATCH).min(self.block_rows);
+        // Column by column: each column is read in order (a row at a time would walk
+        // all the columns at once, which the CPU's prefetchers do not follow). All
+        // or nothing: a value that fails to convert leaves no rows of its batch behind.
+        let mut batch: Vec<Vec<Value>> = (self.next_row..end).map(|_| Vec::with_capacity(readers.len())).collect();
+        for r in &readers {
+            for (values, i) in batch.iter_mut().zip(self.next_row..end) {
+                values.push(r.get(i)?);
             }
         }
+        self.rows.extend(batch.into_iter().map(|values| ValueRow { names: names.clone(), values }));
+        self.next_row = end;
+        Ok(())
     }
 
     /// The column names (once the first block arrived).
@@ -938,7 +965,14 @@ impl Client {
     pub async fn query_rows(&self, query: impl Into<Query>) -> Result<ValueRowStream<'_>> {
         let query = query.into().setting("output_format_native_write_json_as_string", "1");
         let server_tz: Arc<str> = Arc::from(self.server_info().timezone.as_str());
-        Ok(ValueRowStream { inner: self.stream(query).await?, server_tz, names: None, rows: VecDeque::new() })
+        Ok(ValueRowStream {
+            inner: self.stream(query).await?,
+            server_tz,
+            names: None,
+            rows: VecDeque::new(),
+            next_row: 0,
+            block_rows: 0,
+        })
     }
 
     /// Runs a query and returns all its rows as [`ValueRow`]s.

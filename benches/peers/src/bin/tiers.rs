@@ -99,6 +99,22 @@ async fn run(rows: u64, rounds: usize) -> Res<()> {
                 CALLS.load(Relaxed) - a
             );
         }
+        if runs("dynamic") {
+            let (t, a) = (cpu(), CALLS.load(Relaxed));
+            let mut s = c.query_rows(sql.as_str()).await?;
+            let (mut n, mut sum) = (0u64, 0u64);
+            while let Some(r) = s.next().await? {
+                for v in r.values() {
+                    sum = sum.wrapping_add(match v {
+                        chnative::Value::String(b) => b.len() as u64,
+                        v => v.as_i128().unwrap_or(0) as u64,
+                    });
+                }
+                n += 1;
+            }
+            drop(s);
+            println!("dynamic          {n} rows {:.3} s cpu {} allocs sum {sum:#x}", cpu() - t, CALLS.load(Relaxed) - a);
+        }
         if runs("String") {
             let (t, a) = (cpu(), CALLS.load(Relaxed));
             let mut s = c.query::<ChOwned>(sql.as_str()).await?;
