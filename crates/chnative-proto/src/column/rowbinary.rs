@@ -2,6 +2,7 @@
 //! data hold values (a binary type encoding, then the value as `serializeBinary` writes it).
 
 use crate::buffer::AlignedBuf;
+use crate::column::{ArrayColumn, FixedColumn, LowCardinalityColumn, NullableColumn, StringColumn, TupleColumn};
 use crate::error::{ProtoError, Result};
 use crate::types::DataType;
 use crate::wire::Reader;
@@ -36,14 +37,14 @@ impl ColumnData {
         let shape = ty.wire_shape();
         let ty = shape.as_ref();
         match (self, ty) {
-            (ColumnData::Fixed { width, data }, _) => data.extend_from(r.bytes(*width)?),
-            (ColumnData::String { offsets, data }, _) => {
+            (ColumnData::Fixed(FixedColumn { width, data }), _) => data.extend_from(r.bytes(*width)?),
+            (ColumnData::String(StringColumn { offsets, data }), _) => {
                 let n = r.varuint()?;
                 let n = usize::try_from(n).map_err(|_| ProtoError::violation("string length overflows"))?;
                 data.extend_from(r.bytes(n)?);
                 offsets.push(data.len() as u64);
             }
-            (ColumnData::Nullable { nulls, inner }, DataType::Nullable(t)) => {
+            (ColumnData::Nullable(NullableColumn { nulls, inner }), DataType::Nullable(t)) => {
                 if r.u8()? != 0 {
                     nulls.push(1u8);
                     inner.push_default(t)?;
@@ -52,7 +53,7 @@ impl ColumnData {
                     nulls.push(0u8);
                 }
             }
-            (ColumnData::Array { offsets, inner }, DataType::Array(t)) => {
+            (ColumnData::Array(ArrayColumn { offsets, inner }), DataType::Array(t)) => {
                 let n = r.varuint()?;
                 // Every element takes at least one byte.
                 let n = usize::try_from(n)
@@ -64,13 +65,13 @@ impl ColumnData {
                 }
                 offsets.push(inner.rows() as u64);
             }
-            (ColumnData::Array { offsets, inner }, DataType::Map(k, v)) => {
+            (ColumnData::Array(ArrayColumn { offsets, inner }), DataType::Map(k, v)) => {
                 let n = r.varuint()?;
                 let n = usize::try_from(n)
                     .ok()
                     .filter(|&n| n <= r.remaining())
                     .ok_or_else(|| ProtoError::violation("map size beyond the value"))?;
-                let ColumnData::Tuple(kv) = inner.as_mut() else {
+                let ColumnData::Tuple(TupleColumn { elems: kv }) = inner.as_mut() else {
                     return Err(ProtoError::violation("column shape differs from its type"));
                 };
                 if kv.len() != 2 {
@@ -82,12 +83,15 @@ impl ColumnData {
                 }
                 offsets.push(kv[0].rows() as u64);
             }
-            (ColumnData::Tuple(cols), DataType::Tuple(elems)) if cols.len() == elems.len() => {
+            (ColumnData::Tuple(TupleColumn { elems: cols }), DataType::Tuple(elems)) if cols.len() == elems.len() => {
                 for (c, (_, t)) in cols.iter_mut().zip(elems) {
                     c.push_row_binary(t, r)?;
                 }
             }
-            (ColumnData::LowCardinality { dict, key_width, keys, nullable }, DataType::LowCardinality(t)) => {
+            (
+                ColumnData::LowCardinality(LowCardinalityColumn { dict, key_width, keys, nullable }),
+                DataType::LowCardinality(t),
+            ) => {
                 let inner = match t.as_ref() {
                     DataType::Nullable(t) => t.as_ref(),
                     t => t,
@@ -127,19 +131,22 @@ impl ColumnData {
         let shape = ty.wire_shape();
         let ty = shape.as_ref();
         match (self, ty) {
-            (ColumnData::Fixed { width, data }, _) => data.resize_zeroed(data.len() + *width),
-            (ColumnData::String { offsets, data }, _) => offsets.push(data.len() as u64),
-            (ColumnData::Nullable { nulls, inner }, DataType::Nullable(t)) => {
+            (ColumnData::Fixed(FixedColumn { width, data }), _) => data.resize_zeroed(data.len() + *width),
+            (ColumnData::String(StringColumn { offsets, data }), _) => offsets.push(data.len() as u64),
+            (ColumnData::Nullable(NullableColumn { nulls, inner }), DataType::Nullable(t)) => {
                 nulls.push(1u8);
                 inner.push_default(t)?;
             }
-            (ColumnData::Array { offsets, inner }, _) => offsets.push(inner.rows() as u64),
-            (ColumnData::Tuple(cols), DataType::Tuple(elems)) if cols.len() == elems.len() => {
+            (ColumnData::Array(ArrayColumn { offsets, inner }), _) => offsets.push(inner.rows() as u64),
+            (ColumnData::Tuple(TupleColumn { elems: cols }), DataType::Tuple(elems)) if cols.len() == elems.len() => {
                 for (c, (_, t)) in cols.iter_mut().zip(elems) {
                     c.push_default(t)?;
                 }
             }
-            (ColumnData::LowCardinality { dict, key_width, keys, nullable }, DataType::LowCardinality(t)) => {
+            (
+                ColumnData::LowCardinality(LowCardinalityColumn { dict, key_width, keys, nullable }),
+                DataType::LowCardinality(t),
+            ) => {
                 let inner = match t.as_ref() {
                     DataType::Nullable(t) => t.as_ref(),
                     t => t,

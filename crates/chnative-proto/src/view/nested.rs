@@ -1,6 +1,7 @@
 //! The wrappers that nest columns: Nullable, Array (and Map, Nested and the geo arrays),
 //! Tuple and LowCardinality. A part's view borrows its type from the parent's.
 
+use crate::column::{ArrayColumn, LowCardinalityColumn, NullableColumn, TupleColumn};
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -12,7 +13,7 @@ use crate::types::DataType;
 impl<'a> ColumnView<'a> {
     /// A Nullable(T) column.
     pub fn as_nullable(&self) -> Result<NullableView<'a>> {
-        let ColumnData::Nullable { nulls, inner } = self.data else {
+        let ColumnData::Nullable(NullableColumn { nulls, inner }) = self.data else {
             return Err(self.mismatch("Nullable"));
         };
         fn pick(t: &DataType) -> Option<&DataType> {
@@ -29,7 +30,7 @@ impl<'a> ColumnView<'a> {
 
     /// An Array(T) column (also Map, Nested and the geo arrays).
     pub fn as_array(&self) -> Result<ArrayView<'a>> {
-        let ColumnData::Array { offsets, inner } = self.data else {
+        let ColumnData::Array(ArrayColumn { offsets, inner }) = self.data else {
             return Err(self.mismatch("Array"));
         };
         let shape = self.shape();
@@ -51,7 +52,7 @@ impl<'a> ColumnView<'a> {
     /// A Tuple column's element `i`.
     pub fn tuple_element(&self, i: usize) -> Result<ColumnView<'a>> {
         let shape = self.shape();
-        let (D::Tuple(_), ColumnData::Tuple(cols)) = (shape.as_ref(), self.data) else {
+        let (D::Tuple(_), ColumnData::Tuple(TupleColumn { elems: cols })) = (shape.as_ref(), self.data) else {
             return Err(self.mismatch("Tuple"));
         };
         let element = project(shape, |t| match t {
@@ -66,7 +67,7 @@ impl<'a> ColumnView<'a> {
 
     /// A LowCardinality(T) column.
     pub fn as_low_cardinality(&self) -> Result<LowCardinalityView<'a>> {
-        let ColumnData::LowCardinality { dict, key_width, keys, nullable } = self.data else {
+        let ColumnData::LowCardinality(LowCardinalityColumn { dict, key_width, keys, nullable }) = self.data else {
             return Err(self.mismatch("LowCardinality"));
         };
         fn pick(t: &DataType) -> Option<&DataType> {
@@ -223,6 +224,7 @@ impl<'a> LowCardinalityView<'a> {
 mod tests {
     use super::*;
     use crate::buffer::AlignedBuf;
+    use crate::column::LowCardinalityColumn;
 
     fn borrowed(v: &ColumnView<'_>) -> bool {
         matches!(v.ty, Cow::Borrowed(_)) && v.type_name.is_none()
@@ -306,12 +308,12 @@ mod tests {
             for k in [1u64, 2, 1, 0] {
                 keys.extend_from(&k.to_le_bytes()[..usize::from(width)]);
             }
-            let data = ColumnData::LowCardinality {
+            let data = ColumnData::LowCardinality(LowCardinalityColumn {
                 dict: Box::new(ColumnData::from_strings(&["", "x", "y"])),
                 key_width: width,
                 keys,
                 nullable,
-            };
+            });
             let name = if nullable { "LowCardinality(Nullable(String))" } else { "LowCardinality(String)" };
             let ty = DataType::parse(name).unwrap();
             let v = ColumnView::new("l", &ty, name, &data);
