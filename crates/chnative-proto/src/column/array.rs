@@ -2,8 +2,10 @@
 //! the geo rings and polygons): u64 end offsets per row, then the flattened elements.
 
 use super::check::{cannot_hold, check_end_offsets, Reason};
-use super::codec::ColumnCodec;
-use super::{check_offsets, checked_len, last_offset, selected_len, ColumnData, Layout, ScanMemo, SerInfo};
+use super::codec::{no_row_binary, ColumnCodec};
+use super::{
+    check_offsets, checked_len, last_offset, selected_len, ColumnData, Layout, ScanMemo, SerInfo, TupleColumn,
+};
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
 use crate::types::DataType;
@@ -149,6 +151,49 @@ impl ColumnCodec for ArrayColumn {
             }
             _ => Err(cannot_hold(self, ty)),
         }
+    }
+
+    /// Arrays, and maps as arrays of key-value tuples.
+    fn push_row_binary(&mut self, ty: &DataType, r: &mut Reader<'_>) -> Result<()> {
+        match ty {
+            DataType::Array(t) => {
+                let n = r.varuint()?;
+                // Every element takes at least one byte.
+                let n = usize::try_from(n)
+                    .ok()
+                    .filter(|&n| n <= r.remaining())
+                    .ok_or_else(|| ProtoError::violation("array length beyond the value"))?;
+                for _ in 0..n {
+                    self.inner.push_row_binary(t, r)?;
+                }
+                self.offsets.push(self.inner.rows() as u64);
+            }
+            DataType::Map(k, v) => {
+                let n = r.varuint()?;
+                let n = usize::try_from(n)
+                    .ok()
+                    .filter(|&n| n <= r.remaining())
+                    .ok_or_else(|| ProtoError::violation("map size beyond the value"))?;
+                let ColumnData::Tuple(TupleColumn { elems: kv }) = self.inner.as_mut() else {
+                    return Err(ProtoError::violation("column shape differs from its type"));
+                };
+                if kv.len() != 2 {
+                    return Err(ProtoError::violation("column shape differs from its type"));
+                }
+                for _ in 0..n {
+                    kv[0].push_row_binary(k, r)?;
+                    kv[1].push_row_binary(v, r)?;
+                }
+                self.offsets.push(kv[0].rows() as u64);
+            }
+            _ => return Err(no_row_binary(ty)),
+        }
+        Ok(())
+    }
+
+    fn push_default(&mut self, _: &DataType) -> Result<()> {
+        self.offsets.push(self.inner.rows() as u64);
+        Ok(())
     }
 }
 

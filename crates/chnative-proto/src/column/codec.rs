@@ -19,7 +19,7 @@
 //! many pieces is scanned once and decoded once.
 
 use crate::buffer::BufferPool;
-use crate::error::Result;
+use crate::error::{ProtoError, Result};
 use crate::types::DataType;
 use crate::wire::{Budget, Reader};
 
@@ -91,4 +91,28 @@ pub(crate) trait ColumnCodec: Sized {
     /// wire shape). `nulls` is the null map over it, when it is a Nullable's
     /// values. Data of another family is `wrong`.
     fn check_fits(&self, ty: &DataType, nulls: Option<&[u8]>) -> Result<(), Reason>;
+
+    /// Appends one value in RowBinary (`serializeBinary`) form: how Dynamic's shared
+    /// variant and JSON's shared data hold values. `ty` is this column's type,
+    /// reduced to its wire shape; a family that has no RowBinary decoding, or
+    /// a type it does not hold, says so.
+    fn push_row_binary(&mut self, ty: &DataType, _r: &mut Reader<'_>) -> Result<()> {
+        Err(no_row_binary(ty))
+    }
+
+    /// Appends the type's default value (0, empty, NULL); `ty` as for
+    /// [`ColumnCodec::push_row_binary`].
+    fn push_default(&mut self, ty: &DataType) -> Result<()> {
+        Err(no_default(ty))
+    }
+}
+
+/// The error for a RowBinary value of a type the column does not decode.
+pub(super) fn no_row_binary(ty: &DataType) -> ProtoError {
+    ProtoError::ty(ty.to_string(), "no RowBinary decoding for this type")
+}
+
+/// The error for a default value the column cannot append.
+pub(super) fn no_default(ty: &DataType) -> ProtoError {
+    ProtoError::ty(ty.to_string(), "no default value for this column shape")
 }

@@ -122,6 +122,16 @@ impl ColumnCodec for FixedColumn {
         }
         check_fixed_values(ty, self.data.as_bytes(), want, nulls)
     }
+
+    fn push_row_binary(&mut self, _: &DataType, r: &mut Reader<'_>) -> Result<()> {
+        self.data.extend_from(r.bytes(self.width)?);
+        Ok(())
+    }
+
+    fn push_default(&mut self, _: &DataType) -> Result<()> {
+        self.data.resize_zeroed(self.data.len() + self.width);
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! LowCardinality(Nullable(T)) dictionary entry 0 stands for NULL.
 
 use super::check::{cannot_hold, Reason};
-use super::codec::ColumnCodec;
+use super::codec::{no_default, no_row_binary, ColumnCodec};
 use super::{checked_len, ColumnData, Layout, ScanMemo, SerInfo};
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
@@ -67,6 +67,28 @@ impl LowCardinalityColumn {
     /// True for LowCardinality(Nullable(T)).
     pub fn is_nullable(&self) -> bool {
         self.nullable
+    }
+
+    /// Before a row appended value by value (RowBinary): u64 keys, and for
+    /// LowCardinality(Nullable(T)) the NULL slot at key 0. Returns the
+    /// dictionary's type (`t` without Nullable).
+    fn start_row_keys<'t>(&mut self, t: &'t DataType) -> Result<&'t DataType> {
+        let inner = match t {
+            DataType::Nullable(t) => t.as_ref(),
+            t => t,
+        };
+        if self.keys.is_empty() {
+            if self.key_width != 8 || self.dict.rows() > 0 {
+                self.dict.clear();
+            }
+            self.key_width = 8;
+            if self.nullable && self.dict.rows() == 0 {
+                self.dict.push_default(inner)?;
+            }
+        } else if self.key_width != 8 {
+            return Err(ProtoError::violation("LowCardinality keys are not 64-bit"));
+        }
+        Ok(inner)
     }
 }
 
@@ -249,6 +271,30 @@ impl ColumnCodec for LowCardinalityColumn {
         if rows > 0 && max_key(keys, key_width).map_err(|e| e.to_string())? >= size {
             let i = (0..rows).find(|&i| key_at(keys, key_width, i) >= size).unwrap_or(0);
             return Err(format!("key #{i} is {}, beyond the dictionary of {size} values", key_at(keys, key_width, i)));
+        }
+        Ok(())
+    }
+
+    fn push_row_binary(&mut self, ty: &DataType, r: &mut Reader<'_>) -> Result<()> {
+        let DataType::LowCardinality(t) = ty else { return Err(no_row_binary(ty)) };
+        let inner = self.start_row_keys(t)?;
+        if self.nullable && r.u8()? != 0 {
+            self.keys.push(0u64);
+        } else {
+            self.dict.push_row_binary(inner, r)?;
+            self.keys.push(self.dict.rows() as u64 - 1);
+        }
+        Ok(())
+    }
+
+    fn push_default(&mut self, ty: &DataType) -> Result<()> {
+        let DataType::LowCardinality(t) = ty else { return Err(no_default(ty)) };
+        let inner = self.start_row_keys(t)?;
+        if self.nullable {
+            self.keys.push(0u64);
+        } else {
+            self.dict.push_default(inner)?;
+            self.keys.push(self.dict.rows() as u64 - 1);
         }
         Ok(())
     }

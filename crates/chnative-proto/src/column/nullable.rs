@@ -2,7 +2,7 @@
 //! placeholder at each NULL row.
 
 use super::check::{cannot_hold, Reason};
-use super::codec::ColumnCodec;
+use super::codec::{no_default, no_row_binary, ColumnCodec};
 use super::{ColumnData, Layout, ScanMemo, SerInfo};
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
@@ -142,6 +142,24 @@ impl ColumnCodec for NullableColumn {
             return Err(format!("null map byte #{i} is {}, not 0 or 1", nulls[i]));
         }
         self.inner.check_at(t, Some(nulls))
+    }
+
+    fn push_row_binary(&mut self, ty: &DataType, r: &mut Reader<'_>) -> Result<()> {
+        let DataType::Nullable(t) = ty else { return Err(no_row_binary(ty)) };
+        if r.u8()? != 0 {
+            self.nulls.push(1u8);
+            self.inner.push_default(t)
+        } else {
+            self.inner.push_row_binary(t, r)?;
+            self.nulls.push(0u8);
+            Ok(())
+        }
+    }
+
+    fn push_default(&mut self, ty: &DataType) -> Result<()> {
+        let DataType::Nullable(t) = ty else { return Err(no_default(ty)) };
+        self.nulls.push(1u8);
+        self.inner.push_default(t)
     }
 }
 

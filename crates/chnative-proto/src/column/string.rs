@@ -106,6 +106,19 @@ impl ColumnCodec for StringColumn {
         let offsets = self.offsets.typed::<u64>().map_err(|e| e.to_string())?;
         check_end_offsets(offsets, self.data.len(), "string")
     }
+
+    fn push_row_binary(&mut self, _: &DataType, r: &mut Reader<'_>) -> Result<()> {
+        let n = r.varuint()?;
+        let n = usize::try_from(n).map_err(|_| ProtoError::violation("string length overflows"))?;
+        self.data.extend_from(r.bytes(n)?);
+        self.offsets.push(self.data.len() as u64);
+        Ok(())
+    }
+
+    fn push_default(&mut self, _: &DataType) -> Result<()> {
+        self.offsets.push(self.data.len() as u64);
+        Ok(())
+    }
 }
 
 /// Reads `rows` strings in the layout `sized` says (offsets + bytes, or VarUInt-prefixed).

@@ -2,7 +2,7 @@
 //! its own serialization info.
 
 use super::check::{cannot_hold, Reason};
-use super::codec::ColumnCodec;
+use super::codec::{no_default, no_row_binary, ColumnCodec};
 use super::{ColumnData, Layout, ScanMemo, SerInfo};
 use crate::buffer::BufferPool;
 use crate::error::{ProtoError, Result};
@@ -120,6 +120,28 @@ impl ColumnCodec for TupleColumn {
                 return Err(format!("tuple element {} has {} rows, element 1 has {rows}", i + 1, c.rows()));
             }
             c.check_at(t, None).map_err(|r| format!("tuple element {}: {r}", i + 1))?;
+        }
+        Ok(())
+    }
+
+    fn push_row_binary(&mut self, ty: &DataType, r: &mut Reader<'_>) -> Result<()> {
+        let DataType::Tuple(types) = ty else { return Err(no_row_binary(ty)) };
+        if types.len() != self.elems.len() {
+            return Err(no_row_binary(ty));
+        }
+        for (c, (_, t)) in self.elems.iter_mut().zip(types) {
+            c.push_row_binary(t, r)?;
+        }
+        Ok(())
+    }
+
+    fn push_default(&mut self, ty: &DataType) -> Result<()> {
+        let DataType::Tuple(types) = ty else { return Err(no_default(ty)) };
+        if types.len() != self.elems.len() {
+            return Err(no_default(ty));
+        }
+        for (c, (_, t)) in self.elems.iter_mut().zip(types) {
+            c.push_default(t)?;
         }
         Ok(())
     }

@@ -13,7 +13,7 @@ use crate::error::{ProtoError, Result};
 use crate::wire::{Budget, Reader, WriteExt};
 
 use super::check::{cannot_hold, Reason};
-use super::codec::ColumnCodec;
+use super::codec::{no_row_binary, ColumnCodec};
 use super::{checked_len, ColumnData, Layout, ScanMemo, SerInfo};
 use crate::types::DataType;
 
@@ -253,6 +253,30 @@ impl ColumnCodec for VariantData {
             }
             c.check_at(t, None)?;
         }
+        Ok(())
+    }
+
+    fn push_row_binary(&mut self, ty: &DataType, r: &mut Reader<'_>) -> Result<()> {
+        let DataType::Variant(alts) = ty else { return Err(no_row_binary(ty)) };
+        let d = r.u8()?;
+        if d == NULL_DISCRIMINATOR {
+            self.push_null();
+        } else {
+            let k = usize::from(d);
+            let (Some(col), Some(t)) = (self.variants.get_mut(k), alts.get(k)) else {
+                return Err(ProtoError::violation(format!("Variant discriminator {d} out of range")));
+            };
+            let at = col.rows() as u64;
+            col.push_row_binary(t, r)?;
+            self.discriminators.push(d);
+            self.offsets.push(at);
+        }
+        Ok(())
+    }
+
+    /// NULL, whatever the type.
+    fn push_default(&mut self, _: &DataType) -> Result<()> {
+        self.push_null();
         Ok(())
     }
 }
