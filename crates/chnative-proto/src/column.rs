@@ -28,48 +28,82 @@ use crate::error::{ProtoError, Result};
 use crate::types::DataType;
 use crate::wire::{Budget, Reader};
 
-/// Runs `$body` with `$c` bound to the family inside `$value` (a `ColumnData`,
-/// `&ColumnData` or `&mut ColumnData`): the one place that lists the families.
-macro_rules! dispatch {
-    ($value:expr, $c:ident => $body:expr) => {
-        match $value {
-            ColumnData::Fixed($c) => $body,
-            ColumnData::String($c) => $body,
-            ColumnData::Nullable($c) => $body,
-            ColumnData::Array($c) => $body,
-            ColumnData::Tuple($c) => $body,
-            ColumnData::LowCardinality($c) => $body,
-            ColumnData::Variant($c) => $body,
-            ColumnData::Dynamic($c) => $body,
-            ColumnData::Json($c) => $body,
-            ColumnData::Delimited($c) => $body,
+/// Declares [`ColumnData`] from the registry below: one variant per family, the
+/// `From` conversions, and the `dispatch!` / `dispatch_pair!` macros that every
+/// operation goes through (a static `match`, once per column, never per value).
+/// `$d` is a literal `$`, so the generated macros can have metavariables.
+macro_rules! families {
+    ($d:tt $( $(#[$meta:meta])* $variant:ident($payload:ty) = $family:ty ),* $(,)?) => {
+        /// The storage of one column, shaped by its type: one variant per family.
+        ///
+        /// This is the low level: outside this crate a `ColumnData` comes from the
+        /// decoders, [`ColumnData::for_type`] and the builders ([`ColumnData::from_values`],
+        /// [`ColumnData::from_strings`], [`ColumnData::nullable`], [`ColumnData::array`],
+        /// …); the family structs can be read through their accessors but not built or
+        /// written. Data becomes a [`crate::Column`] only through [`crate::Column::new`],
+        /// which checks it against the type.
+        #[derive(Debug, Clone)]
+        #[non_exhaustive]
+        pub enum ColumnData {
+            $( $(#[$meta])* $variant($payload), )*
+        }
+
+        $( impl From<$family> for ColumnData {
+            fn from(c: $family) -> ColumnData {
+                ColumnData::$variant(c.into())
+            }
+        } )*
+
+        /// Runs `$body` with `$c` bound to the family inside `$value` (a
+        /// `ColumnData`, `&ColumnData` or `&mut ColumnData`).
+        macro_rules! dispatch {
+            ($d value:expr, $d c:ident => $d body:expr) => {
+                match $d value {
+                    $( ColumnData::$variant($d c) => $d body, )*
+                }
+            };
+        }
+
+        /// [`dispatch!`] over two columns of the same family; `$other` runs when
+        /// the families differ.
+        macro_rules! dispatch_pair {
+            ($d a:expr, $d b:expr, ($d x:ident, $d y:ident) => $d body:expr, _ => $d other:expr) => {
+                match ($d a, $d b) {
+                    $( (ColumnData::$variant($d x), ColumnData::$variant($d y)) => $d body, )*
+                    _ => $d other,
+                }
+            };
         }
     };
 }
 
-/// Like [`dispatch!`] over a pair of columns of the same family; `$other` runs
-/// when the families differ.
-macro_rules! dispatch_pair {
-    ($a:expr, $b:expr, ($x:ident, $y:ident) => $body:expr, _ => $other:expr) => {
-        match ($a, $b) {
-            (ColumnData::Fixed($x), ColumnData::Fixed($y)) => $body,
-            (ColumnData::String($x), ColumnData::String($y)) => $body,
-            (ColumnData::Nullable($x), ColumnData::Nullable($y)) => $body,
-            (ColumnData::Array($x), ColumnData::Array($y)) => $body,
-            (ColumnData::Tuple($x), ColumnData::Tuple($y)) => $body,
-            (ColumnData::LowCardinality($x), ColumnData::LowCardinality($y)) => $body,
-            (ColumnData::Variant($x), ColumnData::Variant($y)) => $body,
-            (ColumnData::Dynamic($x), ColumnData::Dynamic($y)) => $body,
-            (ColumnData::Json($x), ColumnData::Json($y)) => $body,
-            (ColumnData::Delimited($x), ColumnData::Delimited($y)) => $body,
-            _ => $other,
-        }
-    };
+// The registry: one line per family. A family is a struct in its own module that
+// owns its buffers and implements `ColumnCodec` (codec.rs), decoding and encoding
+// side by side.
+families! { $
+    /// Any fixed-width type: numbers, dates, UUID, IPs, decimals, enums, FixedString(N), Nothing.
+    Fixed(FixedColumn) = FixedColumn,
+    /// String: cumulative end offsets (u64 per row) into one byte blob.
+    String(StringColumn) = StringColumn,
+    /// Nullable(T): one byte per row (1 = NULL) and the inner column (placeholders at NULLs).
+    Nullable(NullableColumn) = NullableColumn,
+    /// Array(T), Map(K, V) (as Array(Tuple(K, V))), Nested, geo rings and polygons.
+    Array(ArrayColumn) = ArrayColumn,
+    /// Tuple(T1, …) and Point: one column per element.
+    Tuple(TupleColumn) = TupleColumn,
+    /// LowCardinality(T): a dictionary and one key per row.
+    LowCardinality(LowCardinalityColumn) = LowCardinalityColumn,
+    /// Variant(T1, …): discriminators plus one dense column per alternative.
+    Variant(Box<VariantData>) = VariantData,
+    /// Dynamic: the per-block type list and the values (see [`DynamicData`]).
+    Dynamic(Box<DynamicData>) = DynamicData,
+    /// JSON: typed paths, dynamic paths and shared data, or text (see [`JsonData`]).
+    Json(Box<JsonData>) = JsonData,
+    /// Rows that delimit themselves, kept as they came (aggregate-function states).
+    Delimited(DelimitedColumn) = DelimitedColumn,
 }
 
-// One module per family: a struct owning its buffers and implementing
-// `ColumnCodec` (codec.rs), decoding and encoding side by side. `ColumnData` has
-// one variant per family and `dispatch!` below forwards every operation to it.
+// The families, then the jobs that cut across them.
 mod array;
 mod fixed;
 mod low_cardinality;
@@ -109,62 +143,6 @@ pub(crate) use string::ScanMemo;
 pub use string::{var_string_rows_stepped, write_strings, StringColumn};
 pub use tuple::TupleColumn;
 pub use variant::*;
-
-/// The storage of one column, shaped by its type: one variant per family.
-///
-/// This is the low level: outside this crate a `ColumnData` comes from the
-/// decoders, [`ColumnData::for_type`] and the builders ([`ColumnData::from_values`],
-/// [`ColumnData::from_strings`], [`ColumnData::nullable`], [`ColumnData::array`],
-/// …); the family structs can be read through their accessors but not built or
-/// written. Data becomes a [`crate::Column`] only through [`crate::Column::new`],
-/// which checks it against the type.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum ColumnData {
-    /// Any fixed-width type: numbers, dates, UUID, IPs, decimals, enums, FixedString(N), Nothing.
-    Fixed(FixedColumn),
-    /// String: cumulative end offsets (u64 per row) into one byte blob.
-    String(StringColumn),
-    /// Nullable(T): one byte per row (1 = NULL) and the inner column (placeholders at NULLs).
-    Nullable(NullableColumn),
-    /// Array(T), Map(K, V) (as Array(Tuple(K, V))), Nested, geo rings and polygons.
-    Array(ArrayColumn),
-    /// Tuple(T1, …) and Point: one column per element.
-    Tuple(TupleColumn),
-    /// LowCardinality(T): a dictionary and one key per row.
-    LowCardinality(LowCardinalityColumn),
-    /// Variant(T1, …): discriminators plus one dense column per alternative.
-    Variant(Box<VariantData>),
-    /// Dynamic: the per-block type list and the values (see [`DynamicData`]).
-    Dynamic(Box<DynamicData>),
-    /// JSON: typed paths, dynamic paths and shared data, or text (see [`JsonData`]).
-    Json(Box<JsonData>),
-    /// Rows that delimit themselves, kept as they came (aggregate-function states).
-    Delimited(DelimitedColumn),
-}
-
-macro_rules! from_family {
-    ($($family:ty => $variant:ident),* $(,)?) => {
-        $(impl From<$family> for ColumnData {
-            fn from(c: $family) -> ColumnData {
-                ColumnData::$variant(c.into())
-            }
-        })*
-    };
-}
-
-from_family! {
-    FixedColumn => Fixed,
-    StringColumn => String,
-    NullableColumn => Nullable,
-    ArrayColumn => Array,
-    TupleColumn => Tuple,
-    LowCardinalityColumn => LowCardinality,
-    VariantData => Variant,
-    DynamicData => Dynamic,
-    JsonData => Json,
-    DelimitedColumn => Delimited,
-}
 
 /// How strings are laid out at the negotiated revision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
