@@ -44,6 +44,12 @@ pub(crate) trait ColumnCodec: Sized {
     /// A short description of the shape, for "… cannot hold T" errors.
     fn shape_name(&self) -> String;
 
+    /// The columns that carry their own serialization info in the block header,
+    /// in order: a Tuple's elements, JSON's typed paths; none for the others.
+    fn info_elements(&self) -> &[super::ColumnData] {
+        &[]
+    }
+
     /// Reads the state prefix (written once before any data). Most families have none.
     fn read_prefix(&mut self, _r: &mut Reader<'_>) -> Result<()> {
         Ok(())

@@ -233,6 +233,11 @@ impl ColumnCodec for JsonData {
         JsonData::rows(self)
     }
 
+    /// JSON's info is named like a Tuple's: one per typed path, in path order.
+    fn info_elements(&self) -> &[ColumnData] {
+        &self.typed
+    }
+
     fn shape_name(&self) -> String {
         "JSON data".into()
     }

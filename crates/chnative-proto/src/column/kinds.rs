@@ -2,9 +2,9 @@
 //! replicated, detached), as the block header's serialization info announces them,
 //! and their materialisation to the dense shapes on read.
 
+use super::codec::ColumnCodec;
 use super::{checked_len, ColumnData, Layout, ScanMemo};
 use crate::buffer::BufferPool;
-use crate::column::{NullableColumn, TupleColumn};
 use crate::error::{ProtoError, Result};
 use crate::wire::Reader;
 
@@ -58,21 +58,8 @@ impl SerInfo {
             }
             k => return Err(ProtoError::violation(format!("unknown serialization kind stack {k}"))),
         };
-        let mut elems = Vec::new();
-        match data {
-            ColumnData::Tuple(TupleColumn { elems: cols }) => {
-                for c in cols {
-                    elems.push(SerInfo::read(r, c)?);
-                }
-            }
-            // JSON's info is named like a Tuple's: one per typed path, in path order.
-            ColumnData::Json(j) => {
-                for c in &j.typed {
-                    elems.push(SerInfo::read(r, c)?);
-                }
-            }
-            _ => {}
-        }
+        let elems =
+            dispatch!(data, c => c.info_elements()).iter().map(|c| SerInfo::read(r, c)).collect::<Result<Vec<_>>>()?;
         Ok(SerInfo { stack, elems })
     }
 }
@@ -210,7 +197,7 @@ impl ColumnData {
                 let Some(values) = skip_sparse_offsets(r, rows)? else { return Ok(false) };
                 // Sparse Nullable(T) sends its non-default values as T (see read_kinds).
                 let values_of = match self {
-                    ColumnData::Nullable(NullableColumn { inner, .. }) => inner.as_ref(),
+                    ColumnData::Nullable(n) => n.inner.as_ref(),
                     other => other,
                 };
                 values_of.measure_kinds(r, values, rest, elems, layout, memo)

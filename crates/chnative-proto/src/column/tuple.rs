@@ -43,6 +43,10 @@ impl ColumnCodec for TupleColumn {
         self.elems.iter_mut().for_each(ColumnData::clear);
     }
 
+    fn info_elements(&self) -> &[ColumnData] {
+        &self.elems
+    }
+
     fn shape_name(&self) -> String {
         format!("tuple data of {} elements", self.elems.len())
     }
