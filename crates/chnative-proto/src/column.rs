@@ -103,7 +103,7 @@ families! { $
     Delimited(DelimitedColumn) = DelimitedColumn,
 }
 
-// The families, then the jobs that cut across them.
+// The families (one module each).
 mod array;
 mod fixed;
 mod low_cardinality;

@@ -12,8 +12,9 @@
 //! Resuming: decoders read from a [`Reader`] over whatever input has arrived.
 //! When it runs out they return [`ProtoError::Incomplete`](crate::ProtoError::Incomplete)
 //! with the input length they need, and the caller decodes the column again from
-//! its start once that much has arrived (columns are cleared or overwritten on
-//! every read, so a failed attempt leaves nothing behind that matters). Measuring
+//! its start once that much has arrived ([`Block::read`](crate::Block::read)
+//! resumes at the column that was cut short; buffers are overwritten on every
+//! read, so a failed attempt leaves nothing behind that matters). Measuring
 //! steps over the same bytes without decoding or allocating, keeping the progress
 //! of VarUInt-prefixed string runs in a [`ScanMemo`], so a column arriving in
 //! many pieces is scanned once and decoded once.
