@@ -29,7 +29,7 @@ use crate::types::DataType;
 use crate::wire::{Budget, Reader};
 
 /// Declares [`ColumnData`] from the registry below: one variant per family, the
-/// `From` conversions, and the `dispatch!` / `dispatch_pair!` macros that every
+/// conversions into it, and the `dispatch!` / `dispatch_pair!` macros that every
 /// operation goes through (a static `match`, once per column, never per value).
 /// `$d` is a literal `$`, so the generated macros can have metavariables.
 macro_rules! families {
@@ -48,9 +48,15 @@ macro_rules! families {
             $( $(#[$meta])* $variant($payload), )*
         }
 
-        $( impl From<$family> for ColumnData {
-            fn from(c: $family) -> ColumnData {
-                ColumnData::$variant(c.into())
+        /// Wraps a family's storage in its variant. Crate-internal (not `From`), so
+        /// data reaches users only from decoders and checked builders.
+        pub(crate) trait IntoData {
+            fn into_data(self) -> ColumnData;
+        }
+
+        $( impl IntoData for $family {
+            fn into_data(self) -> ColumnData {
+                ColumnData::$variant(self.into())
             }
         } )*
 
@@ -79,7 +85,8 @@ macro_rules! families {
 
 // The registry: one line per family. A family is a struct in its own module that
 // owns its buffers and implements `ColumnCodec` (codec.rs), decoding and encoding
-// side by side.
+// side by side. Variants whose struct has a public constructor are
+// `#[non_exhaustive]`, so no variant can be built outside this crate.
 families! { $
     /// Any fixed-width type: numbers, dates, UUID, IPs, decimals, enums, FixedString(N), Nothing.
     Fixed(FixedColumn) = FixedColumn,
@@ -94,10 +101,13 @@ families! { $
     /// LowCardinality(T): a dictionary and one key per row.
     LowCardinality(LowCardinalityColumn) = LowCardinalityColumn,
     /// Variant(T1, …): discriminators plus one dense column per alternative.
+    #[non_exhaustive]
     Variant(Box<VariantData>) = VariantData,
     /// Dynamic: the per-block type list and the values (see [`DynamicData`]).
+    #[non_exhaustive]
     Dynamic(Box<DynamicData>) = DynamicData,
     /// JSON: typed paths, dynamic paths and shared data, or text (see [`JsonData`]).
+    #[non_exhaustive]
     Json(Box<JsonData>) = JsonData,
     /// Rows that delimit themselves, kept as they came (aggregate-function states).
     Delimited(DelimitedColumn) = DelimitedColumn,
@@ -191,30 +201,30 @@ impl ColumnData {
             return Err(ProtoError::ty(name.clone(), "no Native codec for this type yet"));
         }
         if let Some(width) = ty.fixed_width() {
-            return Ok(FixedColumn::new(width, pool.take()).into());
+            return Ok(FixedColumn::new(width, pool.take()).into_data());
         }
         if let Some(format) = delimited::format_for(ty) {
-            return Ok(DelimitedColumn::new(format, pool.take(), pool.take()).into());
+            return Ok(DelimitedColumn::new(format, pool.take(), pool.take()).into_data());
         }
         Ok(match ty {
-            DataType::String => StringColumn::take(pool).into(),
+            DataType::String => StringColumn::take(pool).into_data(),
             DataType::Nullable(t) => {
                 let nulls = pool.take();
-                NullableColumn::new(nulls, ColumnData::for_type(t, pool)?).into()
+                NullableColumn::new(nulls, ColumnData::for_type(t, pool)?).into_data()
             }
             DataType::Array(t) => {
                 let offsets = pool.take();
-                ArrayColumn::new(offsets, ColumnData::for_type(t, pool)?).into()
+                ArrayColumn::new(offsets, ColumnData::for_type(t, pool)?).into_data()
             }
             DataType::Map(k, v) => {
                 let offsets = pool.take();
                 let kv = TupleColumn::new(vec![ColumnData::for_type(k, pool)?, ColumnData::for_type(v, pool)?]);
-                ArrayColumn::new(offsets, kv.into()).into()
+                ArrayColumn::new(offsets, kv.into_data()).into_data()
             }
-            DataType::Tuple(elems) if elems.is_empty() => FixedColumn::new(1, pool.take()).into(),
+            DataType::Tuple(elems) if elems.is_empty() => FixedColumn::new(1, pool.take()).into_data(),
             DataType::Tuple(elems) => {
                 TupleColumn::new(elems.iter().map(|(_, t)| ColumnData::for_type(t, pool)).collect::<Result<_>>()?)
-                    .into()
+                    .into_data()
             }
             DataType::LowCardinality(t) => {
                 let (inner, nullable) = match t.as_ref() {
@@ -222,21 +232,21 @@ impl ColumnData {
                     t => (t, false),
                 };
                 let dict = ColumnData::for_type(inner, pool)?;
-                LowCardinalityColumn::new(dict, 1, pool.take(), nullable).into()
+                LowCardinalityColumn::new(dict, 1, pool.take(), nullable).into_data()
             }
             DataType::Variant(alts) => {
                 let cols = alts.iter().map(|t| ColumnData::for_type(t, pool)).collect::<Result<Vec<_>>>()?;
-                VariantData::new(cols, pool).into()
+                VariantData::new(cols, pool).into_data()
             }
-            DataType::Dynamic { .. } => DynamicData::new(pool).into(),
-            DataType::Json(j) => JsonData::new(j, pool)?.into(),
+            DataType::Dynamic { .. } => DynamicData::new(pool).into_data(),
+            DataType::Json(j) => JsonData::new(j, pool)?.into_data(),
             other => return Err(ProtoError::ty(other.to_string(), "no Native codec for this type yet")),
         })
     }
 
     /// Empty storage of the same shape, with buffers from `pool`.
     pub fn empty_like(&self, pool: &mut BufferPool) -> ColumnData {
-        dispatch!(self, c => c.empty_like(pool).into())
+        dispatch!(self, c => c.empty_like(pool).into_data())
     }
 
     /// Gives every buffer back to `pool`.

@@ -100,8 +100,8 @@ mod tests {
     use super::*;
     use crate::buffer::AlignedBuf;
     use crate::column::{
-        ArrayColumn, FixedColumn, LowCardinalityColumn, NullableColumn, StringColumn, TupleColumn, VariantData,
-        NULL_DISCRIMINATOR,
+        ArrayColumn, FixedColumn, IntoData, LowCardinalityColumn, NullableColumn, StringColumn, TupleColumn,
+        VariantData, NULL_DISCRIMINATOR,
     };
 
     fn buf(b: &[u8]) -> AlignedBuf {
@@ -115,11 +115,11 @@ mod tests {
     }
 
     fn fixed(width: usize, b: &[u8]) -> ColumnData {
-        FixedColumn::new(width, buf(b)).into()
+        FixedColumn::new(width, buf(b)).into_data()
     }
 
     fn strings(offsets: &[u64], data: &[u8]) -> ColumnData {
-        StringColumn::new(u64s(offsets), buf(data)).into()
+        StringColumn::new(u64s(offsets), buf(data)).into_data()
     }
 
     fn check(ty: &str, data: &ColumnData) -> Result<(), Reason> {
@@ -151,9 +151,9 @@ mod tests {
         refused("Bool", &fixed(1, &[0, 1, 2]), "value #2 is 2");
         check("Enum8('a' = -1)", &fixed(1, &[0xff])).unwrap();
         // A placeholder under a NULL is not a value.
-        let n = ColumnData::from(NullableColumn::new(buf(&[0, 1]), fixed(1, &[1, 9])));
+        let n = NullableColumn::new(buf(&[0, 1]), fixed(1, &[1, 9])).into_data();
         check("Nullable(Enum8('a' = 1))", &n).unwrap();
-        let n = ColumnData::from(NullableColumn::new(buf(&[1, 0]), fixed(1, &[1, 9])));
+        let n = NullableColumn::new(buf(&[1, 0]), fixed(1, &[1, 9])).into_data();
         refused("Nullable(Enum8('a' = 1))", &n, "value #1 is 9");
     }
 
@@ -167,8 +167,7 @@ mod tests {
 
     #[test]
     fn nullable_null_map_is_checked() {
-        let n =
-            |nulls: &[u8], rows: usize| ColumnData::from(NullableColumn::new(buf(nulls), fixed(4, &vec![0; rows * 4])));
+        let n = |nulls: &[u8], rows: usize| NullableColumn::new(buf(nulls), fixed(4, &vec![0; rows * 4])).into_data();
         check("Nullable(UInt32)", &n(&[0, 1], 2)).unwrap();
         refused("Nullable(UInt32)", &n(&[0, 1, 0], 2), "null map has 3 rows, values have 2");
         refused("Nullable(UInt32)", &n(&[0, 2], 2), "byte #1 is 2");
@@ -177,15 +176,14 @@ mod tests {
 
     #[test]
     fn array_and_map_offsets_are_checked() {
-        let a =
-            |offsets: &[u64], rows: usize| ColumnData::from(ArrayColumn::new(u64s(offsets), fixed(1, &vec![0; rows])));
+        let a = |offsets: &[u64], rows: usize| ArrayColumn::new(u64s(offsets), fixed(1, &vec![0; rows])).into_data();
         check("Array(UInt8)", &a(&[0, 2, 3], 3)).unwrap();
         refused("Array(UInt8)", &a(&[2, 0, 3], 3), "not monotonic");
         refused("Array(UInt8)", &a(&[2, 3], 4), "end at 3, but there are 4");
         refused("Array(UInt16)", &a(&[1], 1), "1 bytes wide, UInt16 needs 2");
         let m = |keys: usize, values: usize| {
             let kv = TupleColumn::new(vec![fixed(1, &vec![0; keys]), fixed(1, &vec![0; values])]);
-            ColumnData::from(ArrayColumn::new(u64s(&[keys as u64]), kv.into()))
+            ArrayColumn::new(u64s(&[keys as u64]), kv.into_data()).into_data()
         };
         check("Map(UInt8, UInt8)", &m(2, 2)).unwrap();
         refused("Map(UInt8, UInt8)", &m(2, 1), "2 keys and 1 values");
@@ -204,7 +202,7 @@ mod tests {
     #[test]
     fn low_cardinality_keys_are_checked() {
         let lc = |keys: &[u8], kw: u8, nullable: bool| {
-            ColumnData::from(LowCardinalityColumn::new(strings(&[0, 1, 2], b"ab"), kw, buf(keys), nullable))
+            LowCardinalityColumn::new(strings(&[0, 1, 2], b"ab"), kw, buf(keys), nullable).into_data()
         };
         check("LowCardinality(String)", &lc(&[0, 2, 1], 1, false)).unwrap();
         check("LowCardinality(Nullable(String))", &lc(&[0, 2, 1], 1, true)).unwrap();
