@@ -96,7 +96,7 @@ fn planes_of(data: &ColumnData) -> Vec<&[u8]> {
         .unwrap()
         .iter()
         .map(|c| match c {
-            ColumnData::Fixed { data, .. } => data.as_bytes(),
+            ColumnData::Fixed(c) => c.data().as_bytes(),
             _ => unreachable!(),
         })
         .collect()

@@ -496,6 +496,7 @@ pub fn write_empty_block(out: &mut Vec<u8>, revision: u64) {
 mod tests {
     use super::*;
     use crate::buffer::AlignedBuf;
+    use crate::column::FixedColumn;
 
     fn sample(revision: u64) -> Vec<u8> {
         let mut pool = BufferPool::new();
@@ -539,7 +540,7 @@ mod tests {
         // Two u32 values offered as UInt64: the server refused these with code 432.
         let mut data = AlignedBuf::new();
         data.set_from(&[1, 0, 0, 0, 2, 0, 0, 0]);
-        let err = Column::new("v", "UInt64", ColumnData::Fixed { width: 4, data }).unwrap_err();
+        let err = Column::new("v", "UInt64", ColumnData::Fixed(FixedColumn { width: 4, data })).unwrap_err();
         assert_eq!(
             err,
             ProtoError::InvalidColumn {
@@ -551,7 +552,7 @@ mod tests {
         assert_eq!(err.to_string(), "column `v` (UInt64): values are 4 bytes wide, UInt64 needs 8");
         let mut data = AlignedBuf::new();
         data.set_from(&[1, 0, 0, 0, 2, 0, 0, 0]);
-        assert_eq!(Column::new("v", "UInt32", ColumnData::Fixed { width: 4, data }).unwrap().rows(), 2);
+        assert_eq!(Column::new("v", "UInt32", ColumnData::Fixed(FixedColumn { width: 4, data })).unwrap().rows(), 2);
     }
 
     #[test]
@@ -559,7 +560,7 @@ mod tests {
         let col = |name: &str, rows: usize| {
             let mut data = AlignedBuf::new();
             data.set_from(&vec![0; rows]);
-            Column::new(name, "UInt8", ColumnData::Fixed { width: 1, data }).unwrap()
+            Column::new(name, "UInt8", ColumnData::Fixed(FixedColumn { width: 1, data })).unwrap()
         };
         let err = Block::from_columns(vec![col("a", 2), col("b", 3)]).unwrap_err();
         assert_eq!(err.to_string(), "column `b` (UInt8): 3 rows, but column `a` has 2");

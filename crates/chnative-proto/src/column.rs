@@ -23,13 +23,97 @@
 //! is affected) and their raw bytes stay available. Sparse or replicated
 //! Dynamic/JSON columns are a [`ProtoError::Type`] (never seen from 26.9).
 
-use crate::buffer::{AlignedBuf, BufferPool};
+use crate::buffer::BufferPool;
 use crate::error::{ProtoError, Result};
 use crate::types::DataType;
 use crate::wire::{Budget, Reader};
 
-// One module per family, decoding and encoding side by side; the `match` arms
-// below only dispatch to them.
+/// Declares [`ColumnData`] from the registry below: one variant per family, the
+/// conversions into it, and the `dispatch!` / `dispatch_pair!` macros that every
+/// operation goes through (a static `match`, once per column, never per value).
+/// `$d` is a literal `$`, so the generated macros can have metavariables.
+macro_rules! families {
+    ($d:tt $( $(#[$meta:meta])* $variant:ident($payload:ty) = $family:ty ),* $(,)?) => {
+        /// The storage of one column, shaped by its type: one variant per family.
+        ///
+        /// This is the low level: outside this crate a `ColumnData` comes from the
+        /// decoders, [`ColumnData::for_type`] and the builders ([`ColumnData::from_values`],
+        /// [`ColumnData::from_strings`], [`ColumnData::nullable`], [`ColumnData::array`],
+        /// …); the family structs can be read through their accessors but not built or
+        /// written. Data becomes a [`crate::Column`] only through [`crate::Column::new`],
+        /// which checks it against the type.
+        #[derive(Debug, Clone)]
+        #[non_exhaustive]
+        pub enum ColumnData {
+            $( $(#[$meta])* $variant($payload), )*
+        }
+
+        /// Wraps a family's storage in its variant. Crate-internal (not `From`), so
+        /// data reaches users only from decoders and checked builders.
+        pub(crate) trait IntoData {
+            fn into_data(self) -> ColumnData;
+        }
+
+        $( impl IntoData for $family {
+            fn into_data(self) -> ColumnData {
+                ColumnData::$variant(self.into())
+            }
+        } )*
+
+        /// Runs `$body` with `$c` bound to the family inside `$value` (a
+        /// `ColumnData`, `&ColumnData` or `&mut ColumnData`).
+        macro_rules! dispatch {
+            ($d value:expr, $d c:ident => $d body:expr) => {
+                match $d value {
+                    $( ColumnData::$variant($d c) => $d body, )*
+                }
+            };
+        }
+
+        /// [`dispatch!`] over two columns of the same family; `$other` runs when
+        /// the families differ.
+        macro_rules! dispatch_pair {
+            ($d a:expr, $d b:expr, ($d x:ident, $d y:ident) => $d body:expr, _ => $d other:expr) => {
+                match ($d a, $d b) {
+                    $( (ColumnData::$variant($d x), ColumnData::$variant($d y)) => $d body, )*
+                    _ => $d other,
+                }
+            };
+        }
+    };
+}
+
+// The registry: one line per family. A family is a struct in its own module that
+// owns its buffers and implements `ColumnCodec` (codec.rs), decoding and encoding
+// side by side. Variants whose struct has a public constructor are
+// `#[non_exhaustive]`, so no variant can be built outside this crate.
+families! { $
+    /// Any fixed-width type: numbers, dates, UUID, IPs, decimals, enums, FixedString(N), Nothing.
+    Fixed(FixedColumn) = FixedColumn,
+    /// String: cumulative end offsets (u64 per row) into one byte blob.
+    String(StringColumn) = StringColumn,
+    /// Nullable(T): one byte per row (1 = NULL) and the inner column (placeholders at NULLs).
+    Nullable(NullableColumn) = NullableColumn,
+    /// Array(T), Map(K, V) (as Array(Tuple(K, V))), Nested, geo rings and polygons.
+    Array(ArrayColumn) = ArrayColumn,
+    /// Tuple(T1, …) and Point: one column per element.
+    Tuple(TupleColumn) = TupleColumn,
+    /// LowCardinality(T): a dictionary and one key per row.
+    LowCardinality(LowCardinalityColumn) = LowCardinalityColumn,
+    /// Variant(T1, …): discriminators plus one dense column per alternative.
+    #[non_exhaustive]
+    Variant(Box<VariantData>) = VariantData,
+    /// Dynamic: the per-block type list and the values (see [`DynamicData`]).
+    #[non_exhaustive]
+    Dynamic(Box<DynamicData>) = DynamicData,
+    /// JSON: typed paths, dynamic paths and shared data, or text (see [`JsonData`]).
+    #[non_exhaustive]
+    Json(Box<JsonData>) = JsonData,
+    /// Rows that delimit themselves, kept as they came (aggregate-function states).
+    Delimited(DelimitedColumn) = DelimitedColumn,
+}
+
+// The families (one module each).
 mod array;
 mod fixed;
 mod low_cardinality;
@@ -47,102 +131,28 @@ mod delimited;
 // Jobs that cut across the families.
 mod build;
 mod check;
+mod codec;
 mod kinds;
 mod rowbinary;
 #[cfg(test)]
 mod test_util;
 
 pub use aggregate::{AggregateState, StateValue};
+pub use array::ArrayColumn;
 pub(crate) use check::{check_end_offsets, check_fixed_values};
-pub use delimited::RowFormat;
+use codec::ColumnCodec;
+pub use delimited::{DelimitedColumn, RowFormat};
 pub use dynamic::*;
+pub use fixed::FixedColumn;
 pub use json::*;
 pub use kinds::{Kind, SerInfo};
+pub use low_cardinality::LowCardinalityColumn;
+pub use nullable::NullableColumn;
 pub use rowbinary::*;
 pub(crate) use string::ScanMemo;
-pub use string::{var_string_rows_stepped, write_strings};
+pub use string::{var_string_rows_stepped, write_strings, StringColumn};
+pub use tuple::TupleColumn;
 pub use variant::*;
-
-/// The storage of one column, shaped by its type.
-///
-/// This is the low level: outside this crate a `ColumnData` comes from the
-/// decoders, [`ColumnData::for_type`] and the builders ([`ColumnData::from_values`],
-/// [`ColumnData::from_strings`], [`ColumnData::nullable`], [`ColumnData::array`],
-/// …); its buffers cannot be written and its variants cannot be built (they are
-/// `#[non_exhaustive]`; read them with `..` in the pattern). Data becomes a
-/// [`crate::Column`] only through [`crate::Column::new`], which checks it
-/// against the type.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum ColumnData {
-    /// Any fixed-width type: numbers, dates, UUID, IPs, decimals, enums, FixedString(N), Nothing.
-    #[non_exhaustive]
-    Fixed {
-        /// Bytes per row.
-        width: usize,
-        /// `rows × width` bytes, little-endian as on the wire.
-        data: AlignedBuf,
-    },
-    /// String: cumulative end offsets (u64 per row) into one byte blob.
-    #[non_exhaustive]
-    String {
-        /// u64 end offset of each row.
-        offsets: AlignedBuf,
-        /// All bytes back to back.
-        data: AlignedBuf,
-    },
-    /// Nullable(T): one byte per row (1 = NULL) and the inner column (placeholders at NULLs).
-    #[non_exhaustive]
-    Nullable {
-        /// Null map.
-        nulls: AlignedBuf,
-        /// Values.
-        inner: Box<ColumnData>,
-    },
-    /// Array(T), Map(K, V) (as Array(Tuple(K, V))), Nested, geo rings and polygons.
-    #[non_exhaustive]
-    Array {
-        /// u64 end offset of each row into `inner`.
-        offsets: AlignedBuf,
-        /// Flattened elements.
-        inner: Box<ColumnData>,
-    },
-    /// Tuple(T1, …) and Point: one column per element.
-    #[non_exhaustive]
-    Tuple(Vec<ColumnData>),
-    /// LowCardinality(T): a dictionary and one key per row.
-    #[non_exhaustive]
-    LowCardinality {
-        /// Distinct values; for LowCardinality(Nullable(T)), entry 0 stands for NULL.
-        dict: Box<ColumnData>,
-        /// Bytes per key: 1, 2, 4 or 8.
-        key_width: u8,
-        /// Keys, `rows × key_width` bytes.
-        keys: AlignedBuf,
-        /// True for LowCardinality(Nullable(T)).
-        nullable: bool,
-    },
-    /// Variant(T1, …): discriminators plus one dense column per alternative.
-    #[non_exhaustive]
-    Variant(Box<VariantData>),
-    /// Dynamic: the per-block type list and the values (see [`DynamicData`]).
-    #[non_exhaustive]
-    Dynamic(Box<DynamicData>),
-    /// JSON: typed paths, dynamic paths and shared data, or text (see [`JsonData`]).
-    #[non_exhaustive]
-    Json(Box<JsonData>),
-    /// Rows that delimit themselves, kept as they came (aggregate-function states):
-    /// the [`RowFormat`] that finds each row's end, end offsets, and the bytes.
-    #[non_exhaustive]
-    Delimited {
-        /// How a row ends.
-        format: std::sync::Arc<dyn RowFormat>,
-        /// u64 end offset of each row.
-        offsets: AlignedBuf,
-        /// All rows back to back, as on the wire.
-        data: AlignedBuf,
-    },
-}
 
 /// How strings are laid out at the negotiated revision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,162 +201,74 @@ impl ColumnData {
             return Err(ProtoError::ty(name.clone(), "no Native codec for this type yet"));
         }
         if let Some(width) = ty.fixed_width() {
-            return Ok(ColumnData::Fixed { width, data: pool.take() });
+            return Ok(FixedColumn::new(width, pool.take()).into_data());
         }
         if let Some(format) = delimited::format_for(ty) {
-            return Ok(ColumnData::Delimited { format, offsets: pool.take(), data: pool.take() });
+            return Ok(DelimitedColumn::new(format, pool.take(), pool.take()).into_data());
         }
         Ok(match ty {
-            DataType::String => ColumnData::String { offsets: pool.take(), data: pool.take() },
+            DataType::String => StringColumn::take(pool).into_data(),
             DataType::Nullable(t) => {
-                ColumnData::Nullable { nulls: pool.take(), inner: Box::new(ColumnData::for_type(t, pool)?) }
+                let nulls = pool.take();
+                NullableColumn::new(nulls, ColumnData::for_type(t, pool)?).into_data()
             }
             DataType::Array(t) => {
-                ColumnData::Array { offsets: pool.take(), inner: Box::new(ColumnData::for_type(t, pool)?) }
+                let offsets = pool.take();
+                ArrayColumn::new(offsets, ColumnData::for_type(t, pool)?).into_data()
             }
-            DataType::Map(k, v) => ColumnData::Array {
-                offsets: pool.take(),
-                inner: Box::new(ColumnData::Tuple(vec![
-                    ColumnData::for_type(k, pool)?,
-                    ColumnData::for_type(v, pool)?,
-                ])),
-            },
-            DataType::Tuple(elems) if elems.is_empty() => ColumnData::Fixed { width: 1, data: pool.take() },
+            DataType::Map(k, v) => {
+                let offsets = pool.take();
+                let kv = TupleColumn::new(vec![ColumnData::for_type(k, pool)?, ColumnData::for_type(v, pool)?]);
+                ArrayColumn::new(offsets, kv.into_data()).into_data()
+            }
+            DataType::Tuple(elems) if elems.is_empty() => FixedColumn::new(1, pool.take()).into_data(),
             DataType::Tuple(elems) => {
-                ColumnData::Tuple(elems.iter().map(|(_, t)| ColumnData::for_type(t, pool)).collect::<Result<_>>()?)
+                TupleColumn::new(elems.iter().map(|(_, t)| ColumnData::for_type(t, pool)).collect::<Result<_>>()?)
+                    .into_data()
             }
             DataType::LowCardinality(t) => {
                 let (inner, nullable) = match t.as_ref() {
                     DataType::Nullable(t) => (t.as_ref(), true),
                     t => (t, false),
                 };
-                ColumnData::LowCardinality {
-                    dict: Box::new(ColumnData::for_type(inner, pool)?),
-                    key_width: 1,
-                    keys: pool.take(),
-                    nullable,
-                }
+                let dict = ColumnData::for_type(inner, pool)?;
+                LowCardinalityColumn::new(dict, 1, pool.take(), nullable).into_data()
             }
             DataType::Variant(alts) => {
                 let cols = alts.iter().map(|t| ColumnData::for_type(t, pool)).collect::<Result<Vec<_>>>()?;
-                ColumnData::Variant(Box::new(VariantData::new(cols, pool)))
+                VariantData::new(cols, pool).into_data()
             }
-            DataType::Dynamic { .. } => ColumnData::Dynamic(Box::new(DynamicData::new(pool))),
-            DataType::Json(j) => ColumnData::Json(Box::new(JsonData::new(j, pool)?)),
+            DataType::Dynamic { .. } => DynamicData::new(pool).into_data(),
+            DataType::Json(j) => JsonData::new(j, pool)?.into_data(),
             other => return Err(ProtoError::ty(other.to_string(), "no Native codec for this type yet")),
         })
     }
 
     /// Empty storage of the same shape, with buffers from `pool`.
     pub fn empty_like(&self, pool: &mut BufferPool) -> ColumnData {
-        match self {
-            ColumnData::Fixed { width, .. } => ColumnData::Fixed { width: *width, data: pool.take() },
-            ColumnData::String { .. } => ColumnData::String { offsets: pool.take(), data: pool.take() },
-            ColumnData::Nullable { inner, .. } => {
-                ColumnData::Nullable { nulls: pool.take(), inner: Box::new(inner.empty_like(pool)) }
-            }
-            ColumnData::Array { inner, .. } => {
-                ColumnData::Array { offsets: pool.take(), inner: Box::new(inner.empty_like(pool)) }
-            }
-            ColumnData::Tuple(cols) => ColumnData::Tuple(cols.iter().map(|c| c.empty_like(pool)).collect()),
-            ColumnData::LowCardinality { dict, nullable, .. } => ColumnData::LowCardinality {
-                dict: Box::new(dict.empty_like(pool)),
-                key_width: 1,
-                keys: pool.take(),
-                nullable: *nullable,
-            },
-            ColumnData::Variant(v) => ColumnData::Variant(Box::new(v.empty_like(pool))),
-            ColumnData::Dynamic(d) => ColumnData::Dynamic(Box::new(d.empty_like(pool))),
-            ColumnData::Json(j) => ColumnData::Json(Box::new(j.empty_like(pool))),
-            ColumnData::Delimited { format, .. } => {
-                ColumnData::Delimited { format: format.clone(), offsets: pool.take(), data: pool.take() }
-            }
-        }
+        dispatch!(self, c => c.empty_like(pool).into_data())
     }
 
     /// Gives every buffer back to `pool`.
     pub fn recycle(self, pool: &mut BufferPool) {
-        match self {
-            ColumnData::Fixed { data, .. } => pool.give(data),
-            ColumnData::String { offsets, data } => {
-                pool.give(offsets);
-                pool.give(data);
-            }
-            ColumnData::Nullable { nulls, inner } => {
-                pool.give(nulls);
-                inner.recycle(pool);
-            }
-            ColumnData::Array { offsets, inner } => {
-                pool.give(offsets);
-                inner.recycle(pool);
-            }
-            ColumnData::Tuple(cols) => cols.into_iter().for_each(|c| c.recycle(pool)),
-            ColumnData::LowCardinality { dict, keys, .. } => {
-                pool.give(keys);
-                dict.recycle(pool);
-            }
-            ColumnData::Variant(v) => v.recycle(pool),
-            ColumnData::Dynamic(d) => d.recycle(pool),
-            ColumnData::Json(j) => j.recycle(pool),
-            ColumnData::Delimited { offsets, data, .. } => {
-                pool.give(offsets);
-                pool.give(data);
-            }
-        }
+        dispatch!(self, c => c.recycle(pool))
     }
 
-    /// A Tuple's element columns (`None` for other shapes): the read accessor
-    /// for a variant whose fields cannot be named outside this crate.
+    /// A Tuple's element columns (`None` for other shapes).
     pub fn tuple_elements(&self) -> Option<&[ColumnData]> {
         match self {
-            ColumnData::Tuple(cols) => Some(cols),
+            ColumnData::Tuple(t) => Some(t.elements()),
             _ => None,
         }
     }
 
     /// Number of rows held.
     pub fn rows(&self) -> usize {
-        match self {
-            ColumnData::Fixed { width, data } => data.len() / (*width).max(1),
-            ColumnData::String { offsets, .. } | ColumnData::Array { offsets, .. } => offsets.len() / 8,
-            ColumnData::Nullable { nulls, .. } => nulls.len(),
-            ColumnData::Tuple(cols) => cols.first().map_or(0, ColumnData::rows),
-            ColumnData::LowCardinality { key_width, keys, .. } => keys.len() / usize::from(*key_width).max(1),
-            ColumnData::Variant(v) => v.rows(),
-            ColumnData::Dynamic(d) => d.rows(),
-            ColumnData::Json(j) => j.rows(),
-            ColumnData::Delimited { offsets, .. } => delimited::rows(offsets),
-        }
+        dispatch!(self, c => c.rows())
     }
 
     pub(crate) fn clear(&mut self) {
-        match self {
-            ColumnData::Fixed { data, .. } => data.clear(),
-            ColumnData::String { offsets, data } => {
-                offsets.clear();
-                data.clear();
-            }
-            ColumnData::Nullable { nulls, inner } => {
-                nulls.clear();
-                inner.clear();
-            }
-            ColumnData::Array { offsets, inner } => {
-                offsets.clear();
-                inner.clear();
-            }
-            ColumnData::Tuple(cols) => cols.iter_mut().for_each(ColumnData::clear),
-            ColumnData::LowCardinality { dict, keys, .. } => {
-                keys.clear();
-                dict.clear();
-            }
-            ColumnData::Variant(v) => v.clear(),
-            ColumnData::Dynamic(d) => d.clear(),
-            ColumnData::Json(j) => j.clear(),
-            ColumnData::Delimited { offsets, data, .. } => {
-                offsets.clear();
-                data.clear();
-            }
-        }
+        dispatch!(self, c => c.clear())
     }
 
     // ----- decoding -------------------------------------------------------
@@ -356,15 +278,7 @@ impl ColumnData {
     /// Dynamic and JSON prefixes carry the block's structure (its types and paths),
     /// so this reshapes those columns.
     pub fn read_prefix(&mut self, r: &mut Reader<'_>) -> Result<()> {
-        match self {
-            ColumnData::Fixed { .. } | ColumnData::String { .. } | ColumnData::Delimited { .. } => Ok(()),
-            ColumnData::Nullable { inner, .. } | ColumnData::Array { inner, .. } => inner.read_prefix(r),
-            ColumnData::Tuple(cols) => cols.iter_mut().try_for_each(|c| c.read_prefix(r)),
-            ColumnData::LowCardinality { .. } => low_cardinality::read_prefix(r),
-            ColumnData::Variant(v) => v.read_prefix(r),
-            ColumnData::Dynamic(d) => d.read_prefix(r),
-            ColumnData::Json(j) => j.read_prefix(r),
-        }
+        dispatch!(self, c => c.read_prefix(r))
     }
 
     /// Reads `rows` rows of data (after the prefix), honouring the serialization info.
@@ -390,20 +304,7 @@ impl ColumnData {
         layout: Layout,
         pool: &mut BufferPool,
     ) -> Result<()> {
-        match self {
-            ColumnData::Fixed { width, data } => fixed::read(r, rows, *width, data),
-            ColumnData::String { offsets, data } => string::read(r, rows, offsets, data, layout.sized_strings),
-            ColumnData::Nullable { nulls, inner } => nullable::read(r, rows, nulls, inner, layout, pool),
-            ColumnData::Array { offsets, inner } => array::read(r, rows, offsets, inner, layout, pool),
-            ColumnData::Tuple(cols) => tuple::read(r, rows, cols, elems, layout, pool),
-            ColumnData::LowCardinality { dict, key_width, keys, .. } => {
-                low_cardinality::read(r, rows, (dict, key_width, keys), layout, pool)
-            }
-            ColumnData::Variant(v) => v.read_body(r, rows, layout, pool),
-            ColumnData::Dynamic(d) => d.read_body(r, rows, layout, pool),
-            ColumnData::Json(j) => j.read_body(r, rows, elems, layout, pool),
-            ColumnData::Delimited { format, offsets, data } => delimited::read(r, rows, format.as_ref(), offsets, data),
-        }
+        dispatch!(self, c => c.read_body(r, rows, elems, layout, pool))
     }
 
     // ----- measuring (how many bytes a column takes, without decoding) ---
@@ -429,20 +330,7 @@ impl ColumnData {
     }
 
     fn measure_prefix(&self, r: &mut Reader<'_>) -> Result<bool> {
-        match self {
-            ColumnData::Fixed { .. } | ColumnData::String { .. } | ColumnData::Delimited { .. } => Ok(true),
-            ColumnData::Nullable { inner, .. } | ColumnData::Array { inner, .. } => inner.measure_prefix(r),
-            ColumnData::Tuple(cols) => {
-                for c in cols {
-                    if !c.measure_prefix(r)? {
-                        return Ok(false);
-                    }
-                }
-                Ok(true)
-            }
-            ColumnData::LowCardinality { .. } => low_cardinality::read_prefix(r).map(|_| true),
-            ColumnData::Variant(_) | ColumnData::Dynamic(_) | ColumnData::Json(_) => Ok(false),
-        }
+        dispatch!(self, c => c.measure_prefix(r))
     }
 
     fn measure_data(
@@ -467,16 +355,7 @@ impl ColumnData {
         layout: Layout,
         memo: &mut ScanMemo,
     ) -> Result<bool> {
-        match self {
-            ColumnData::Fixed { width, .. } => fixed::measure(r, rows, *width).map(|_| true),
-            ColumnData::String { .. } => string::measure(r, rows, layout.sized_strings, memo).map(|_| true),
-            ColumnData::Nullable { inner, .. } => nullable::measure(r, rows, inner, layout, memo),
-            ColumnData::Array { inner, .. } => array::measure(r, rows, inner, layout, memo),
-            ColumnData::Tuple(cols) => tuple::measure(r, rows, cols, elems, layout, memo),
-            ColumnData::LowCardinality { dict, .. } => low_cardinality::measure(r, rows, dict, layout, memo),
-            ColumnData::Delimited { format, .. } => delimited::measure(r, rows, format.as_ref()).map(|_| true),
-            ColumnData::Variant(_) | ColumnData::Dynamic(_) | ColumnData::Json(_) => Ok(false),
-        }
+        dispatch!(self, c => c.measure_body(r, rows, elems, layout, memo))
     }
 
     // ----- gathering (sparse / replicated materialisation) ---------------
@@ -502,75 +381,24 @@ impl ColumnData {
     }
 
     fn append_from(&mut self, src: &ColumnData, idx: &[u64], pool: &mut BufferPool, budget: &mut Budget) -> Result<()> {
-        match (self, src) {
-            (ColumnData::Fixed { width, data }, ColumnData::Fixed { data: s, .. }) => {
-                fixed::append(data, *width, s, idx, budget)
-            }
-            (ColumnData::String { offsets, data }, ColumnData::String { offsets: so, data: sd }) => {
-                string::append(offsets, data, so, sd, idx, budget)
-            }
-            (ColumnData::Nullable { nulls, inner }, ColumnData::Nullable { nulls: sn, inner: si }) => {
-                nullable::append((nulls, inner), (sn, si), idx, pool, budget)
-            }
-            (ColumnData::Array { offsets, inner }, ColumnData::Array { offsets: so, inner: si }) => {
-                array::append((offsets, inner), (so, si), idx, pool, budget)
-            }
-            (ColumnData::Tuple(cols), ColumnData::Tuple(scols)) => tuple::append(cols, scols, idx, pool, budget),
-            (
-                ColumnData::LowCardinality { dict, key_width, keys, .. },
-                ColumnData::LowCardinality { dict: sd, key_width: skw, keys: sk, .. },
-            ) => low_cardinality::append((dict, key_width, keys), (sd, *skw, sk), idx, pool, budget),
-            (ColumnData::Variant(v), ColumnData::Variant(s)) => v.append_from(s, idx, pool, budget),
-            (ColumnData::Delimited { offsets, data, .. }, ColumnData::Delimited { offsets: so, data: sd, .. }) => {
-                delimited::append((offsets, data), (so, sd), idx, budget)
-            }
-            (ColumnData::Dynamic(_), _) | (ColumnData::Json(_), _) => Err(ProtoError::ty(
-                "Dynamic/JSON",
-                "sparse or replicated serialization of Dynamic and JSON columns is not supported",
-            )),
-            _ => Err(ProtoError::violation("column shapes differ")),
-        }
+        let dynamic = matches!(self, ColumnData::Dynamic(_) | ColumnData::Json(_));
+        dispatch_pair!(self, src, (c, s) => c.append_from(s, idx, pool, budget), _ => Err(if dynamic {
+            dynamic::sparse_dynamic_unsupported()
+        } else {
+            ProtoError::violation("column shapes differ")
+        }))
     }
 
     // ----- encoding -------------------------------------------------------
 
     /// Writes the state prefixes of the type tree.
     pub fn write_prefix(&self, out: &mut Vec<u8>) {
-        match self {
-            ColumnData::Fixed { .. } | ColumnData::String { .. } | ColumnData::Delimited { .. } => {}
-            ColumnData::Nullable { inner, .. } | ColumnData::Array { inner, .. } => inner.write_prefix(out),
-            ColumnData::Tuple(cols) => cols.iter().for_each(|c| c.write_prefix(out)),
-            ColumnData::LowCardinality { .. } => low_cardinality::write_prefix(out),
-            ColumnData::Variant(v) => v.write_prefix(out),
-            ColumnData::Dynamic(d) => d.write_prefix(out),
-            ColumnData::Json(j) => j.write_prefix(out),
-        }
+        dispatch!(self, c => c.write_prefix(out))
     }
 
     /// Writes the data of every row (after the prefix).
     pub fn write_data(&self, out: &mut Vec<u8>, layout: Layout) -> Result<()> {
-        match self {
-            ColumnData::Fixed { data, .. } => {
-                fixed::write(out, data);
-                Ok(())
-            }
-            ColumnData::String { offsets, data } => {
-                write_strings(out, offsets.typed::<u64>()?, data.as_bytes(), layout.sized_strings)
-            }
-            ColumnData::Nullable { nulls, inner } => nullable::write(out, nulls, inner, layout),
-            ColumnData::Array { offsets, inner } => array::write(out, offsets, inner, layout),
-            ColumnData::Tuple(cols) => tuple::write(out, cols, layout),
-            ColumnData::LowCardinality { dict, key_width, keys, .. } => {
-                low_cardinality::write(out, (dict, *key_width, keys), layout)
-            }
-            ColumnData::Variant(v) => v.write_body(out, layout),
-            ColumnData::Dynamic(d) => d.write_body(out, layout),
-            ColumnData::Json(j) => j.write_body(out, layout),
-            ColumnData::Delimited { data, .. } => {
-                delimited::write(out, data);
-                Ok(())
-            }
-        }
+        dispatch!(self, c => c.write_body(out, layout))
     }
 }
 

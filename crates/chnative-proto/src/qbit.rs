@@ -28,6 +28,7 @@
 //! The strided form `QBit(T, N, stride)` and `QBit(Int8, N)` (both accepted by 26.9)
 //! are not handled: the type parser does not know them yet.
 
+use crate::column::{FixedColumn, TupleColumn};
 use std::ops::Range;
 
 use bytemuck::Pod;
@@ -187,9 +188,9 @@ pub fn transpose<T: QBitValue>(src: &[T], dim: usize) -> Result<ColumnData> {
 /// [`transpose`] with a chosen kernel (an error if the CPU lacks it).
 pub fn transpose_with<T: QBitValue>(kernel: Kernel, src: &[T], dim: usize) -> Result<ColumnData> {
     let planes = (0..T::ELEMENT.bits())
-        .map(|_| ColumnData::Fixed { width: plane_bytes(dim.max(1)), data: AlignedBuf::new() })
+        .map(|_| ColumnData::Fixed(FixedColumn { width: plane_bytes(dim.max(1)), data: AlignedBuf::new() }))
         .collect();
-    let mut data = ColumnData::Tuple(planes);
+    let mut data = ColumnData::tuple(planes);
     transpose_into(kernel, src, dim, &mut data)?;
     Ok(data)
 }
@@ -202,7 +203,7 @@ pub fn transpose_into<T: QBitValue>(kernel: Kernel, src: &[T], dim: usize, data:
     let rows = rows_of(src.len(), dim)?;
     let nb = plane_bytes(dim);
     let bits = T::ELEMENT.bits();
-    let ColumnData::Tuple(cols) = data else {
+    let ColumnData::Tuple(TupleColumn { elems: cols }) = data else {
         return Err(ProtoError::violation("QBit storage must be a Tuple of bit planes"));
     };
     if cols.len() != bits {
@@ -212,7 +213,7 @@ pub fn transpose_into<T: QBitValue>(kernel: Kernel, src: &[T], dim: usize, data:
     let mut planes: Vec<&mut [u8]> = Vec::with_capacity(bits);
     for c in cols.iter_mut() {
         match c {
-            ColumnData::Fixed { width, data } if *width == nb => {
+            ColumnData::Fixed(FixedColumn { width, data }) if *width == nb => {
                 // Every byte is overwritten below; zeroing only sets the length.
                 data.clear();
                 data.resize_zeroed(total);
@@ -354,7 +355,7 @@ impl<'a> QBitView<'a> {
             return Err(ProtoError::violation("QBit dimension must be at least 1"));
         }
         let nb = plane_bytes(dim);
-        let ColumnData::Tuple(cols) = data else {
+        let ColumnData::Tuple(TupleColumn { elems: cols }) = data else {
             return Err(ProtoError::violation("QBit data must be a Tuple of bit planes"));
         };
         if cols.len() != element.bits() {
@@ -363,7 +364,7 @@ impl<'a> QBitView<'a> {
         let mut planes = Vec::with_capacity(cols.len());
         for c in cols {
             match c {
-                ColumnData::Fixed { width, data } if *width == nb => planes.push(data.as_bytes()),
+                ColumnData::Fixed(FixedColumn { width, data }) if *width == nb => planes.push(data.as_bytes()),
                 _ => return Err(ProtoError::violation(format!("QBit planes must be FixedString({nb})"))),
             }
         }
@@ -782,6 +783,7 @@ mod x86 {
 mod tests {
     use super::*;
     use crate::buffer::BufferPool;
+    use crate::column::{FixedColumn, TupleColumn};
 
     /// xorshift64*: deterministic test data without dependencies.
     struct Rng(u64);
@@ -838,10 +840,10 @@ mod tests {
 
     fn planes_of(data: &ColumnData) -> Vec<Vec<u8>> {
         match data {
-            ColumnData::Tuple(cols) => cols
+            ColumnData::Tuple(TupleColumn { elems: cols }) => cols
                 .iter()
                 .map(|c| match c {
-                    ColumnData::Fixed { data, .. } => data.as_bytes().to_vec(),
+                    ColumnData::Fixed(FixedColumn { data, .. }) => data.as_bytes().to_vec(),
                     _ => unreachable!(),
                 })
                 .collect(),
@@ -850,13 +852,13 @@ mod tests {
     }
 
     fn data_from_planes(planes: &[Vec<u8>], nb: usize) -> ColumnData {
-        ColumnData::Tuple(
+        ColumnData::tuple(
             planes
                 .iter()
                 .map(|p| {
                     let mut d = AlignedBuf::new();
                     d.set_from(p);
-                    ColumnData::Fixed { width: nb, data: d }
+                    ColumnData::Fixed(FixedColumn { width: nb, data: d })
                 })
                 .collect(),
         )

@@ -412,27 +412,28 @@ fn ends(ss: &[Vec<u8>]) -> Vec<u64> {
 fn same(d: &ColumnData, v: &Val) -> Result<(), String> {
     let err = |what: &str| Err(format!("{what}: decoded {d:?}, model {v:?}"));
     match (d, v) {
-        (ColumnData::Fixed { width, data, .. }, Val::Fixed(w, b)) => {
-            if width != w || data.as_bytes() != &b[..] {
+        (ColumnData::Fixed(c), Val::Fixed(w, b)) => {
+            if c.width() != *w || c.data().as_bytes() != &b[..] {
                 return err("fixed bytes");
             }
         }
-        (ColumnData::String { offsets, data, .. }, Val::Str(ss)) => {
+        (ColumnData::String(c), Val::Str(ss)) => {
+            let (offsets, data) = (c.offsets(), c.data());
             if offsets.typed::<u64>().map_err(|e| e.to_string())? != &ends(ss)[..] || data.as_bytes() != ss.concat() {
                 return err("strings");
             }
         }
-        (ColumnData::Nullable { nulls, inner, .. }, Val::Nullable(n, vi)) => {
-            if nulls.as_bytes() != &n[..] {
+        (ColumnData::Nullable(c), Val::Nullable(n, vi)) => {
+            if c.nulls().as_bytes() != &n[..] {
                 return err("null map");
             }
-            same(inner, vi)?;
+            same(c.inner(), vi)?;
         }
-        (ColumnData::Array { offsets, inner, .. }, Val::Array(o, vi)) => {
-            if offsets.typed::<u64>().map_err(|e| e.to_string())? != &o[..] {
+        (ColumnData::Array(c), Val::Array(o, vi)) => {
+            if c.offsets().typed::<u64>().map_err(|e| e.to_string())? != &o[..] {
                 return err("array offsets");
             }
-            same(inner, vi)?;
+            same(c.inner(), vi)?;
         }
         (d, Val::Tuple(vs)) if d.tuple_elements().is_some() => {
             let cs = d.tuple_elements().unwrap_or_default();
@@ -443,11 +444,9 @@ fn same(d: &ColumnData, v: &Val) -> Result<(), String> {
                 same(c, v)?;
             }
         }
-        (
-            ColumnData::LowCardinality { dict, key_width, keys, nullable, .. },
-            Val::Lc { kw, nullable: n, dict: vd, keys: vk },
-        ) => {
-            if nullable != n {
+        (ColumnData::LowCardinality(c), Val::Lc { kw, nullable: n, dict: vd, keys: vk }) => {
+            let (dict, key_width, keys) = (c.dict(), c.key_width(), c.keys());
+            if c.is_nullable() != *n {
                 return err("LowCardinality nullability");
             }
             if vk.is_empty() {
@@ -456,7 +455,7 @@ fn same(d: &ColumnData, v: &Val) -> Result<(), String> {
                 }
             } else {
                 let want: Vec<u8> = vk.iter().flat_map(|k| k.to_le_bytes()[..usize::from(*kw)].to_vec()).collect();
-                if key_width != kw || keys.as_bytes() != &want[..] {
+                if key_width != *kw || keys.as_bytes() != &want[..] {
                     return err("LowCardinality keys");
                 }
                 same(dict, vd)?;

@@ -1,79 +1,200 @@
 //! Array(T), and what is an array on the wire (Map as Array(Tuple(K, V)), Nested,
 //! the geo rings and polygons): u64 end offsets per row, then the flattened elements.
 
-use super::{check_offsets, checked_len, last_offset, selected_len, ColumnData, Layout, ScanMemo};
+use super::check::{cannot_hold, check_end_offsets, Reason};
+use super::codec::{no_row_binary, ColumnCodec};
+use super::{
+    check_offsets, checked_len, last_offset, selected_len, ColumnData, Layout, ScanMemo, SerInfo, TupleColumn,
+};
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
+use crate::types::DataType;
 use crate::wire::{Budget, Reader};
 
-/// Reads `rows` end offsets and the elements they count.
-pub(super) fn read(
-    r: &mut Reader<'_>,
-    rows: usize,
-    offsets: &mut AlignedBuf,
-    inner: &mut ColumnData,
-    layout: Layout,
-    pool: &mut BufferPool,
-) -> Result<()> {
-    let raw = r.bytes(checked_len(rows, 8)?)?;
-    r.charge(raw.len())?;
-    offsets.set_from(raw);
-    let n = check_offsets(offsets.typed::<u64>()?)?;
-    inner.read_data(r, n, None, layout, pool)
+/// Storage of an Array(T) (or Map, Nested, geo) column: end offsets and the elements.
+#[derive(Debug, Clone)]
+pub struct ArrayColumn {
+    pub(crate) offsets: AlignedBuf,
+    pub(crate) inner: Box<ColumnData>,
 }
 
-/// Steps over the offsets and the elements; `false` when the elements are not measured.
-pub(super) fn measure(
-    r: &mut Reader<'_>,
-    rows: usize,
-    inner: &ColumnData,
-    layout: Layout,
-    memo: &mut ScanMemo,
-) -> Result<bool> {
-    let n = last_offset(r.bytes(checked_len(rows, 8)?)?)?;
-    inner.measure_data(r, n, None, layout, memo)
-}
-
-/// Writes the offsets and the elements.
-pub(super) fn write(out: &mut Vec<u8>, offsets: &AlignedBuf, inner: &ColumnData, layout: Layout) -> Result<()> {
-    out.extend_from_slice(offsets.as_bytes());
-    inner.write_data(out, layout)
-}
-
-/// Appends the arrays of the source that `idx` picks (`u64::MAX`: the empty array).
-pub(super) fn append(
-    (offsets, inner): (&mut AlignedBuf, &mut ColumnData),
-    (src_offsets, src_inner): (&AlignedBuf, &ColumnData),
-    idx: &[u64],
-    pool: &mut BufferPool,
-    budget: &mut Budget,
-) -> Result<()> {
-    let oob = || ProtoError::violation("row index out of range");
-    let so = src_offsets.typed::<u64>()?;
-    let elements = selected_len(so, idx)?;
-    // Offsets, and the temporary element index list.
-    budget.charge_n(idx.len(), 8)?;
-    budget.charge_n(usize::try_from(elements).unwrap_or(usize::MAX), 8)?;
-    let mut inner_idx = pool.take();
-    let mut total = offsets.typed::<u64>()?.last().copied().unwrap_or(0);
-    for &i in idx {
-        if i != u64::MAX {
-            let i = i as usize;
-            let Some(&end) = so.get(i) else {
-                pool.give(inner_idx);
-                return Err(oob());
-            };
-            let start = if i == 0 { 0 } else { so[i - 1] };
-            for k in start..end {
-                inner_idx.push(k);
-            }
-            total += end - start;
-        }
-        offsets.push(total);
+impl ArrayColumn {
+    pub(crate) fn new(offsets: AlignedBuf, inner: ColumnData) -> ArrayColumn {
+        ArrayColumn { offsets, inner: Box::new(inner) }
     }
-    let res = inner_idx.typed::<u64>().and_then(|ix| inner.append_from(src_inner, ix, pool, budget));
-    pool.give(inner_idx);
-    res
+
+    /// The u64 end offset of each row into [`ArrayColumn::inner`].
+    pub fn offsets(&self) -> &AlignedBuf {
+        &self.offsets
+    }
+
+    /// The flattened elements.
+    pub fn inner(&self) -> &ColumnData {
+        &self.inner
+    }
+}
+
+impl ColumnCodec for ArrayColumn {
+    fn empty_like(&self, pool: &mut BufferPool) -> Self {
+        ArrayColumn { offsets: pool.take(), inner: Box::new(self.inner.empty_like(pool)) }
+    }
+
+    fn recycle(self, pool: &mut BufferPool) {
+        pool.give(self.offsets);
+        self.inner.recycle(pool);
+    }
+
+    fn rows(&self) -> usize {
+        self.offsets.len() / 8
+    }
+
+    fn clear(&mut self) {
+        self.offsets.clear();
+        self.inner.clear();
+    }
+
+    fn shape_name(&self) -> String {
+        "array data".into()
+    }
+
+    fn read_prefix(&mut self, r: &mut Reader<'_>) -> Result<()> {
+        self.inner.read_prefix(r)
+    }
+
+    fn measure_prefix(&self, r: &mut Reader<'_>) -> Result<bool> {
+        self.inner.measure_prefix(r)
+    }
+
+    fn write_prefix(&self, out: &mut Vec<u8>) {
+        self.inner.write_prefix(out)
+    }
+
+    /// Reads `rows` end offsets and the elements they count.
+    fn read_body(
+        &mut self,
+        r: &mut Reader<'_>,
+        rows: usize,
+        _: Option<&[SerInfo]>,
+        layout: Layout,
+        pool: &mut BufferPool,
+    ) -> Result<()> {
+        let raw = r.bytes(checked_len(rows, 8)?)?;
+        r.charge(raw.len())?;
+        self.offsets.set_from(raw);
+        let n = check_offsets(self.offsets.typed::<u64>()?)?;
+        self.inner.read_data(r, n, None, layout, pool)
+    }
+
+    fn measure_body(
+        &self,
+        r: &mut Reader<'_>,
+        rows: usize,
+        _: Option<&[SerInfo]>,
+        layout: Layout,
+        memo: &mut ScanMemo,
+    ) -> Result<bool> {
+        let n = last_offset(r.bytes(checked_len(rows, 8)?)?)?;
+        self.inner.measure_data(r, n, None, layout, memo)
+    }
+
+    fn write_body(&self, out: &mut Vec<u8>, layout: Layout) -> Result<()> {
+        out.extend_from_slice(self.offsets.as_bytes());
+        self.inner.write_data(out, layout)
+    }
+
+    /// `u64::MAX` picks the empty array.
+    fn append_from(&mut self, src: &Self, idx: &[u64], pool: &mut BufferPool, budget: &mut Budget) -> Result<()> {
+        let oob = || ProtoError::violation("row index out of range");
+        let so = src.offsets.typed::<u64>()?;
+        let elements = selected_len(so, idx)?;
+        // Offsets, and the temporary element index list.
+        budget.charge_n(idx.len(), 8)?;
+        budget.charge_n(usize::try_from(elements).unwrap_or(usize::MAX), 8)?;
+        let mut inner_idx = pool.take();
+        let mut total = self.offsets.typed::<u64>()?.last().copied().unwrap_or(0);
+        for &i in idx {
+            if i != u64::MAX {
+                let i = i as usize;
+                let Some(&end) = so.get(i) else {
+                    pool.give(inner_idx);
+                    return Err(oob());
+                };
+                let start = if i == 0 { 0 } else { so[i - 1] };
+                for k in start..end {
+                    inner_idx.push(k);
+                }
+                total += end - start;
+            }
+            self.offsets.push(total);
+        }
+        let res = inner_idx.typed::<u64>().and_then(|ix| self.inner.append_from(&src.inner, ix, pool, budget));
+        pool.give(inner_idx);
+        res
+    }
+
+    fn check_fits(&self, ty: &DataType, _: Option<&[u8]>) -> Result<(), Reason> {
+        match ty {
+            DataType::Array(t) => {
+                let offsets = self.offsets.typed::<u64>().map_err(|e| e.to_string())?;
+                check_end_offsets(offsets, self.inner.rows(), "array")?;
+                self.inner.check_at(t, None)
+            }
+            DataType::Map(k, v) => {
+                let offsets = self.offsets.typed::<u64>().map_err(|e| e.to_string())?;
+                check_end_offsets(offsets, self.inner.rows(), "map")?;
+                let Some([keys, values]) = self.inner.tuple_elements() else { return Err(cannot_hold(self, ty)) };
+                if keys.rows() != values.rows() {
+                    return Err(format!("map has {} keys and {} values", keys.rows(), values.rows()));
+                }
+                keys.check_at(k, None)?;
+                values.check_at(v, None)
+            }
+            _ => Err(cannot_hold(self, ty)),
+        }
+    }
+
+    /// Arrays, and maps as arrays of key-value tuples.
+    fn push_row_binary(&mut self, ty: &DataType, r: &mut Reader<'_>) -> Result<()> {
+        match ty {
+            DataType::Array(t) => {
+                let n = r.varuint()?;
+                // Every element takes at least one byte.
+                let n = usize::try_from(n)
+                    .ok()
+                    .filter(|&n| n <= r.remaining())
+                    .ok_or_else(|| ProtoError::violation("array length beyond the value"))?;
+                for _ in 0..n {
+                    self.inner.push_row_binary(t, r)?;
+                }
+                self.offsets.push(self.inner.rows() as u64);
+            }
+            DataType::Map(k, v) => {
+                let n = r.varuint()?;
+                let n = usize::try_from(n)
+                    .ok()
+                    .filter(|&n| n <= r.remaining())
+                    .ok_or_else(|| ProtoError::violation("map size beyond the value"))?;
+                let ColumnData::Tuple(TupleColumn { elems: kv }) = self.inner.as_mut() else {
+                    return Err(ProtoError::violation("column shape differs from its type"));
+                };
+                if kv.len() != 2 {
+                    return Err(ProtoError::violation("column shape differs from its type"));
+                }
+                for _ in 0..n {
+                    kv[0].push_row_binary(k, r)?;
+                    kv[1].push_row_binary(v, r)?;
+                }
+                self.offsets.push(kv[0].rows() as u64);
+            }
+            _ => return Err(no_row_binary(ty)),
+        }
+        Ok(())
+    }
+
+    fn push_default(&mut self, _: &DataType) -> Result<()> {
+        self.offsets.push(self.inner.rows() as u64);
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -90,35 +211,33 @@ mod tests {
         bytes.extend_from_slice(&[1, 2, 3]);
         let mut pool = BufferPool::new();
         let layout = Layout::for_revision(54492);
-        let (mut offsets, mut inner) = (AlignedBuf::new(), ColumnData::from_values::<u8>(&[]));
-        read(&mut Reader::new(&bytes), 3, &mut offsets, &mut inner, layout, &mut pool).unwrap();
-        assert_eq!(inner.rows(), 3);
+        let mut c = ArrayColumn::new(AlignedBuf::new(), ColumnData::from_values::<u8>(&[]));
+        c.read_body(&mut Reader::new(&bytes), 3, None, layout, &mut pool).unwrap();
+        assert_eq!(c.inner.rows(), 3);
         let mut out = Vec::new();
-        write(&mut out, &offsets, &inner, layout).unwrap();
+        c.write_body(&mut out, layout).unwrap();
         assert_eq!(out, bytes);
         let mut r = Reader::new(&bytes);
-        assert!(measure(&mut r, 3, &inner, layout, &mut ScanMemo::default()).unwrap());
+        assert!(c.measure_body(&mut r, 3, None, layout, &mut ScanMemo::default()).unwrap());
         assert_eq!(r.remaining(), 0);
         // Offsets going backwards are refused before any element is read.
         bytes[8] = 1;
-        let res = read(&mut Reader::new(&bytes), 3, &mut offsets, &mut inner, layout, &mut pool);
+        let res = c.read_body(&mut Reader::new(&bytes), 3, None, layout, &mut pool);
         assert!(matches!(res, Err(ProtoError::Violation(_))));
     }
 
     #[test]
     fn gather_copies_picked_arrays() {
-        let ColumnData::Array { offsets: so, inner: si } =
-            ColumnData::array(&[2, 2, 3], ColumnData::from_values(&[1u8, 2, 3]))
-        else {
+        let ColumnData::Array(src) = ColumnData::array(&[2, 2, 3], ColumnData::from_values(&[1u8, 2, 3])) else {
             unreachable!()
         };
         let mut pool = BufferPool::new();
         let mut budget = Budget::UNLIMITED;
-        let (mut offsets, mut inner) = (AlignedBuf::new(), ColumnData::from_values::<u8>(&[]));
-        append((&mut offsets, &mut inner), (&so, &si), &[2, u64::MAX, 0], &mut pool, &mut budget).unwrap();
-        assert_eq!(offsets.typed::<u64>().unwrap(), [1, 1, 3]);
-        let ColumnData::Fixed { data, .. } = &inner else { unreachable!() };
-        assert_eq!(data.as_bytes(), [3, 1, 2]);
-        assert!(append((&mut offsets, &mut inner), (&so, &si), &[3], &mut pool, &mut budget).is_err());
+        let mut c = ArrayColumn::new(AlignedBuf::new(), ColumnData::from_values::<u8>(&[]));
+        c.append_from(&src, &[2, u64::MAX, 0], &mut pool, &mut budget).unwrap();
+        assert_eq!(c.offsets.typed::<u64>().unwrap(), [1, 1, 3]);
+        let ColumnData::Fixed(inner) = c.inner.as_ref() else { unreachable!() };
+        assert_eq!(inner.data.as_bytes(), [3, 1, 2]);
+        assert!(c.append_from(&src, &[3], &mut pool, &mut budget).is_err());
     }
 }

@@ -5,7 +5,7 @@
 //! that checks the result against the column's type (widths, lengths, offsets,
 //! values), so a mistake is reported once, with the column's name.
 
-use super::ColumnData;
+use super::{ArrayColumn, ColumnData, FixedColumn, IntoData, NullableColumn, StringColumn, TupleColumn};
 use crate::buffer::AlignedBuf;
 use crate::view::FixedValue;
 
@@ -18,12 +18,12 @@ fn buf(bytes: &[u8]) -> AlignedBuf {
 impl ColumnData {
     /// Fixed-width values, copied: numbers, dates, UUIDs, decimals as raw integers, enums.
     pub fn from_values<T: FixedValue>(values: &[T]) -> ColumnData {
-        ColumnData::Fixed { width: std::mem::size_of::<T>(), data: buf(bytemuck::cast_slice(values)) }
+        FixedColumn::new(std::mem::size_of::<T>(), buf(bytemuck::cast_slice(values))).into_data()
     }
 
     /// `FixedString(n)` values back to back, `rows × n` bytes.
     pub fn from_fixed_strings(bytes: &[u8], n: usize) -> ColumnData {
-        ColumnData::Fixed { width: n, data: buf(bytes) }
+        FixedColumn::new(n, buf(bytes)).into_data()
     }
 
     /// Strings (any byte strings), copied into one blob with end offsets.
@@ -34,27 +34,27 @@ impl ColumnData {
             data.extend_from(v.as_ref());
             offsets.push(data.len() as u64);
         }
-        ColumnData::String { offsets, data }
+        StringColumn::new(offsets, data).into_data()
     }
 
     /// `Nullable(T)`: one byte per row (1 = NULL) over values with a placeholder at each NULL.
     pub fn nullable(nulls: &[u8], values: ColumnData) -> ColumnData {
-        ColumnData::Nullable { nulls: buf(nulls), inner: Box::new(values) }
+        NullableColumn::new(buf(nulls), values).into_data()
     }
 
     /// `Array(T)`: the u64 end offset of each row into the flattened elements.
     pub fn array(offsets: &[u64], elements: ColumnData) -> ColumnData {
-        ColumnData::Array { offsets: buf(bytemuck::cast_slice(offsets)), inner: Box::new(elements) }
+        ArrayColumn::new(buf(bytemuck::cast_slice(offsets)), elements).into_data()
     }
 
     /// `Map(K, V)`: the u64 end offset of each row into the flattened keys and values.
     pub fn map(offsets: &[u64], keys: ColumnData, values: ColumnData) -> ColumnData {
-        ColumnData::array(offsets, ColumnData::Tuple(vec![keys, values]))
+        ColumnData::array(offsets, ColumnData::tuple(vec![keys, values]))
     }
 
     /// `Tuple(T1, …)`: one column per element.
     pub fn tuple(elements: Vec<ColumnData>) -> ColumnData {
-        ColumnData::Tuple(elements)
+        TupleColumn::new(elements).into_data()
     }
 }
 

@@ -6,8 +6,8 @@
 //! constructors, so that data the server would refuse (or store and then fail
 //! to read) never reaches the encoder.
 
-use super::low_cardinality::{key_at, max_key};
-use super::{check_offsets, ColumnData, NULL_DISCRIMINATOR};
+use super::codec::ColumnCodec;
+use super::{check_offsets, ColumnData};
 use crate::types::DataType;
 
 /// Why data does not fit a type: the text of [`crate::ProtoError::InvalidColumn`]'s `reason`.
@@ -70,143 +70,28 @@ pub(crate) fn check_fixed_values(
     Ok(())
 }
 
-fn shape_name(data: &ColumnData) -> String {
-    match data {
-        ColumnData::Fixed { width, .. } => format!("fixed-width data of {width} bytes per value"),
-        ColumnData::String { .. } => "string data".into(),
-        ColumnData::Nullable { .. } => "nullable data".into(),
-        ColumnData::Array { .. } => "array data".into(),
-        ColumnData::Tuple(cols) => format!("tuple data of {} elements", cols.len()),
-        ColumnData::LowCardinality { .. } => "LowCardinality data".into(),
-        ColumnData::Variant(_) => "Variant data".into(),
-        ColumnData::Dynamic(_) => "Dynamic data".into(),
-        ColumnData::Json(_) => "JSON data".into(),
-        ColumnData::Delimited { .. } => "aggregate states".into(),
-    }
+/// The reason for data of another family than the type's: "string data cannot hold UInt64".
+pub(crate) fn cannot_hold(data: &impl ColumnCodec, ty: &DataType) -> Reason {
+    format!("{} cannot hold {ty}", data.shape_name())
 }
 
 impl ColumnData {
     /// Checks that this data is a valid column of type `ty`: its shape follows
     /// the type, every length agrees, offsets are monotonic and end at their
     /// data, LowCardinality keys are inside their dictionary, and fixed-width
-    /// values are values of the type.
+    /// values are values of the type. Each family checks its own rules.
     pub(crate) fn check_fits(&self, ty: &DataType) -> Result<(), Reason> {
         self.check_at(ty, None)
     }
 
-    fn check_at(&self, ty: &DataType, nulls: Option<&[u8]>) -> Result<(), Reason> {
+    /// `nulls` is the null map over this data when it is a Nullable's values.
+    pub(super) fn check_at(&self, ty: &DataType, nulls: Option<&[u8]>) -> Result<(), Reason> {
         let shape = ty.wire_shape();
         let ty = shape.as_ref();
-        let wrong = || Err(format!("{} cannot hold {ty}", shape_name(self)));
-        if let Some(want) = ty.fixed_width() {
-            let ColumnData::Fixed { width, data } = self else { return wrong() };
-            if *width != want {
-                return Err(format!("values are {width} bytes wide, {ty} needs {want}"));
-            }
-            if want == 0 || data.len() % want != 0 {
-                return Err(format!("{} bytes is not a whole number of {want}-byte values", data.len()));
-            }
-            return check_fixed_values(ty, data.as_bytes(), want, nulls);
+        if let DataType::Unsupported(_) = ty {
+            return Err("no Native codec for this type yet".into());
         }
-        match (ty, self) {
-            (DataType::Tuple(elems), ColumnData::Fixed { width: 1, .. }) if elems.is_empty() => Ok(()),
-            (DataType::String, ColumnData::String { offsets, data }) => {
-                let offsets = offsets.typed::<u64>().map_err(|e| e.to_string())?;
-                check_end_offsets(offsets, data.len(), "string")
-            }
-            (DataType::Nullable(t), ColumnData::Nullable { nulls, inner }) => {
-                let nulls = nulls.as_bytes();
-                if nulls.len() != inner.rows() {
-                    return Err(format!("null map has {} rows, values have {}", nulls.len(), inner.rows()));
-                }
-                if let Some(i) = nulls.iter().position(|&b| b > 1) {
-                    return Err(format!("null map byte #{i} is {}, not 0 or 1", nulls[i]));
-                }
-                inner.check_at(t, Some(nulls))
-            }
-            (DataType::Array(t), ColumnData::Array { offsets, inner }) => {
-                let offsets = offsets.typed::<u64>().map_err(|e| e.to_string())?;
-                check_end_offsets(offsets, inner.rows(), "array")?;
-                inner.check_at(t, None)
-            }
-            (DataType::Map(k, v), ColumnData::Array { offsets, inner }) => {
-                let offsets = offsets.typed::<u64>().map_err(|e| e.to_string())?;
-                check_end_offsets(offsets, inner.rows(), "map")?;
-                let ColumnData::Tuple(kv) = inner.as_ref() else { return wrong() };
-                let [keys, values] = kv.as_slice() else { return wrong() };
-                if keys.rows() != values.rows() {
-                    return Err(format!("map has {} keys and {} values", keys.rows(), values.rows()));
-                }
-                keys.check_at(k, None)?;
-                values.check_at(v, None)
-            }
-            (DataType::Tuple(elems), ColumnData::Tuple(cols)) => {
-                if elems.len() != cols.len() {
-                    return Err(format!("{} tuple elements, the type has {}", cols.len(), elems.len()));
-                }
-                let rows = cols.first().map_or(0, ColumnData::rows);
-                for (i, ((_, t), c)) in elems.iter().zip(cols).enumerate() {
-                    if c.rows() != rows {
-                        return Err(format!("tuple element {} has {} rows, element 1 has {rows}", i + 1, c.rows()));
-                    }
-                    c.check_at(t, None).map_err(|r| format!("tuple element {}: {r}", i + 1))?;
-                }
-                Ok(())
-            }
-            (DataType::LowCardinality(t), ColumnData::LowCardinality { dict, key_width, keys, nullable }) => {
-                let (inner, is_nullable) = match t.as_ref() {
-                    DataType::Nullable(t) => (t.as_ref(), true),
-                    t => (t, false),
-                };
-                if *nullable != is_nullable {
-                    return wrong();
-                }
-                if ![1, 2, 4, 8].contains(key_width) {
-                    return Err(format!("LowCardinality keys are {key_width} bytes wide (1, 2, 4 or 8)"));
-                }
-                let kw = usize::from(*key_width);
-                if keys.len() % kw != 0 {
-                    return Err(format!("{} key bytes is not a whole number of {kw}-byte keys", keys.len()));
-                }
-                dict.check_at(inner, None)?;
-                let rows = keys.len() / kw;
-                let size = dict.rows() as u64;
-                if rows > 0 && max_key(keys, *key_width).map_err(|e| e.to_string())? >= size {
-                    let i = (0..rows).find(|&i| key_at(keys, *key_width, i) >= size).unwrap_or(0);
-                    return Err(format!(
-                        "key #{i} is {}, beyond the dictionary of {size} values",
-                        key_at(keys, *key_width, i)
-                    ));
-                }
-                Ok(())
-            }
-            (DataType::Variant(alts), ColumnData::Variant(v)) => {
-                if alts.len() != v.variants.len() {
-                    return Err(format!("{} alternatives, the type has {}", v.variants.len(), alts.len()));
-                }
-                let mut counts = vec![0usize; alts.len()];
-                for (i, &d) in v.discriminators.as_bytes().iter().enumerate() {
-                    match counts.get_mut(usize::from(d)) {
-                        Some(n) => *n += 1,
-                        None if d == NULL_DISCRIMINATOR => {}
-                        None => return Err(format!("discriminator #{i} is {d}, beyond {} alternatives", alts.len())),
-                    }
-                }
-                for (i, (t, c)) in alts.iter().zip(&v.variants).enumerate() {
-                    if c.rows() != counts[i] {
-                        return Err(format!("alternative {t} has {} rows, {} rows choose it", c.rows(), counts[i]));
-                    }
-                    c.check_at(t, None)?;
-                }
-                Ok(())
-            }
-            // Dynamic and JSON data can only come from a decoder, which checks it.
-            (DataType::Dynamic { .. }, ColumnData::Dynamic(_)) | (DataType::Json(_), ColumnData::Json(_)) => Ok(()),
-            // So are self-delimiting rows.
-            (DataType::AggregateFunction(..), ColumnData::Delimited { .. }) => Ok(()),
-            (DataType::Unsupported(_), _) => Err("no Native codec for this type yet".into()),
-            _ => wrong(),
-        }
+        dispatch!(self, c => c.check_fits(ty, nulls))
     }
 }
 
@@ -214,6 +99,10 @@ impl ColumnData {
 mod tests {
     use super::*;
     use crate::buffer::AlignedBuf;
+    use crate::column::{
+        ArrayColumn, FixedColumn, IntoData, LowCardinalityColumn, NullableColumn, StringColumn, TupleColumn,
+        VariantData, NULL_DISCRIMINATOR,
+    };
 
     fn buf(b: &[u8]) -> AlignedBuf {
         let mut a = AlignedBuf::new();
@@ -226,11 +115,11 @@ mod tests {
     }
 
     fn fixed(width: usize, b: &[u8]) -> ColumnData {
-        ColumnData::Fixed { width, data: buf(b) }
+        FixedColumn::new(width, buf(b)).into_data()
     }
 
     fn strings(offsets: &[u64], data: &[u8]) -> ColumnData {
-        ColumnData::String { offsets: u64s(offsets), data: buf(data) }
+        StringColumn::new(u64s(offsets), buf(data)).into_data()
     }
 
     fn check(ty: &str, data: &ColumnData) -> Result<(), Reason> {
@@ -262,9 +151,9 @@ mod tests {
         refused("Bool", &fixed(1, &[0, 1, 2]), "value #2 is 2");
         check("Enum8('a' = -1)", &fixed(1, &[0xff])).unwrap();
         // A placeholder under a NULL is not a value.
-        let n = ColumnData::Nullable { nulls: buf(&[0, 1]), inner: Box::new(fixed(1, &[1, 9])) };
+        let n = NullableColumn::new(buf(&[0, 1]), fixed(1, &[1, 9])).into_data();
         check("Nullable(Enum8('a' = 1))", &n).unwrap();
-        let n = ColumnData::Nullable { nulls: buf(&[1, 0]), inner: Box::new(fixed(1, &[1, 9])) };
+        let n = NullableColumn::new(buf(&[1, 0]), fixed(1, &[1, 9])).into_data();
         refused("Nullable(Enum8('a' = 1))", &n, "value #1 is 9");
     }
 
@@ -278,10 +167,7 @@ mod tests {
 
     #[test]
     fn nullable_null_map_is_checked() {
-        let n = |nulls: &[u8], rows: usize| ColumnData::Nullable {
-            nulls: buf(nulls),
-            inner: Box::new(fixed(4, &vec![0; rows * 4])),
-        };
+        let n = |nulls: &[u8], rows: usize| NullableColumn::new(buf(nulls), fixed(4, &vec![0; rows * 4])).into_data();
         check("Nullable(UInt32)", &n(&[0, 1], 2)).unwrap();
         refused("Nullable(UInt32)", &n(&[0, 1, 0], 2), "null map has 3 rows, values have 2");
         refused("Nullable(UInt32)", &n(&[0, 2], 2), "byte #1 is 2");
@@ -290,17 +176,14 @@ mod tests {
 
     #[test]
     fn array_and_map_offsets_are_checked() {
-        let a = |offsets: &[u64], rows: usize| ColumnData::Array {
-            offsets: u64s(offsets),
-            inner: Box::new(fixed(1, &vec![0; rows])),
-        };
+        let a = |offsets: &[u64], rows: usize| ArrayColumn::new(u64s(offsets), fixed(1, &vec![0; rows])).into_data();
         check("Array(UInt8)", &a(&[0, 2, 3], 3)).unwrap();
         refused("Array(UInt8)", &a(&[2, 0, 3], 3), "not monotonic");
         refused("Array(UInt8)", &a(&[2, 3], 4), "end at 3, but there are 4");
         refused("Array(UInt16)", &a(&[1], 1), "1 bytes wide, UInt16 needs 2");
-        let m = |keys: usize, values: usize| ColumnData::Array {
-            offsets: u64s(&[keys as u64]),
-            inner: Box::new(ColumnData::Tuple(vec![fixed(1, &vec![0; keys]), fixed(1, &vec![0; values])])),
+        let m = |keys: usize, values: usize| {
+            let kv = TupleColumn::new(vec![fixed(1, &vec![0; keys]), fixed(1, &vec![0; values])]);
+            ArrayColumn::new(u64s(&[keys as u64]), kv.into_data()).into_data()
         };
         check("Map(UInt8, UInt8)", &m(2, 2)).unwrap();
         refused("Map(UInt8, UInt8)", &m(2, 1), "2 keys and 1 values");
@@ -308,21 +191,18 @@ mod tests {
 
     #[test]
     fn tuple_elements_are_checked() {
-        let t = ColumnData::Tuple(vec![fixed(1, &[1, 2]), strings(&[1, 2], b"ab")]);
+        let t = ColumnData::tuple(vec![fixed(1, &[1, 2]), strings(&[1, 2], b"ab")]);
         check("Tuple(UInt8, String)", &t).unwrap();
         refused("Tuple(UInt8, String, UInt8)", &t, "2 tuple elements, the type has 3");
         refused("Tuple(String, UInt8)", &t, "tuple element 1");
-        let t = ColumnData::Tuple(vec![fixed(1, &[1, 2]), strings(&[1], b"a")]);
+        let t = ColumnData::tuple(vec![fixed(1, &[1, 2]), strings(&[1], b"a")]);
         refused("Tuple(UInt8, String)", &t, "element 2 has 1 rows");
     }
 
     #[test]
     fn low_cardinality_keys_are_checked() {
-        let lc = |keys: &[u8], kw: u8, nullable: bool| ColumnData::LowCardinality {
-            dict: Box::new(strings(&[0, 1, 2], b"ab")),
-            key_width: kw,
-            keys: buf(keys),
-            nullable,
+        let lc = |keys: &[u8], kw: u8, nullable: bool| {
+            LowCardinalityColumn::new(strings(&[0, 1, 2], b"ab"), kw, buf(keys), nullable).into_data()
         };
         check("LowCardinality(String)", &lc(&[0, 2, 1], 1, false)).unwrap();
         check("LowCardinality(Nullable(String))", &lc(&[0, 2, 1], 1, true)).unwrap();
@@ -337,7 +217,7 @@ mod tests {
     #[test]
     fn variant_counts_are_checked() {
         let v = |disc: &[u8], rows: [usize; 2]| {
-            ColumnData::Variant(Box::new(super::super::VariantData {
+            ColumnData::Variant(Box::new(VariantData {
                 mode: 0,
                 discriminators: buf(disc),
                 offsets: u64s(&vec![0; disc.len()]),

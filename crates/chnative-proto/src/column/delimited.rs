@@ -7,8 +7,10 @@
 
 use std::sync::Arc;
 
-use super::string;
-use crate::buffer::AlignedBuf;
+use super::check::{cannot_hold, Reason};
+use super::codec::ColumnCodec;
+use super::{string, Layout, ScanMemo, SerInfo};
+use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
 use crate::types::DataType;
 use crate::wire::{Budget, Reader};
@@ -31,59 +33,121 @@ pub(super) fn format_for(ty: &DataType) -> Option<Arc<dyn RowFormat>> {
     REGISTRY.iter().find_map(|f| f(ty))
 }
 
-/// Reads `rows` rows: finds where each ends, then copies them as one blob.
-pub(super) fn read(
-    r: &mut Reader<'_>,
-    rows: usize,
-    format: &dyn RowFormat,
-    offsets: &mut AlignedBuf,
-    data: &mut AlignedBuf,
-) -> Result<()> {
-    // Each row takes at least one byte: the row count is bounded by the input before
-    // anything is reserved for it.
-    r.need(rows)?;
-    r.charge_n(rows, 8)?;
-    let start = r.position();
-    offsets.clear();
-    for _ in 0..rows {
-        format.skip_row(r)?;
-        offsets.push((r.position() - start) as u64);
+/// Storage of a column whose rows delimit themselves: the [`RowFormat`] that finds
+/// each row's end, the u64 end offset of each row, and the rows as they came.
+#[derive(Debug, Clone)]
+pub struct DelimitedColumn {
+    pub(crate) format: Arc<dyn RowFormat>,
+    pub(crate) offsets: AlignedBuf,
+    pub(crate) data: AlignedBuf,
+}
+
+impl DelimitedColumn {
+    pub(crate) fn new(format: Arc<dyn RowFormat>, offsets: AlignedBuf, data: AlignedBuf) -> DelimitedColumn {
+        DelimitedColumn { format, offsets, data }
     }
-    let total = r.position() - start;
-    r.charge(total)?;
-    r.set_position(start);
-    data.set_from(r.bytes(total)?);
-    Ok(())
-}
 
-/// Steps over `rows` rows.
-pub(super) fn measure(r: &mut Reader<'_>, rows: usize, format: &dyn RowFormat) -> Result<()> {
-    r.need(rows)?;
-    (0..rows).try_for_each(|_| format.skip_row(r))
-}
-
-/// Writes the rows back to back, as they came.
-pub(super) fn write(out: &mut Vec<u8>, data: &AlignedBuf) {
-    out.extend_from_slice(data.as_bytes());
-}
-
-/// Appends the rows of `src` that `idx` picks. A self-delimiting row has no default
-/// this crate could write, so `u64::MAX` (a row left out by a sparse layer) is refused.
-pub(super) fn append(
-    (offsets, data): (&mut AlignedBuf, &mut AlignedBuf),
-    (src_offsets, src_data): (&AlignedBuf, &AlignedBuf),
-    idx: &[u64],
-    budget: &mut Budget,
-) -> Result<()> {
-    if idx.contains(&u64::MAX) {
-        return Err(ProtoError::violation("a sparse layer over a column with no default row"));
+    /// How a row ends.
+    pub fn format(&self) -> &Arc<dyn RowFormat> {
+        &self.format
     }
-    string::append(offsets, data, src_offsets, src_data, idx, budget)
+
+    /// The u64 end offset of each row.
+    pub fn offsets(&self) -> &AlignedBuf {
+        &self.offsets
+    }
+
+    /// All rows back to back, as on the wire.
+    pub fn data(&self) -> &AlignedBuf {
+        &self.data
+    }
 }
 
-/// Rows held: one end offset each.
-pub(super) fn rows(offsets: &AlignedBuf) -> usize {
-    offsets.len() / 8
+impl ColumnCodec for DelimitedColumn {
+    fn empty_like(&self, pool: &mut BufferPool) -> Self {
+        DelimitedColumn { format: self.format.clone(), offsets: pool.take(), data: pool.take() }
+    }
+
+    fn recycle(self, pool: &mut BufferPool) {
+        pool.give(self.offsets);
+        pool.give(self.data);
+    }
+
+    /// One end offset per row.
+    fn rows(&self) -> usize {
+        self.offsets.len() / 8
+    }
+
+    fn clear(&mut self) {
+        self.offsets.clear();
+        self.data.clear();
+    }
+
+    fn shape_name(&self) -> String {
+        "aggregate states".into()
+    }
+
+    /// Finds where each row ends, then copies them as one blob.
+    fn read_body(
+        &mut self,
+        r: &mut Reader<'_>,
+        rows: usize,
+        _: Option<&[SerInfo]>,
+        _: Layout,
+        _: &mut BufferPool,
+    ) -> Result<()> {
+        // Each row takes at least one byte: the row count is bounded by the input before
+        // anything is reserved for it.
+        r.need(rows)?;
+        r.charge_n(rows, 8)?;
+        let start = r.position();
+        self.offsets.clear();
+        for _ in 0..rows {
+            self.format.skip_row(r)?;
+            self.offsets.push((r.position() - start) as u64);
+        }
+        let total = r.position() - start;
+        r.charge(total)?;
+        r.set_position(start);
+        self.data.set_from(r.bytes(total)?);
+        Ok(())
+    }
+
+    fn measure_body(
+        &self,
+        r: &mut Reader<'_>,
+        rows: usize,
+        _: Option<&[SerInfo]>,
+        _: Layout,
+        _: &mut ScanMemo,
+    ) -> Result<bool> {
+        r.need(rows)?;
+        (0..rows).try_for_each(|_| self.format.skip_row(r))?;
+        Ok(true)
+    }
+
+    /// The rows back to back, as they came.
+    fn write_body(&self, out: &mut Vec<u8>, _: Layout) -> Result<()> {
+        out.extend_from_slice(self.data.as_bytes());
+        Ok(())
+    }
+
+    /// A self-delimiting row has no default this crate could write, so `u64::MAX`
+    /// (a row left out by a sparse layer) is refused.
+    fn append_from(&mut self, src: &Self, idx: &[u64], _: &mut BufferPool, budget: &mut Budget) -> Result<()> {
+        if idx.contains(&u64::MAX) {
+            return Err(ProtoError::violation("a sparse layer over a column with no default row"));
+        }
+        string::append(&mut self.offsets, &mut self.data, &src.offsets, &src.data, idx, budget)
+    }
+
+    /// Self-delimiting rows only come from a decoder, which checks them.
+    fn check_fits(&self, ty: &DataType, _: Option<&[u8]>) -> Result<(), Reason> {
+        match ty {
+            DataType::AggregateFunction(..) => Ok(()),
+            _ => Err(cannot_hold(self, ty)),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -101,43 +165,52 @@ mod tests {
         }
     }
 
+    const L: Layout = Layout { sized_strings: true, sized_dict_strings: false };
+
+    fn counted() -> DelimitedColumn {
+        DelimitedColumn::new(Arc::new(Counted), AlignedBuf::new(), AlignedBuf::new())
+    }
+
     #[test]
     fn rows_are_found_kept_and_written_back() {
         let bytes = [1u8, 9, 0, 2, 7, 8];
-        let (mut offsets, mut data) = (AlignedBuf::new(), AlignedBuf::new());
+        let mut c = counted();
+        let pool = &mut BufferPool::new();
         let mut r = Reader::new(&bytes);
-        read(&mut r, 3, &Counted, &mut offsets, &mut data).unwrap();
-        assert_eq!((r.remaining(), rows(&offsets)), (0, 3));
-        assert_eq!(offsets.typed::<u64>().unwrap(), [2, 3, 6]);
+        c.read_body(&mut r, 3, None, L, pool).unwrap();
+        assert_eq!((r.remaining(), c.rows()), (0, 3));
+        assert_eq!(c.offsets.typed::<u64>().unwrap(), [2, 3, 6]);
         let mut out = Vec::new();
-        write(&mut out, &data);
+        c.write_body(&mut out, L).unwrap();
         assert_eq!(out, bytes);
         let mut r = Reader::new(&bytes);
-        measure(&mut r, 3, &Counted).unwrap();
+        assert!(c.measure_body(&mut r, 3, None, L, &mut ScanMemo::default()).unwrap());
         assert_eq!(r.remaining(), 0);
     }
 
     #[test]
     fn short_input_and_impossible_row_counts() {
         let bytes = [1u8, 9, 0, 2, 7, 8];
-        let (mut offsets, mut data) = (AlignedBuf::new(), AlignedBuf::new());
+        let mut c = counted();
+        let pool = &mut BufferPool::new();
         for cut in 0..bytes.len() {
-            let res = read(&mut Reader::new(&bytes[..cut]), 3, &Counted, &mut offsets, &mut data);
+            let res = c.read_body(&mut Reader::new(&bytes[..cut]), 3, None, L, pool);
             assert!(matches!(res, Err(ProtoError::Incomplete { .. })), "cut at {cut}: {res:?}");
         }
         // More rows than bytes: refused before a row is read or an offset reserved.
-        let res = read(&mut Reader::new(&bytes), usize::MAX, &Counted, &mut offsets, &mut data);
+        let res = c.read_body(&mut Reader::new(&bytes), usize::MAX, None, L, pool);
         assert!(matches!(res, Err(ProtoError::Incomplete { .. })), "{res:?}");
     }
 
     #[test]
     fn gather_refuses_a_default_row() {
-        let (mut so, mut sd) = (AlignedBuf::new(), AlignedBuf::new());
-        read(&mut Reader::new(&[1u8, 9, 0]), 2, &Counted, &mut so, &mut sd).unwrap();
-        let (mut offsets, mut data) = (AlignedBuf::new(), AlignedBuf::new());
+        let pool = &mut BufferPool::new();
+        let mut src = counted();
+        src.read_body(&mut Reader::new(&[1u8, 9, 0]), 2, None, L, pool).unwrap();
+        let mut c = counted();
         let mut budget = Budget::UNLIMITED;
-        append((&mut offsets, &mut data), (&so, &sd), &[1, 0], &mut budget).unwrap();
-        assert_eq!(data.as_bytes(), [0, 1, 9]);
-        assert!(append((&mut offsets, &mut data), (&so, &sd), &[u64::MAX], &mut budget).is_err());
+        c.append_from(&src, &[1, 0], pool, &mut budget).unwrap();
+        assert_eq!(c.data.as_bytes(), [0, 1, 9]);
+        assert!(c.append_from(&src, &[u64::MAX], pool, &mut budget).is_err());
     }
 }

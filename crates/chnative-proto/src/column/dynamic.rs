@@ -17,9 +17,19 @@
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
 use crate::types::DataType;
-use crate::wire::{Reader, WriteExt};
+use crate::wire::{Budget, Reader, WriteExt};
 
-use super::{checked_len, row_binary_unsupported, ColumnData, Layout, VariantData, NULL_DISCRIMINATOR};
+use super::check::{cannot_hold, Reason};
+use super::codec::ColumnCodec;
+use super::{
+    checked_len, row_binary_unsupported, ColumnData, Layout, ScanMemo, SerInfo, StringColumn, VariantData,
+    NULL_DISCRIMINATOR,
+};
+
+/// Sparse and replicated layers gather rows by index, which Dynamic and JSON do not support.
+pub(super) fn sparse_dynamic_unsupported() -> ProtoError {
+    ProtoError::ty("Dynamic/JSON", "sparse or replicated serialization of Dynamic and JSON columns is not supported")
+}
 
 /// Dynamic structure version 1 (sent below revision 54473).
 pub const DYNAMIC_V1: u64 = 1;
@@ -102,7 +112,7 @@ pub struct DynamicData {
 impl DynamicData {
     /// An empty V2 column with no declared types (what an empty server column sends).
     pub fn new(pool: &mut BufferPool) -> DynamicData {
-        let shared = ColumnData::String { offsets: pool.take(), data: pool.take() };
+        let shared = ColumnData::String(StringColumn::take(pool));
         DynamicData {
             version: DYNAMIC_V2,
             v1_max_types: 0,
@@ -156,84 +166,12 @@ impl DynamicData {
         }
         let k = self.variant.offsets.typed::<u64>().ok()?[i] as usize;
         match self.variant.variants.get(self.shared_variant)? {
-            ColumnData::String { offsets, data } => {
+            ColumnData::String(StringColumn { offsets, data }) => {
                 let o = offsets.typed::<u64>().ok()?;
                 let start = if k == 0 { 0 } else { o[k - 1] as usize };
                 data.as_bytes().get(start..o[k] as usize)
             }
             _ => None,
-        }
-    }
-
-    /// Empty storage with the same structure (types read from the last prefix).
-    pub(super) fn empty_like(&self, pool: &mut BufferPool) -> DynamicData {
-        let declared = self.type_names.len().min(self.types.len());
-        DynamicData {
-            version: self.version,
-            v1_max_types: self.v1_max_types,
-            type_names: self.type_names.clone(),
-            variant: self.variant.empty_like(pool),
-            shared_variant: self.shared_variant,
-            flat_width: self.flat_width,
-            flat_indexes: pool.take(),
-            flat_columns: self.flat_columns.iter().map(|c| c.empty_like(pool)).collect(),
-            types: self.types[..declared].to_vec(),
-            shared_columns: Vec::new(),
-            row_types: pool.take(),
-            row_index: pool.take(),
-            rows: 0,
-        }
-    }
-
-    pub(super) fn recycle(self, pool: &mut BufferPool) {
-        self.variant.recycle(pool);
-        pool.give(self.flat_indexes);
-        self.flat_columns.into_iter().for_each(|c| c.recycle(pool));
-        self.shared_columns.into_iter().flatten().for_each(|c| c.recycle(pool));
-        pool.give(self.row_types);
-        pool.give(self.row_index);
-    }
-
-    pub(super) fn clear(&mut self) {
-        self.variant.clear();
-        self.flat_indexes.clear();
-        self.flat_columns.iter_mut().for_each(ColumnData::clear);
-        self.shared_columns.iter_mut().flatten().for_each(ColumnData::clear);
-        self.row_types.clear();
-        self.row_index.clear();
-        self.rows = 0;
-    }
-
-    pub(super) fn read_prefix(&mut self, r: &mut Reader<'_>) -> Result<()> {
-        let version = r.u64_le()?;
-        match version {
-            DYNAMIC_V1 | DYNAMIC_V2 => {
-                let v1 = if version == DYNAMIC_V1 { r.varuint()? } else { 0 };
-                let names = read_names(r, "Dynamic types", MAX_VARIANT_DYNAMIC_TYPES)?;
-                let same = (self.version == DYNAMIC_V1 || self.version == DYNAMIC_V2) && names == self.type_names;
-                if !same {
-                    self.rebuild_variant(names)?;
-                }
-                self.version = version;
-                self.v1_max_types = v1;
-                self.variant.read_prefix(r)
-            }
-            DYNAMIC_FLATTENED => {
-                let names = read_names(r, "Dynamic types", MAX_DYNAMIC_TYPES)?;
-                if self.version != DYNAMIC_FLATTENED || names != self.type_names {
-                    self.rebuild_flat(names)?;
-                }
-                self.version = version;
-                self.flat_columns.iter_mut().try_for_each(|c| c.read_prefix(r))
-            }
-            DYNAMIC_V3 => Err(ProtoError::ty(
-                "Dynamic",
-                format!(
-                    "structure version V3 (binary type names) is not implemented; \
-                     set {FLATTENED_SETTING} = 1 to receive the FLATTENED form"
-                ),
-            )),
-            v => Err(ProtoError::violation(format!("unknown Dynamic structure version {v}"))),
         }
     }
 
@@ -254,7 +192,7 @@ impl DynamicData {
             match o {
                 None => {
                     shared = pos;
-                    cols.push(ColumnData::String { offsets: pool.take(), data: pool.take() });
+                    cols.push(ColumnData::String(StringColumn::take(&mut pool)));
                 }
                 Some(i) => {
                     cols.push(ColumnData::for_type(&parsed[*i], &mut pool)?);
@@ -298,41 +236,10 @@ impl DynamicData {
         std::mem::replace(&mut self.flat_columns, cols).into_iter().for_each(|c| c.recycle(&mut pool));
         self.types = types;
         self.type_names = names;
-        let empty = VariantData::new(vec![ColumnData::String { offsets: pool.take(), data: pool.take() }], &mut pool);
+        let empty = VariantData::new(vec![ColumnData::String(StringColumn::take(&mut pool))], &mut pool);
         std::mem::replace(&mut self.variant, empty).recycle(&mut pool);
         self.shared_variant = 0;
         Ok(())
-    }
-
-    pub(super) fn read_body(
-        &mut self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        layout: Layout,
-        pool: &mut BufferPool,
-    ) -> Result<()> {
-        // Drop the types a previous block found in its shared variant.
-        let declared = self.type_names.len();
-        self.types.truncate(declared);
-        self.shared_columns.drain(..).flatten().for_each(|c| c.recycle(pool));
-        self.rows = rows;
-        self.row_types.clear();
-        self.row_index.clear();
-        if rows == 0 {
-            self.variant.clear();
-            self.flat_indexes.clear();
-            self.flat_columns.iter_mut().for_each(ColumnData::clear);
-            return Ok(());
-        }
-        r.charge_n(rows, 12)?;
-        self.row_types.resize_zeroed(checked_len(rows, 4)?);
-        self.row_index.resize_zeroed(checked_len(rows, 8)?);
-        if self.version == DYNAMIC_FLATTENED {
-            self.read_flat_body(r, rows, layout, pool)
-        } else {
-            self.variant.read_body(r, rows, layout, pool)?;
-            self.map_variant_rows(pool)
-        }
     }
 
     fn read_flat_body(&mut self, r: &mut Reader<'_>, rows: usize, layout: Layout, pool: &mut BufferPool) -> Result<()> {
@@ -371,7 +278,8 @@ impl DynamicData {
     fn map_variant_rows(&mut self, pool: &mut BufferPool) -> Result<()> {
         // Shared values first: one (type, index) per shared row.
         let mut shared_map: Vec<(u32, u64)> = Vec::new();
-        if let Some(ColumnData::String { offsets, data }) = self.variant.variants.get(self.shared_variant) {
+        if let Some(ColumnData::String(StringColumn { offsets, data })) = self.variant.variants.get(self.shared_variant)
+        {
             let offsets = offsets.typed::<u64>()?;
             let data = data.as_bytes();
             shared_map.reserve(offsets.len());
@@ -413,8 +321,114 @@ impl DynamicData {
         }
         Ok(())
     }
+}
 
-    pub(super) fn write_prefix(&self, out: &mut Vec<u8>) {
+impl ColumnCodec for DynamicData {
+    /// Empty storage with the same structure (types read from the last prefix).
+    fn empty_like(&self, pool: &mut BufferPool) -> DynamicData {
+        let declared = self.type_names.len().min(self.types.len());
+        DynamicData {
+            version: self.version,
+            v1_max_types: self.v1_max_types,
+            type_names: self.type_names.clone(),
+            variant: self.variant.empty_like(pool),
+            shared_variant: self.shared_variant,
+            flat_width: self.flat_width,
+            flat_indexes: pool.take(),
+            flat_columns: self.flat_columns.iter().map(|c| c.empty_like(pool)).collect(),
+            types: self.types[..declared].to_vec(),
+            shared_columns: Vec::new(),
+            row_types: pool.take(),
+            row_index: pool.take(),
+            rows: 0,
+        }
+    }
+
+    fn recycle(self, pool: &mut BufferPool) {
+        self.variant.recycle(pool);
+        pool.give(self.flat_indexes);
+        self.flat_columns.into_iter().for_each(|c| c.recycle(pool));
+        self.shared_columns.into_iter().flatten().for_each(|c| c.recycle(pool));
+        pool.give(self.row_types);
+        pool.give(self.row_index);
+    }
+
+    fn clear(&mut self) {
+        self.variant.clear();
+        self.flat_indexes.clear();
+        self.flat_columns.iter_mut().for_each(ColumnData::clear);
+        self.shared_columns.iter_mut().flatten().for_each(ColumnData::clear);
+        self.row_types.clear();
+        self.row_index.clear();
+        self.rows = 0;
+    }
+
+    fn read_prefix(&mut self, r: &mut Reader<'_>) -> Result<()> {
+        let version = r.u64_le()?;
+        match version {
+            DYNAMIC_V1 | DYNAMIC_V2 => {
+                let v1 = if version == DYNAMIC_V1 { r.varuint()? } else { 0 };
+                let names = read_names(r, "Dynamic types", MAX_VARIANT_DYNAMIC_TYPES)?;
+                let same = (self.version == DYNAMIC_V1 || self.version == DYNAMIC_V2) && names == self.type_names;
+                if !same {
+                    self.rebuild_variant(names)?;
+                }
+                self.version = version;
+                self.v1_max_types = v1;
+                self.variant.read_prefix(r)
+            }
+            DYNAMIC_FLATTENED => {
+                let names = read_names(r, "Dynamic types", MAX_DYNAMIC_TYPES)?;
+                if self.version != DYNAMIC_FLATTENED || names != self.type_names {
+                    self.rebuild_flat(names)?;
+                }
+                self.version = version;
+                self.flat_columns.iter_mut().try_for_each(|c| c.read_prefix(r))
+            }
+            DYNAMIC_V3 => Err(ProtoError::ty(
+                "Dynamic",
+                format!(
+                    "structure version V3 (binary type names) is not implemented; \
+                     set {FLATTENED_SETTING} = 1 to receive the FLATTENED form"
+                ),
+            )),
+            v => Err(ProtoError::violation(format!("unknown Dynamic structure version {v}"))),
+        }
+    }
+
+    fn read_body(
+        &mut self,
+        r: &mut Reader<'_>,
+        rows: usize,
+        _: Option<&[SerInfo]>,
+        layout: Layout,
+        pool: &mut BufferPool,
+    ) -> Result<()> {
+        // Drop the types a previous block found in its shared variant.
+        let declared = self.type_names.len();
+        self.types.truncate(declared);
+        self.shared_columns.drain(..).flatten().for_each(|c| c.recycle(pool));
+        self.rows = rows;
+        self.row_types.clear();
+        self.row_index.clear();
+        if rows == 0 {
+            self.variant.clear();
+            self.flat_indexes.clear();
+            self.flat_columns.iter_mut().for_each(ColumnData::clear);
+            return Ok(());
+        }
+        r.charge_n(rows, 12)?;
+        self.row_types.resize_zeroed(checked_len(rows, 4)?);
+        self.row_index.resize_zeroed(checked_len(rows, 8)?);
+        if self.version == DYNAMIC_FLATTENED {
+            self.read_flat_body(r, rows, layout, pool)
+        } else {
+            self.variant.read_body(r, rows, None, layout, pool)?;
+            self.map_variant_rows(pool)
+        }
+    }
+
+    fn write_prefix(&self, out: &mut Vec<u8>) {
         out.put_u64_le(self.version);
         if self.version == DYNAMIC_V1 {
             out.put_varuint(self.v1_max_types);
@@ -430,7 +444,7 @@ impl DynamicData {
         }
     }
 
-    pub(super) fn write_body(&self, out: &mut Vec<u8>, layout: Layout) -> Result<()> {
+    fn write_body(&self, out: &mut Vec<u8>, layout: Layout) -> Result<()> {
         if self.version == DYNAMIC_FLATTENED {
             out.extend_from_slice(self.flat_indexes.as_bytes());
             for c in &self.flat_columns {
@@ -439,6 +453,42 @@ impl DynamicData {
             Ok(())
         } else {
             self.variant.write_body(out, layout)
+        }
+    }
+
+    fn rows(&self) -> usize {
+        DynamicData::rows(self)
+    }
+
+    fn shape_name(&self) -> String {
+        "Dynamic data".into()
+    }
+
+    /// Not measured: decoded directly.
+    fn measure_prefix(&self, _: &mut Reader<'_>) -> Result<bool> {
+        Ok(false)
+    }
+
+    fn measure_body(
+        &self,
+        _: &mut Reader<'_>,
+        _: usize,
+        _: Option<&[SerInfo]>,
+        _: Layout,
+        _: &mut ScanMemo,
+    ) -> Result<bool> {
+        Ok(false)
+    }
+
+    fn append_from(&mut self, _: &Self, _: &[u64], _: &mut BufferPool, _: &mut Budget) -> Result<()> {
+        Err(sparse_dynamic_unsupported())
+    }
+
+    /// Dynamic data can only come from a decoder, which checks it.
+    fn check_fits(&self, ty: &DataType, _: Option<&[u8]>) -> Result<(), Reason> {
+        match ty {
+            DataType::Dynamic { .. } => Ok(()),
+            _ => Err(cannot_hold(self, ty)),
         }
     }
 }
@@ -516,6 +566,7 @@ pub(super) fn decode_shared_value(
 mod tests {
     use super::*;
     use crate::column::test_util::*;
+    use crate::column::ArrayColumn;
     use crate::column::VARIANT_MODE_BASIC;
 
     /// Dynamic V2 with two declared types and three shared values, as 26.9 sends it at 54492.
@@ -605,7 +656,7 @@ mod tests {
         };
         let mut r = Reader::new(&b[..prefix_len]);
         c.read_prefix(&mut r).unwrap();
-        let ColumnData::Array { inner, .. } = &c else { panic!() };
+        let ColumnData::Array(ArrayColumn { inner, .. }) = &c else { panic!() };
         let mut copy = inner.empty_like(&mut pool);
         let mut r = Reader::new(&b[prefix_len..]);
         copy.read_data(&mut r, 6, None, NEW, &mut pool).unwrap();

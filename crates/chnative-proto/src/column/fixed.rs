@@ -5,50 +5,133 @@
 //! [`DataType::fixed_width`](crate::types::DataType::fixed_width), and which Rust
 //! type views them is [`FixedValue`](crate::view::FixedValue).
 
-use super::checked_len;
-use crate::buffer::AlignedBuf;
+use super::check::{cannot_hold, check_fixed_values, Reason};
+use super::codec::ColumnCodec;
+use super::{checked_len, Layout, ScanMemo, SerInfo};
+use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
+use crate::types::DataType;
 use crate::wire::{Budget, Reader};
 
-/// Reads `rows` values.
-pub(super) fn read(r: &mut Reader<'_>, rows: usize, width: usize, data: &mut AlignedBuf) -> Result<()> {
-    let raw = r.bytes(checked_len(rows, width)?)?;
-    r.charge(raw.len())?;
-    data.set_from(raw);
-    Ok(())
+/// Storage of a fixed-width column: `rows × width` bytes, little-endian as on the wire.
+#[derive(Debug, Clone)]
+pub struct FixedColumn {
+    /// Bytes per row.
+    pub(crate) width: usize,
+    pub(crate) data: AlignedBuf,
 }
 
-/// Steps over `rows` values.
-pub(super) fn measure(r: &mut Reader<'_>, rows: usize, width: usize) -> Result<()> {
-    r.bytes(checked_len(rows, width)?)?;
-    Ok(())
-}
-
-/// Writes the values.
-pub(super) fn write(out: &mut Vec<u8>, data: &AlignedBuf) {
-    out.extend_from_slice(data.as_bytes());
-}
-
-/// Appends the rows of `src` that `idx` picks (`u64::MAX`: zero bytes, the default).
-pub(super) fn append(
-    data: &mut AlignedBuf,
-    width: usize,
-    src: &AlignedBuf,
-    idx: &[u64],
-    budget: &mut Budget,
-) -> Result<()> {
-    let oob = || ProtoError::violation("row index out of range");
-    budget.charge_n(idx.len(), width)?;
-    let sb = src.as_bytes();
-    for &i in idx {
-        if i == u64::MAX {
-            data.resize_zeroed(data.len() + width);
-        } else {
-            let at = (i as usize).checked_mul(width).ok_or_else(oob)?;
-            data.extend_from(sb.get(at..at + width).ok_or_else(oob)?);
-        }
+impl FixedColumn {
+    pub(crate) fn new(width: usize, data: AlignedBuf) -> FixedColumn {
+        FixedColumn { width, data }
     }
-    Ok(())
+
+    /// Bytes per row.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// The values, `rows × width` bytes back to back.
+    pub fn data(&self) -> &AlignedBuf {
+        &self.data
+    }
+}
+
+impl ColumnCodec for FixedColumn {
+    fn empty_like(&self, pool: &mut BufferPool) -> Self {
+        FixedColumn { width: self.width, data: pool.take() }
+    }
+
+    fn recycle(self, pool: &mut BufferPool) {
+        pool.give(self.data);
+    }
+
+    fn rows(&self) -> usize {
+        self.data.len() / self.width.max(1)
+    }
+
+    fn clear(&mut self) {
+        self.data.clear();
+    }
+
+    fn shape_name(&self) -> String {
+        format!("fixed-width data of {} bytes per value", self.width)
+    }
+
+    fn read_body(
+        &mut self,
+        r: &mut Reader<'_>,
+        rows: usize,
+        _: Option<&[SerInfo]>,
+        _: Layout,
+        _: &mut BufferPool,
+    ) -> Result<()> {
+        let raw = r.bytes(checked_len(rows, self.width)?)?;
+        r.charge(raw.len())?;
+        self.data.set_from(raw);
+        Ok(())
+    }
+
+    fn measure_body(
+        &self,
+        r: &mut Reader<'_>,
+        rows: usize,
+        _: Option<&[SerInfo]>,
+        _: Layout,
+        _: &mut ScanMemo,
+    ) -> Result<bool> {
+        r.bytes(checked_len(rows, self.width)?)?;
+        Ok(true)
+    }
+
+    fn write_body(&self, out: &mut Vec<u8>, _: Layout) -> Result<()> {
+        out.extend_from_slice(self.data.as_bytes());
+        Ok(())
+    }
+
+    /// `u64::MAX` picks zero bytes, the default.
+    fn append_from(&mut self, src: &Self, idx: &[u64], _: &mut BufferPool, budget: &mut Budget) -> Result<()> {
+        let oob = || ProtoError::violation("row index out of range");
+        let width = self.width;
+        budget.charge_n(idx.len(), width)?;
+        let sb = src.data.as_bytes();
+        for &i in idx {
+            if i == u64::MAX {
+                self.data.resize_zeroed(self.data.len() + width);
+            } else {
+                let at = (i as usize).checked_mul(width).ok_or_else(oob)?;
+                self.data.extend_from(sb.get(at..at + width).ok_or_else(oob)?);
+            }
+        }
+        Ok(())
+    }
+
+    fn check_fits(&self, ty: &DataType, nulls: Option<&[u8]>) -> Result<(), Reason> {
+        let Some(want) = ty.fixed_width() else {
+            // Tuple() is a one-byte placeholder per row.
+            return match ty {
+                DataType::Tuple(elems) if elems.is_empty() && self.width == 1 => Ok(()),
+                _ => Err(cannot_hold(self, ty)),
+            };
+        };
+        if self.width != want {
+            return Err(format!("values are {} bytes wide, {ty} needs {want}", self.width));
+        }
+        if want == 0 || !self.data.len().is_multiple_of(want) {
+            return Err(format!("{} bytes is not a whole number of {want}-byte values", self.data.len()));
+        }
+        check_fixed_values(ty, self.data.as_bytes(), want, nulls)
+    }
+
+    fn push_row_binary(&mut self, _: &DataType, r: &mut Reader<'_>) -> Result<()> {
+        self.data.extend_from(r.bytes(self.width)?);
+        Ok(())
+    }
+
+    fn push_default(&mut self, _: &DataType) -> Result<()> {
+        self.data.resize_zeroed(self.data.len() + self.width);
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -57,36 +140,45 @@ mod tests {
     use crate::column::ColumnData;
     use crate::error::ProtoError;
 
+    const L: Layout = Layout { sized_strings: true, sized_dict_strings: false };
+
     #[test]
     fn read_write_measure_agree() {
         let bytes: Vec<u8> = (0u8..12).collect();
-        let mut data = AlignedBuf::new();
+        let mut c = FixedColumn::new(4, AlignedBuf::new());
+        let pool = &mut BufferPool::new();
         let mut r = Reader::new(&bytes);
-        read(&mut r, 3, 4, &mut data).unwrap();
+        c.read_body(&mut r, 3, None, L, pool).unwrap();
         assert_eq!(r.remaining(), 0);
         let mut out = Vec::new();
-        write(&mut out, &data);
+        c.write_body(&mut out, L).unwrap();
         assert_eq!(out, bytes);
         let mut r = Reader::new(&bytes);
-        measure(&mut r, 3, 4).unwrap();
+        assert!(c.measure_body(&mut r, 3, None, L, &mut ScanMemo::default()).unwrap());
         assert_eq!(r.remaining(), 0);
         // Short input asks for exactly what is missing.
         let mut r = Reader::new(&bytes[..10]);
-        assert!(matches!(read(&mut r, 3, 4, &mut data), Err(ProtoError::Incomplete { needed: 12 })));
+        assert!(matches!(c.read_body(&mut r, 3, None, L, pool), Err(ProtoError::Incomplete { needed: 12 })));
         let mut r = Reader::new(&bytes);
-        assert!(matches!(measure(&mut r, usize::MAX, 8), Err(ProtoError::Violation(_))));
+        let wide = FixedColumn::new(8, AlignedBuf::new());
+        assert!(matches!(
+            wide.measure_body(&mut r, usize::MAX, None, L, &mut ScanMemo::default()),
+            Err(ProtoError::Violation(_))
+        ));
     }
 
     #[test]
     fn gather_picks_rows_and_defaults() {
-        let ColumnData::Fixed { data: src, .. } = ColumnData::from_values(&[10u16, 20, 30]) else { unreachable!() };
-        let mut data = AlignedBuf::new();
+        let ColumnData::Fixed(src) = ColumnData::from_values(&[10u16, 20, 30]) else { unreachable!() };
+        let pool = &mut BufferPool::new();
+        let mut c = FixedColumn::new(2, AlignedBuf::new());
         let mut unlimited = Budget::UNLIMITED;
-        append(&mut data, 2, &src, &[2, u64::MAX, 0, 2], &mut unlimited).unwrap();
-        assert_eq!(data.typed::<u16>().unwrap(), [30, 0, 10, 30]);
-        assert!(matches!(append(&mut data, 2, &src, &[3], &mut unlimited), Err(ProtoError::Violation(_))));
+        c.append_from(&src, &[2, u64::MAX, 0, 2], pool, &mut unlimited).unwrap();
+        assert_eq!(c.data.typed::<u16>().unwrap(), [30, 0, 10, 30]);
+        assert!(matches!(c.append_from(&src, &[3], pool, &mut unlimited), Err(ProtoError::Violation(_))));
         // The budget is charged before anything is copied.
         let mut tight = Budget::new(7);
-        assert!(append(&mut AlignedBuf::new(), 2, &src, &[0, 1, 2, 0], &mut tight).is_err());
+        let mut c = FixedColumn::new(2, AlignedBuf::new());
+        assert!(c.append_from(&src, &[0, 1, 2, 0], pool, &mut tight).is_err());
     }
 }

@@ -17,10 +17,14 @@
 use crate::buffer::BufferPool;
 use crate::error::{ProtoError, Result};
 use crate::types::{DataType, JsonType};
-use crate::wire::{Reader, WriteExt};
+use crate::wire::{Budget, Reader, WriteExt};
 
-use super::dynamic::read_names;
-use super::{ColumnData, DynamicData, Layout, SerInfo, FLATTENED_SETTING};
+use super::check::{cannot_hold, Reason};
+use super::codec::ColumnCodec;
+use super::dynamic::{read_names, sparse_dynamic_unsupported};
+use super::{
+    ArrayColumn, ColumnData, DynamicData, Layout, ScanMemo, SerInfo, StringColumn, TupleColumn, FLATTENED_SETTING,
+};
 
 /// JSON (Object) serialization version 1 (sent below revision 54473).
 pub const JSON_V1: u64 = 0;
@@ -79,7 +83,7 @@ impl JsonData {
             dynamic_paths: Vec::new(),
             dynamic: Vec::new(),
             shared: Box::new(shared_map_column(pool)),
-            text: Box::new(ColumnData::String { offsets: pool.take(), data: pool.take() }),
+            text: Box::new(ColumnData::String(StringColumn::take(pool))),
             rows: 0,
         })
     }
@@ -88,9 +92,11 @@ impl JsonData {
     pub fn rows(&self) -> usize {
         self.rows
     }
+}
 
+impl ColumnCodec for JsonData {
     /// Empty storage with the same structure (paths read from the last prefix).
-    pub(super) fn empty_like(&self, pool: &mut BufferPool) -> JsonData {
+    fn empty_like(&self, pool: &mut BufferPool) -> JsonData {
         JsonData {
             version: self.version,
             v1_max_paths: self.v1_max_paths,
@@ -100,19 +106,19 @@ impl JsonData {
             dynamic_paths: self.dynamic_paths.clone(),
             dynamic: self.dynamic.iter().map(|c| c.empty_like(pool)).collect(),
             shared: Box::new(shared_map_column(pool)),
-            text: Box::new(ColumnData::String { offsets: pool.take(), data: pool.take() }),
+            text: Box::new(ColumnData::String(StringColumn::take(pool))),
             rows: 0,
         }
     }
 
-    pub(super) fn recycle(self, pool: &mut BufferPool) {
+    fn recycle(self, pool: &mut BufferPool) {
         self.typed.into_iter().for_each(|c| c.recycle(pool));
         self.dynamic.into_iter().for_each(|c| c.recycle(pool));
         self.shared.recycle(pool);
         self.text.recycle(pool);
     }
 
-    pub(super) fn clear(&mut self) {
+    fn clear(&mut self) {
         self.typed.iter_mut().for_each(ColumnData::clear);
         self.dynamic.iter_mut().for_each(ColumnData::clear);
         self.shared.clear();
@@ -120,7 +126,7 @@ impl JsonData {
         self.rows = 0;
     }
 
-    pub(super) fn read_prefix(&mut self, r: &mut Reader<'_>) -> Result<()> {
+    fn read_prefix(&mut self, r: &mut Reader<'_>) -> Result<()> {
         let version = r.u64_le()?;
         match version {
             JSON_STRING => {
@@ -153,7 +159,7 @@ impl JsonData {
         }
     }
 
-    pub(super) fn read_body(
+    fn read_body(
         &mut self,
         r: &mut Reader<'_>,
         rows: usize,
@@ -191,7 +197,7 @@ impl JsonData {
         }
     }
 
-    pub(super) fn write_prefix(&self, out: &mut Vec<u8>) {
+    fn write_prefix(&self, out: &mut Vec<u8>) {
         out.put_u64_le(self.version);
         if self.version == JSON_STRING {
             return;
@@ -207,7 +213,7 @@ impl JsonData {
         self.dynamic.iter().for_each(|c| c.write_prefix(out));
     }
 
-    pub(super) fn write_body(&self, out: &mut Vec<u8>, layout: Layout) -> Result<()> {
+    fn write_body(&self, out: &mut Vec<u8>, layout: Layout) -> Result<()> {
         if self.rows == 0 {
             return Ok(());
         }
@@ -222,16 +228,54 @@ impl JsonData {
         }
         Ok(())
     }
+
+    fn rows(&self) -> usize {
+        JsonData::rows(self)
+    }
+
+    /// JSON's info is named like a Tuple's: one per typed path, in path order.
+    fn info_elements(&self) -> &[ColumnData] {
+        &self.typed
+    }
+
+    fn shape_name(&self) -> String {
+        "JSON data".into()
+    }
+
+    /// Not measured: decoded directly.
+    fn measure_prefix(&self, _: &mut Reader<'_>) -> Result<bool> {
+        Ok(false)
+    }
+
+    fn measure_body(
+        &self,
+        _: &mut Reader<'_>,
+        _: usize,
+        _: Option<&[SerInfo]>,
+        _: Layout,
+        _: &mut ScanMemo,
+    ) -> Result<bool> {
+        Ok(false)
+    }
+
+    fn append_from(&mut self, _: &Self, _: &[u64], _: &mut BufferPool, _: &mut Budget) -> Result<()> {
+        Err(sparse_dynamic_unsupported())
+    }
+
+    /// JSON data can only come from a decoder, which checks it.
+    fn check_fits(&self, ty: &DataType, _: Option<&[u8]>) -> Result<(), Reason> {
+        match ty {
+            DataType::Json(_) => Ok(()),
+            _ => Err(cannot_hold(self, ty)),
+        }
+    }
 }
 
 fn shared_map_column(pool: &mut BufferPool) -> ColumnData {
-    ColumnData::Array {
-        offsets: pool.take(),
-        inner: Box::new(ColumnData::Tuple(vec![
-            ColumnData::String { offsets: pool.take(), data: pool.take() },
-            ColumnData::String { offsets: pool.take(), data: pool.take() },
-        ])),
-    }
+    let offsets = pool.take();
+    let keys = ColumnData::String(StringColumn::take(pool));
+    let values = ColumnData::String(StringColumn::take(pool));
+    ColumnData::Array(ArrayColumn::new(offsets, ColumnData::Tuple(TupleColumn::new(vec![keys, values]))))
 }
 
 #[cfg(test)]

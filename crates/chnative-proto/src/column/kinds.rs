@@ -2,7 +2,8 @@
 //! replicated, detached), as the block header's serialization info announces them,
 //! and their materialisation to the dense shapes on read.
 
-use super::{checked_len, nullable, ColumnData, Layout, ScanMemo};
+use super::codec::ColumnCodec;
+use super::{checked_len, ColumnData, Layout, ScanMemo};
 use crate::buffer::BufferPool;
 use crate::error::{ProtoError, Result};
 use crate::wire::Reader;
@@ -57,21 +58,8 @@ impl SerInfo {
             }
             k => return Err(ProtoError::violation(format!("unknown serialization kind stack {k}"))),
         };
-        let mut elems = Vec::new();
-        match data {
-            ColumnData::Tuple(cols) => {
-                for c in cols {
-                    elems.push(SerInfo::read(r, c)?);
-                }
-            }
-            // JSON's info is named like a Tuple's: one per typed path, in path order.
-            ColumnData::Json(j) => {
-                for c in &j.typed {
-                    elems.push(SerInfo::read(r, c)?);
-                }
-            }
-            _ => {}
-        }
+        let elems =
+            dispatch!(data, c => c.info_elements()).iter().map(|c| SerInfo::read(r, c)).collect::<Result<Vec<_>>>()?;
         Ok(SerInfo { stack, elems })
     }
 }
@@ -127,11 +115,11 @@ impl ColumnData {
                 }
                 // Sparse Nullable(T) (revision ≥ 54483): NULL is the default, and the
                 // non-default values are sent as T, without a null map.
-                let res = if let ColumnData::Nullable { nulls, inner } = self {
-                    let mut tmp = inner.empty_like(pool);
-                    let res = tmp.read_kinds(r, values as usize, rest, elems, layout, pool).and_then(|_| {
-                        nullable::expand_sparse((nulls, inner), &tmp, idx.typed::<u64>()?, pool, r.budget_mut())
-                    });
+                let res = if let ColumnData::Nullable(n) = self {
+                    let mut tmp = n.inner.empty_like(pool);
+                    let res = tmp
+                        .read_kinds(r, values as usize, rest, elems, layout, pool)
+                        .and_then(|_| n.expand_sparse(&tmp, idx.typed::<u64>()?, pool, r.budget_mut()));
                     tmp.recycle(pool);
                     res
                 } else {
@@ -209,7 +197,7 @@ impl ColumnData {
                 let Some(values) = skip_sparse_offsets(r, rows)? else { return Ok(false) };
                 // Sparse Nullable(T) sends its non-default values as T (see read_kinds).
                 let values_of = match self {
-                    ColumnData::Nullable { inner, .. } => inner.as_ref(),
+                    ColumnData::Nullable(n) => n.inner.as_ref(),
                     other => other,
                 };
                 values_of.measure_kinds(r, values, rest, elems, layout, memo)
@@ -260,6 +248,7 @@ fn skip_sparse_offsets(r: &mut Reader<'_>, rows: usize) -> Result<Option<usize>>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::column::{FixedColumn, NullableColumn};
     use crate::types::DataType;
     use crate::wire::WriteExt;
 
@@ -304,7 +293,7 @@ mod tests {
         let mut r = Reader::new(&bytes);
         col.read_data(&mut r, 1000, Some(&info), layout, pool).unwrap();
         assert_eq!(r.position(), bytes.len());
-        let ColumnData::Fixed { data, .. } = &col else { panic!("{col:?}") };
+        let ColumnData::Fixed(FixedColumn { data, .. }) = &col else { panic!("{col:?}") };
         let v = data.typed::<u64>().unwrap();
         assert_eq!((v[8], v[9], v[19], v[199], v[200], v[209]), (0, 1, 2, 20, 0, 1));
         // A Nullable column's sparse values come without a null map.
@@ -333,7 +322,9 @@ mod tests {
         let info = SerInfo { stack: vec![Kind::Default, Kind::Sparse], elems: vec![] };
         c.read_data(&mut Reader::new(&b), 6, Some(&info), Layout::for_revision(54460), &mut pool).unwrap();
         match &c {
-            ColumnData::Fixed { data, .. } => assert_eq!(data.typed::<u32>().unwrap(), &[0, 7, 0, 0, 9, 0]),
+            ColumnData::Fixed(FixedColumn { data, .. }) => {
+                assert_eq!(data.typed::<u32>().unwrap(), &[0, 7, 0, 0, 9, 0])
+            }
             _ => unreachable!(),
         }
     }
@@ -354,10 +345,12 @@ mod tests {
         c.read_data(&mut r, 5, Some(&info), Layout::for_revision(54460), &mut pool).unwrap();
         assert_eq!(r.remaining(), 0);
         match &c {
-            ColumnData::Nullable { nulls, inner } => {
+            ColumnData::Nullable(NullableColumn { nulls, inner }) => {
                 assert_eq!(nulls.as_bytes(), &[0, 1, 1, 0, 1]);
                 match inner.as_ref() {
-                    ColumnData::Fixed { data, .. } => assert_eq!(data.typed::<u32>().unwrap(), &[7, 0, 0, 9, 0]),
+                    ColumnData::Fixed(FixedColumn { data, .. }) => {
+                        assert_eq!(data.typed::<u32>().unwrap(), &[7, 0, 0, 9, 0])
+                    }
                     _ => unreachable!(),
                 }
             }

@@ -1,81 +1,166 @@
 //! Nullable(T): one byte per row (1 = NULL), then the inner column with a
 //! placeholder at each NULL row.
 
-use super::{ColumnData, Layout, ScanMemo};
+use super::check::{cannot_hold, Reason};
+use super::codec::{no_default, no_row_binary, ColumnCodec};
+use super::{ColumnData, Layout, ScanMemo, SerInfo};
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
+use crate::types::DataType;
 use crate::wire::{Budget, Reader};
 
-/// Reads the null map and `rows` inner values.
-pub(super) fn read(
-    r: &mut Reader<'_>,
-    rows: usize,
-    nulls: &mut AlignedBuf,
-    inner: &mut ColumnData,
-    layout: Layout,
-    pool: &mut BufferPool,
-) -> Result<()> {
-    let raw = r.bytes(rows)?;
-    r.charge(raw.len())?;
-    nulls.set_from(raw);
-    inner.read_data(r, rows, None, layout, pool)
+/// Storage of a Nullable(T) column: the null map and the values.
+#[derive(Debug, Clone)]
+pub struct NullableColumn {
+    pub(crate) nulls: AlignedBuf,
+    pub(crate) inner: Box<ColumnData>,
 }
 
-/// Steps over the null map and the inner values; `false` when the inner column is not measured.
-pub(super) fn measure(
-    r: &mut Reader<'_>,
-    rows: usize,
-    inner: &ColumnData,
-    layout: Layout,
-    memo: &mut ScanMemo,
-) -> Result<bool> {
-    r.bytes(rows)?;
-    inner.measure_data(r, rows, None, layout, memo)
+impl NullableColumn {
+    pub(crate) fn new(nulls: AlignedBuf, inner: ColumnData) -> NullableColumn {
+        NullableColumn { nulls, inner: Box::new(inner) }
+    }
+
+    /// One byte per row, 1 for NULL.
+    pub fn nulls(&self) -> &AlignedBuf {
+        &self.nulls
+    }
+
+    /// The values, with a placeholder at each NULL row.
+    pub fn inner(&self) -> &ColumnData {
+        &self.inner
+    }
+
+    /// A sparse Nullable(T) (revision ≥ 54483): NULL is the default, and the non-default
+    /// values, already read into `values`, came as T without a null map. `idx` maps each
+    /// row to its value, `u64::MAX` for NULL.
+    pub(super) fn expand_sparse(
+        &mut self,
+        values: &ColumnData,
+        idx: &[u64],
+        pool: &mut BufferPool,
+        budget: &mut Budget,
+    ) -> Result<()> {
+        budget.charge(idx.len())?;
+        self.nulls.clear();
+        for &i in idx {
+            self.nulls.push(u8::from(i == u64::MAX));
+        }
+        self.inner.gather(values, idx, pool, budget)
+    }
 }
 
-/// Writes the null map and the inner values.
-pub(super) fn write(out: &mut Vec<u8>, nulls: &AlignedBuf, inner: &ColumnData, layout: Layout) -> Result<()> {
-    out.extend_from_slice(nulls.as_bytes());
-    inner.write_data(out, layout)
-}
+impl ColumnCodec for NullableColumn {
+    fn empty_like(&self, pool: &mut BufferPool) -> Self {
+        NullableColumn { nulls: pool.take(), inner: Box::new(self.inner.empty_like(pool)) }
+    }
 
-/// Appends the rows of the source's null map and values that `idx` picks (`u64::MAX`: NULL).
-pub(super) fn append(
-    (nulls, inner): (&mut AlignedBuf, &mut ColumnData),
-    (src_nulls, src_inner): (&AlignedBuf, &ColumnData),
-    idx: &[u64],
-    pool: &mut BufferPool,
-    budget: &mut Budget,
-) -> Result<()> {
-    let sn = src_nulls.as_bytes();
-    budget.charge(idx.len())?;
-    for &i in idx {
-        let null = if i == u64::MAX {
-            1u8
+    fn recycle(self, pool: &mut BufferPool) {
+        pool.give(self.nulls);
+        self.inner.recycle(pool);
+    }
+
+    fn rows(&self) -> usize {
+        self.nulls.len()
+    }
+
+    fn clear(&mut self) {
+        self.nulls.clear();
+        self.inner.clear();
+    }
+
+    fn shape_name(&self) -> String {
+        "nullable data".into()
+    }
+
+    fn read_prefix(&mut self, r: &mut Reader<'_>) -> Result<()> {
+        self.inner.read_prefix(r)
+    }
+
+    fn measure_prefix(&self, r: &mut Reader<'_>) -> Result<bool> {
+        self.inner.measure_prefix(r)
+    }
+
+    fn write_prefix(&self, out: &mut Vec<u8>) {
+        self.inner.write_prefix(out)
+    }
+
+    /// Reads the null map and `rows` inner values.
+    fn read_body(
+        &mut self,
+        r: &mut Reader<'_>,
+        rows: usize,
+        _: Option<&[SerInfo]>,
+        layout: Layout,
+        pool: &mut BufferPool,
+    ) -> Result<()> {
+        let raw = r.bytes(rows)?;
+        r.charge(raw.len())?;
+        self.nulls.set_from(raw);
+        self.inner.read_data(r, rows, None, layout, pool)
+    }
+
+    fn measure_body(
+        &self,
+        r: &mut Reader<'_>,
+        rows: usize,
+        _: Option<&[SerInfo]>,
+        layout: Layout,
+        memo: &mut ScanMemo,
+    ) -> Result<bool> {
+        r.bytes(rows)?;
+        self.inner.measure_data(r, rows, None, layout, memo)
+    }
+
+    fn write_body(&self, out: &mut Vec<u8>, layout: Layout) -> Result<()> {
+        out.extend_from_slice(self.nulls.as_bytes());
+        self.inner.write_data(out, layout)
+    }
+
+    /// `u64::MAX` picks NULL.
+    fn append_from(&mut self, src: &Self, idx: &[u64], pool: &mut BufferPool, budget: &mut Budget) -> Result<()> {
+        let sn = src.nulls.as_bytes();
+        budget.charge(idx.len())?;
+        for &i in idx {
+            let null = if i == u64::MAX {
+                1u8
+            } else {
+                *sn.get(i as usize).ok_or_else(|| ProtoError::violation("row index out of range"))?
+            };
+            self.nulls.push(null);
+        }
+        self.inner.append_from(&src.inner, idx, pool, budget)
+    }
+
+    fn check_fits(&self, ty: &DataType, _: Option<&[u8]>) -> Result<(), Reason> {
+        let DataType::Nullable(t) = ty else { return Err(cannot_hold(self, ty)) };
+        let nulls = self.nulls.as_bytes();
+        if nulls.len() != self.inner.rows() {
+            return Err(format!("null map has {} rows, values have {}", nulls.len(), self.inner.rows()));
+        }
+        if let Some(i) = nulls.iter().position(|&b| b > 1) {
+            return Err(format!("null map byte #{i} is {}, not 0 or 1", nulls[i]));
+        }
+        self.inner.check_at(t, Some(nulls))
+    }
+
+    fn push_row_binary(&mut self, ty: &DataType, r: &mut Reader<'_>) -> Result<()> {
+        let DataType::Nullable(t) = ty else { return Err(no_row_binary(ty)) };
+        if r.u8()? != 0 {
+            self.nulls.push(1u8);
+            self.inner.push_default(t)
         } else {
-            *sn.get(i as usize).ok_or_else(|| ProtoError::violation("row index out of range"))?
-        };
-        nulls.push(null);
+            self.inner.push_row_binary(t, r)?;
+            self.nulls.push(0u8);
+            Ok(())
+        }
     }
-    inner.append_from(src_inner, idx, pool, budget)
-}
 
-/// A sparse Nullable(T) (revision ≥ 54483): NULL is the default, and the non-default
-/// values, already read into `values`, came as T without a null map. `idx` maps each
-/// row to its value, `u64::MAX` for NULL.
-pub(super) fn expand_sparse(
-    (nulls, inner): (&mut AlignedBuf, &mut ColumnData),
-    values: &ColumnData,
-    idx: &[u64],
-    pool: &mut BufferPool,
-    budget: &mut Budget,
-) -> Result<()> {
-    budget.charge(idx.len())?;
-    nulls.clear();
-    for &i in idx {
-        nulls.push(u8::from(i == u64::MAX));
+    fn push_default(&mut self, ty: &DataType) -> Result<()> {
+        let DataType::Nullable(t) = ty else { return Err(no_default(ty)) };
+        self.nulls.push(1u8);
+        self.inner.push_default(t)
     }
-    inner.gather(values, idx, pool, budget)
 }
 
 #[cfg(test)]
@@ -86,15 +171,15 @@ mod tests {
     fn nulls_then_values_both_ways() {
         let bytes = [0u8, 1, 0, 7, 0, 9];
         let mut pool = BufferPool::new();
-        let (mut nulls, mut inner) = (AlignedBuf::new(), ColumnData::from_values::<u8>(&[]));
+        let mut c = NullableColumn::new(AlignedBuf::new(), ColumnData::from_values::<u8>(&[]));
         let layout = Layout::for_revision(54492);
-        read(&mut Reader::new(&bytes), 3, &mut nulls, &mut inner, layout, &mut pool).unwrap();
-        assert_eq!(nulls.as_bytes(), [0, 1, 0]);
+        c.read_body(&mut Reader::new(&bytes), 3, None, layout, &mut pool).unwrap();
+        assert_eq!(c.nulls.as_bytes(), [0, 1, 0]);
         let mut out = Vec::new();
-        write(&mut out, &nulls, &inner, layout).unwrap();
+        c.write_body(&mut out, layout).unwrap();
         assert_eq!(out, bytes);
         let mut r = Reader::new(&bytes);
-        assert!(measure(&mut r, 3, &inner, layout, &mut ScanMemo::default()).unwrap());
+        assert!(c.measure_body(&mut r, 3, None, layout, &mut ScanMemo::default()).unwrap());
         assert_eq!(r.remaining(), 0);
     }
 
@@ -107,16 +192,16 @@ mod tests {
             b.set_from(&[1, 0]);
             b
         };
-        let src_inner = ColumnData::from_values(&[0u32, 5]);
-        let (mut nulls, mut inner) = (AlignedBuf::new(), ColumnData::from_values::<u32>(&[]));
-        append((&mut nulls, &mut inner), (&src_nulls, &src_inner), &[1, u64::MAX, 0], &mut pool, &mut budget).unwrap();
-        assert_eq!(nulls.as_bytes(), [0, 1, 1]);
-        assert!(append((&mut nulls, &mut inner), (&src_nulls, &src_inner), &[2], &mut pool, &mut budget).is_err());
+        let src = NullableColumn::new(src_nulls, ColumnData::from_values(&[0u32, 5]));
+        let mut c = NullableColumn::new(AlignedBuf::new(), ColumnData::from_values::<u32>(&[]));
+        c.append_from(&src, &[1, u64::MAX, 0], &mut pool, &mut budget).unwrap();
+        assert_eq!(c.nulls.as_bytes(), [0, 1, 1]);
+        assert!(c.append_from(&src, &[2], &mut pool, &mut budget).is_err());
 
         let values = ColumnData::from_values(&[8u32]);
-        expand_sparse((&mut nulls, &mut inner), &values, &[u64::MAX, 0, u64::MAX], &mut pool, &mut budget).unwrap();
-        assert_eq!(nulls.as_bytes(), [1, 0, 1]);
-        let ColumnData::Fixed { data, .. } = &inner else { unreachable!() };
-        assert_eq!(data.typed::<u32>().unwrap(), [0, 8, 0]);
+        c.expand_sparse(&values, &[u64::MAX, 0, u64::MAX], &mut pool, &mut budget).unwrap();
+        assert_eq!(c.nulls.as_bytes(), [1, 0, 1]);
+        let ColumnData::Fixed(inner) = c.inner.as_ref() else { unreachable!() };
+        assert_eq!(inner.data.typed::<u32>().unwrap(), [0, 8, 0]);
     }
 }

@@ -1,12 +1,14 @@
 //! RowBinary values appended to a column: how Dynamic's shared variant and JSON's shared
 //! data hold values (a binary type encoding, then the value as `serializeBinary` writes it).
+//!
+//! Each family decodes its own values ([`ColumnCodec::push_row_binary`] and
+//! [`ColumnCodec::push_default`]); this module says which types can be decoded.
 
-use crate::buffer::AlignedBuf;
-use crate::error::{ProtoError, Result};
+use super::codec::ColumnCodec;
+use super::ColumnData;
+use crate::error::Result;
 use crate::types::DataType;
 use crate::wire::Reader;
-
-use super::{ColumnData, NULL_DISCRIMINATOR};
 
 /// Why values of `ty` cannot be decoded from RowBinary here, or `None` when they can.
 pub fn row_binary_unsupported(ty: &DataType) -> Option<String> {
@@ -35,151 +37,15 @@ impl ColumnData {
     pub fn push_row_binary(&mut self, ty: &DataType, r: &mut Reader<'_>) -> Result<()> {
         let shape = ty.wire_shape();
         let ty = shape.as_ref();
-        match (self, ty) {
-            (ColumnData::Fixed { width, data }, _) => data.extend_from(r.bytes(*width)?),
-            (ColumnData::String { offsets, data }, _) => {
-                let n = r.varuint()?;
-                let n = usize::try_from(n).map_err(|_| ProtoError::violation("string length overflows"))?;
-                data.extend_from(r.bytes(n)?);
-                offsets.push(data.len() as u64);
-            }
-            (ColumnData::Nullable { nulls, inner }, DataType::Nullable(t)) => {
-                if r.u8()? != 0 {
-                    nulls.push(1u8);
-                    inner.push_default(t)?;
-                } else {
-                    inner.push_row_binary(t, r)?;
-                    nulls.push(0u8);
-                }
-            }
-            (ColumnData::Array { offsets, inner }, DataType::Array(t)) => {
-                let n = r.varuint()?;
-                // Every element takes at least one byte.
-                let n = usize::try_from(n)
-                    .ok()
-                    .filter(|&n| n <= r.remaining())
-                    .ok_or_else(|| ProtoError::violation("array length beyond the value"))?;
-                for _ in 0..n {
-                    inner.push_row_binary(t, r)?;
-                }
-                offsets.push(inner.rows() as u64);
-            }
-            (ColumnData::Array { offsets, inner }, DataType::Map(k, v)) => {
-                let n = r.varuint()?;
-                let n = usize::try_from(n)
-                    .ok()
-                    .filter(|&n| n <= r.remaining())
-                    .ok_or_else(|| ProtoError::violation("map size beyond the value"))?;
-                let ColumnData::Tuple(kv) = inner.as_mut() else {
-                    return Err(ProtoError::violation("column shape differs from its type"));
-                };
-                if kv.len() != 2 {
-                    return Err(ProtoError::violation("column shape differs from its type"));
-                }
-                for _ in 0..n {
-                    kv[0].push_row_binary(k, r)?;
-                    kv[1].push_row_binary(v, r)?;
-                }
-                offsets.push(kv[0].rows() as u64);
-            }
-            (ColumnData::Tuple(cols), DataType::Tuple(elems)) if cols.len() == elems.len() => {
-                for (c, (_, t)) in cols.iter_mut().zip(elems) {
-                    c.push_row_binary(t, r)?;
-                }
-            }
-            (ColumnData::LowCardinality { dict, key_width, keys, nullable }, DataType::LowCardinality(t)) => {
-                let inner = match t.as_ref() {
-                    DataType::Nullable(t) => t.as_ref(),
-                    t => t,
-                };
-                start_row_keys(dict, key_width, keys, *nullable, inner)?;
-                if *nullable && r.u8()? != 0 {
-                    keys.push(0u64);
-                } else {
-                    dict.push_row_binary(inner, r)?;
-                    keys.push(dict.rows() as u64 - 1);
-                }
-            }
-            (ColumnData::Variant(v), DataType::Variant(alts)) => {
-                let d = r.u8()?;
-                if d == NULL_DISCRIMINATOR {
-                    v.push_null();
-                } else {
-                    let k = usize::from(d);
-                    let (Some(col), Some(t)) = (v.variants.get_mut(k), alts.get(k)) else {
-                        return Err(ProtoError::violation(format!("Variant discriminator {d} out of range")));
-                    };
-                    let at = col.rows() as u64;
-                    col.push_row_binary(t, r)?;
-                    v.discriminators.push(d);
-                    v.offsets.push(at);
-                }
-            }
-            (_, t) => {
-                return Err(ProtoError::ty(t.to_string(), "no RowBinary decoding for this type"));
-            }
-        }
-        Ok(())
+        dispatch!(self, c => c.push_row_binary(ty, r))
     }
 
     /// Appends the type's default value (0, empty, NULL).
     pub fn push_default(&mut self, ty: &DataType) -> Result<()> {
         let shape = ty.wire_shape();
         let ty = shape.as_ref();
-        match (self, ty) {
-            (ColumnData::Fixed { width, data }, _) => data.resize_zeroed(data.len() + *width),
-            (ColumnData::String { offsets, data }, _) => offsets.push(data.len() as u64),
-            (ColumnData::Nullable { nulls, inner }, DataType::Nullable(t)) => {
-                nulls.push(1u8);
-                inner.push_default(t)?;
-            }
-            (ColumnData::Array { offsets, inner }, _) => offsets.push(inner.rows() as u64),
-            (ColumnData::Tuple(cols), DataType::Tuple(elems)) if cols.len() == elems.len() => {
-                for (c, (_, t)) in cols.iter_mut().zip(elems) {
-                    c.push_default(t)?;
-                }
-            }
-            (ColumnData::LowCardinality { dict, key_width, keys, nullable }, DataType::LowCardinality(t)) => {
-                let inner = match t.as_ref() {
-                    DataType::Nullable(t) => t.as_ref(),
-                    t => t,
-                };
-                start_row_keys(dict, key_width, keys, *nullable, inner)?;
-                if *nullable {
-                    keys.push(0u64);
-                } else {
-                    dict.push_default(inner)?;
-                    keys.push(dict.rows() as u64 - 1);
-                }
-            }
-            (ColumnData::Variant(v), _) => v.push_null(),
-            (_, t) => return Err(ProtoError::ty(t.to_string(), "no default value for this column shape")),
-        }
-        Ok(())
+        dispatch!(self, c => c.push_default(ty))
     }
-}
-
-/// Before the first row appended to a LowCardinality column: u64 keys, and for
-/// LowCardinality(Nullable(T)) the NULL slot at key 0.
-fn start_row_keys(
-    dict: &mut ColumnData,
-    key_width: &mut u8,
-    keys: &mut AlignedBuf,
-    nullable: bool,
-    inner: &DataType,
-) -> Result<()> {
-    if keys.is_empty() {
-        if *key_width != 8 || dict.rows() > 0 {
-            dict.clear();
-        }
-        *key_width = 8;
-        if nullable && dict.rows() == 0 {
-            dict.push_default(inner)?;
-        }
-    } else if *key_width != 8 {
-        return Err(ProtoError::violation("LowCardinality keys are not 64-bit"));
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -187,6 +53,7 @@ mod tests {
     use super::*;
     use crate::buffer::BufferPool;
     use crate::column::test_util::*;
+    use crate::error::ProtoError;
 
     #[test]
     fn row_binary_shapes() {

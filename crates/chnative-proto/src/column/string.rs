@@ -2,19 +2,127 @@
 //! revision 54492 the offsets then the bytes; before it, each row as a VarUInt length
 //! and its bytes, whose total is only known once every row has been stepped over.
 
-use super::{check_offsets, checked_len, last_offset, selected_len};
-use crate::buffer::AlignedBuf;
+use super::check::{cannot_hold, check_end_offsets, Reason};
+use super::codec::ColumnCodec;
+use super::{check_offsets, checked_len, last_offset, selected_len, Layout, SerInfo};
+use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
+use crate::types::DataType;
 use crate::wire::{Budget, Reader, WriteExt};
 
+/// Storage of a String column: the u64 end offset of each row into one byte blob.
+#[derive(Debug, Clone)]
+pub struct StringColumn {
+    pub(crate) offsets: AlignedBuf,
+    pub(crate) data: AlignedBuf,
+}
+
+impl StringColumn {
+    pub(crate) fn new(offsets: AlignedBuf, data: AlignedBuf) -> StringColumn {
+        StringColumn { offsets, data }
+    }
+
+    pub(crate) fn take(pool: &mut BufferPool) -> StringColumn {
+        StringColumn { offsets: pool.take(), data: pool.take() }
+    }
+
+    /// The u64 end offset of each row.
+    pub fn offsets(&self) -> &AlignedBuf {
+        &self.offsets
+    }
+
+    /// All bytes back to back.
+    pub fn data(&self) -> &AlignedBuf {
+        &self.data
+    }
+}
+
+impl ColumnCodec for StringColumn {
+    fn empty_like(&self, pool: &mut BufferPool) -> Self {
+        StringColumn::take(pool)
+    }
+
+    fn recycle(self, pool: &mut BufferPool) {
+        pool.give(self.offsets);
+        pool.give(self.data);
+    }
+
+    fn rows(&self) -> usize {
+        self.offsets.len() / 8
+    }
+
+    fn clear(&mut self) {
+        self.offsets.clear();
+        self.data.clear();
+    }
+
+    fn shape_name(&self) -> String {
+        "string data".into()
+    }
+
+    /// Reads `rows` strings in the layout of the revision (offsets + bytes, or VarUInt-prefixed).
+    fn read_body(
+        &mut self,
+        r: &mut Reader<'_>,
+        rows: usize,
+        _: Option<&[SerInfo]>,
+        layout: Layout,
+        _: &mut BufferPool,
+    ) -> Result<()> {
+        read(r, rows, &mut self.offsets, &mut self.data, layout.sized_strings)
+    }
+
+    /// VarUInt-prefixed runs resume where `memo` left them.
+    fn measure_body(
+        &self,
+        r: &mut Reader<'_>,
+        rows: usize,
+        _: Option<&[SerInfo]>,
+        layout: Layout,
+        memo: &mut ScanMemo,
+    ) -> Result<bool> {
+        if layout.sized_strings {
+            let total = last_offset(r.bytes(checked_len(rows, 8)?)?)?;
+            r.bytes(total)?;
+        } else {
+            memo.skip_strings(r, rows)?;
+        }
+        Ok(true)
+    }
+
+    fn write_body(&self, out: &mut Vec<u8>, layout: Layout) -> Result<()> {
+        write_strings(out, self.offsets.typed::<u64>()?, self.data.as_bytes(), layout.sized_strings)
+    }
+
+    /// `u64::MAX` picks the empty string.
+    fn append_from(&mut self, src: &Self, idx: &[u64], _: &mut BufferPool, budget: &mut Budget) -> Result<()> {
+        append(&mut self.offsets, &mut self.data, &src.offsets, &src.data, idx, budget)
+    }
+
+    fn check_fits(&self, ty: &DataType, _: Option<&[u8]>) -> Result<(), Reason> {
+        if !matches!(ty, DataType::String) {
+            return Err(cannot_hold(self, ty));
+        }
+        let offsets = self.offsets.typed::<u64>().map_err(|e| e.to_string())?;
+        check_end_offsets(offsets, self.data.len(), "string")
+    }
+
+    fn push_row_binary(&mut self, _: &DataType, r: &mut Reader<'_>) -> Result<()> {
+        let n = r.varuint()?;
+        let n = usize::try_from(n).map_err(|_| ProtoError::violation("string length overflows"))?;
+        self.data.extend_from(r.bytes(n)?);
+        self.offsets.push(self.data.len() as u64);
+        Ok(())
+    }
+
+    fn push_default(&mut self, _: &DataType) -> Result<()> {
+        self.offsets.push(self.data.len() as u64);
+        Ok(())
+    }
+}
+
 /// Reads `rows` strings in the layout `sized` says (offsets + bytes, or VarUInt-prefixed).
-pub(super) fn read(
-    r: &mut Reader<'_>,
-    rows: usize,
-    offsets: &mut AlignedBuf,
-    data: &mut AlignedBuf,
-    sized: bool,
-) -> Result<()> {
+fn read(r: &mut Reader<'_>, rows: usize, offsets: &mut AlignedBuf, data: &mut AlignedBuf, sized: bool) -> Result<()> {
     if sized {
         let raw = r.bytes(checked_len(rows, 8)?)?;
         r.charge(raw.len())?;
@@ -98,17 +206,6 @@ fn skip_var_strings_from(r: &mut Reader<'_>, rows: usize, done: &mut usize, byte
         *done += 1;
     }
     Ok(())
-}
-
-/// Steps over `rows` strings; VarUInt-prefixed runs resume where `memo` left them.
-pub(super) fn measure(r: &mut Reader<'_>, rows: usize, sized: bool, memo: &mut ScanMemo) -> Result<()> {
-    if sized {
-        let total = last_offset(r.bytes(checked_len(rows, 8)?)?)?;
-        r.bytes(total)?;
-        Ok(())
-    } else {
-        memo.skip_strings(r, rows)
-    }
 }
 
 /// Writes strings given as end offsets + blob in the layout of the revision.
@@ -228,7 +325,8 @@ mod tests {
             assert_eq!(r.remaining(), 0);
             assert_eq!((o2.as_bytes(), d2.as_bytes()), (offsets.as_bytes(), data.as_bytes()));
             let mut r = Reader::new(&out);
-            measure(&mut r, 3, sized, &mut ScanMemo::default()).unwrap();
+            let layout = Layout { sized_strings: sized, sized_dict_strings: false };
+            StringColumn::new(o2, d2).measure_body(&mut r, 3, None, layout, &mut ScanMemo::default()).unwrap();
             assert_eq!(r.remaining(), 0, "sized: {sized}");
         }
     }
@@ -239,12 +337,16 @@ mod tests {
         let mut out = Vec::new();
         write_strings(&mut out, offsets.typed::<u64>().unwrap(), data.as_bytes(), false).unwrap();
         let mut memo = ScanMemo::default();
+        let col = StringColumn::new(AlignedBuf::new(), AlignedBuf::new());
+        let measure = |r: &mut Reader<'_>, rows, memo: &mut ScanMemo| {
+            col.measure_body(r, rows, None, Layout { sized_strings: false, sized_dict_strings: false }, memo)
+        };
         let mut r = Reader::new(&out[..5]);
         // Row 0 is whole; row 1 needs its 2 bytes and row 2 at least one more.
-        assert!(matches!(measure(&mut r, 3, false, &mut memo), Err(ProtoError::Incomplete { needed: 8 })));
+        assert!(matches!(measure(&mut r, 3, &mut memo), Err(ProtoError::Incomplete { needed: 8 })));
         let before = var_string_rows_stepped();
         let mut r = Reader::new(&out);
-        measure(&mut r, 3, false, &mut memo).unwrap();
+        measure(&mut r, 3, &mut memo).unwrap();
         assert_eq!(var_string_rows_stepped() - before, 2, "row 0 was stepped over again");
     }
 

@@ -12,7 +12,10 @@ use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
 use crate::wire::{Budget, Reader, WriteExt};
 
-use super::{checked_len, ColumnData, Layout};
+use super::check::{cannot_hold, Reason};
+use super::codec::{no_row_binary, ColumnCodec};
+use super::{checked_len, ColumnData, Layout, ScanMemo, SerInfo};
+use crate::types::DataType;
 
 /// The discriminator of a NULL Variant row.
 pub const NULL_DISCRIMINATOR: u8 = 255;
@@ -47,7 +50,35 @@ impl VariantData {
         self.discriminators.len()
     }
 
-    pub(super) fn empty_like(&self, pool: &mut BufferPool) -> VariantData {
+    /// Validates the discriminators, fills `offsets`, and returns the rows per alternative.
+    fn compute_offsets(&mut self) -> Result<[usize; 256]> {
+        let n = self.variants.len();
+        let rows = self.discriminators.len();
+        let mut counts = [0usize; 256];
+        self.offsets.clear();
+        self.offsets.resize_zeroed(checked_len(rows, 8)?);
+        let offsets = self.offsets.typed_mut::<u64>()?;
+        for (o, &d) in offsets.iter_mut().zip(self.discriminators.as_bytes()) {
+            if d == NULL_DISCRIMINATOR {
+                continue;
+            }
+            if usize::from(d) >= n {
+                return Err(ProtoError::violation(format!("Variant discriminator {d} beyond {n} alternatives")));
+            }
+            *o = counts[usize::from(d)] as u64;
+            counts[usize::from(d)] += 1;
+        }
+        Ok(counts)
+    }
+
+    pub(super) fn push_null(&mut self) {
+        self.discriminators.push(NULL_DISCRIMINATOR);
+        self.offsets.push(0u64);
+    }
+}
+
+impl ColumnCodec for VariantData {
+    fn empty_like(&self, pool: &mut BufferPool) -> VariantData {
         VariantData {
             mode: self.mode,
             discriminators: pool.take(),
@@ -56,19 +87,19 @@ impl VariantData {
         }
     }
 
-    pub(super) fn recycle(self, pool: &mut BufferPool) {
+    fn recycle(self, pool: &mut BufferPool) {
         pool.give(self.discriminators);
         pool.give(self.offsets);
         self.variants.into_iter().for_each(|v| v.recycle(pool));
     }
 
-    pub(super) fn clear(&mut self) {
+    fn clear(&mut self) {
         self.discriminators.clear();
         self.offsets.clear();
         self.variants.iter_mut().for_each(ColumnData::clear);
     }
 
-    pub(super) fn read_prefix(&mut self, r: &mut Reader<'_>) -> Result<()> {
+    fn read_prefix(&mut self, r: &mut Reader<'_>) -> Result<()> {
         let mode = r.u64_le()?;
         if mode != VARIANT_MODE_BASIC && mode != VARIANT_MODE_COMPACT {
             return Err(ProtoError::violation(format!("Variant discriminators mode {mode}")));
@@ -77,10 +108,11 @@ impl VariantData {
         self.variants.iter_mut().try_for_each(|v| v.read_prefix(r))
     }
 
-    pub(super) fn read_body(
+    fn read_body(
         &mut self,
         r: &mut Reader<'_>,
         rows: usize,
+        _: Option<&[SerInfo]>,
         layout: Layout,
         pool: &mut BufferPool,
     ) -> Result<()> {
@@ -120,33 +152,12 @@ impl VariantData {
         Ok(())
     }
 
-    /// Validates the discriminators, fills `offsets`, and returns the rows per alternative.
-    fn compute_offsets(&mut self) -> Result<[usize; 256]> {
-        let n = self.variants.len();
-        let rows = self.discriminators.len();
-        let mut counts = [0usize; 256];
-        self.offsets.clear();
-        self.offsets.resize_zeroed(checked_len(rows, 8)?);
-        let offsets = self.offsets.typed_mut::<u64>()?;
-        for (o, &d) in offsets.iter_mut().zip(self.discriminators.as_bytes()) {
-            if d == NULL_DISCRIMINATOR {
-                continue;
-            }
-            if usize::from(d) >= n {
-                return Err(ProtoError::violation(format!("Variant discriminator {d} beyond {n} alternatives")));
-            }
-            *o = counts[usize::from(d)] as u64;
-            counts[usize::from(d)] += 1;
-        }
-        Ok(counts)
-    }
-
-    pub(super) fn write_prefix(&self, out: &mut Vec<u8>) {
+    fn write_prefix(&self, out: &mut Vec<u8>) {
         out.put_u64_le(self.mode);
         self.variants.iter().for_each(|v| v.write_prefix(out));
     }
 
-    pub(super) fn write_body(&self, out: &mut Vec<u8>, layout: Layout) -> Result<()> {
+    fn write_body(&self, out: &mut Vec<u8>, layout: Layout) -> Result<()> {
         let rows = self.rows();
         if rows > 0 {
             if self.mode == VARIANT_MODE_COMPACT {
@@ -161,8 +172,8 @@ impl VariantData {
         Ok(())
     }
 
-    /// Appends rows of `src` picked by `idx` (`u64::MAX` = NULL).
-    pub(super) fn append_from(
+    /// `u64::MAX` picks NULL.
+    fn append_from(
         &mut self,
         src: &VariantData,
         idx: &[u64],
@@ -199,9 +210,74 @@ impl VariantData {
         Ok(())
     }
 
-    pub(super) fn push_null(&mut self) {
-        self.discriminators.push(NULL_DISCRIMINATOR);
-        self.offsets.push(0u64);
+    fn rows(&self) -> usize {
+        VariantData::rows(self)
+    }
+
+    fn shape_name(&self) -> String {
+        "Variant data".into()
+    }
+
+    /// Not measured: decoded directly.
+    fn measure_prefix(&self, _: &mut Reader<'_>) -> Result<bool> {
+        Ok(false)
+    }
+
+    fn measure_body(
+        &self,
+        _: &mut Reader<'_>,
+        _: usize,
+        _: Option<&[SerInfo]>,
+        _: Layout,
+        _: &mut ScanMemo,
+    ) -> Result<bool> {
+        Ok(false)
+    }
+
+    fn check_fits(&self, ty: &DataType, _: Option<&[u8]>) -> Result<(), Reason> {
+        let DataType::Variant(alts) = ty else { return Err(cannot_hold(self, ty)) };
+        if alts.len() != self.variants.len() {
+            return Err(format!("{} alternatives, the type has {}", self.variants.len(), alts.len()));
+        }
+        let mut counts = vec![0usize; alts.len()];
+        for (i, &d) in self.discriminators.as_bytes().iter().enumerate() {
+            match counts.get_mut(usize::from(d)) {
+                Some(n) => *n += 1,
+                None if d == NULL_DISCRIMINATOR => {}
+                None => return Err(format!("discriminator #{i} is {d}, beyond {} alternatives", alts.len())),
+            }
+        }
+        for (i, (t, c)) in alts.iter().zip(&self.variants).enumerate() {
+            if c.rows() != counts[i] {
+                return Err(format!("alternative {t} has {} rows, {} rows choose it", c.rows(), counts[i]));
+            }
+            c.check_at(t, None)?;
+        }
+        Ok(())
+    }
+
+    fn push_row_binary(&mut self, ty: &DataType, r: &mut Reader<'_>) -> Result<()> {
+        let DataType::Variant(alts) = ty else { return Err(no_row_binary(ty)) };
+        let d = r.u8()?;
+        if d == NULL_DISCRIMINATOR {
+            self.push_null();
+        } else {
+            let k = usize::from(d);
+            let (Some(col), Some(t)) = (self.variants.get_mut(k), alts.get(k)) else {
+                return Err(ProtoError::violation(format!("Variant discriminator {d} out of range")));
+            };
+            let at = col.rows() as u64;
+            col.push_row_binary(t, r)?;
+            self.discriminators.push(d);
+            self.offsets.push(at);
+        }
+        Ok(())
+    }
+
+    /// NULL, whatever the type.
+    fn push_default(&mut self, _: &DataType) -> Result<()> {
+        self.push_null();
+        Ok(())
     }
 }
 

@@ -2,6 +2,7 @@
 //! value inside it for the states this crate knows ([`AggregateState`]).
 
 use super::ColumnView;
+use crate::column::DelimitedColumn;
 use crate::column::{AggregateState, ColumnData, StateValue};
 use crate::error::{ProtoError, Result};
 
@@ -9,7 +10,7 @@ impl<'a> ColumnView<'a> {
     /// An `AggregateFunction(f, T)` column of a function whose states this crate decodes.
     pub fn as_aggregate_states(&self) -> Result<AggregateStatesView<'a>> {
         match (AggregateState::for_type(&self.ty), self.data) {
-            (Some(state), ColumnData::Delimited { offsets, data, .. }) => Ok(AggregateStatesView {
+            (Some(state), ColumnData::Delimited(DelimitedColumn { offsets, data, .. })) => Ok(AggregateStatesView {
                 name: self.name,
                 state,
                 offsets: offsets.typed::<u64>()?,

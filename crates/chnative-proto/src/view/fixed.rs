@@ -1,6 +1,7 @@
 //! Fixed-width values: numbers, dates, UUIDs, decimals, enums and FixedString, viewed
 //! as `&[T]` straight over the column buffer.
 
+use crate::column::FixedColumn;
 use bytemuck::{Pod, Zeroable};
 
 use super::{strip_simple_agg, ColumnView, D};
@@ -102,7 +103,7 @@ impl<'a> ColumnView<'a> {
     pub fn values<T: FixedValue>(&self) -> Result<&'a [T]> {
         let ty = strip_simple_agg(&self.ty);
         match self.data {
-            ColumnData::Fixed { data, width } if T::accepts(ty) && *width == std::mem::size_of::<T>() => {
+            ColumnData::Fixed(FixedColumn { data, width }) if T::accepts(ty) && *width == std::mem::size_of::<T>() => {
                 data.typed::<T>()
             }
             _ => Err(self.mismatch(T::RUST_NAME)),
@@ -112,7 +113,7 @@ impl<'a> ColumnView<'a> {
     /// Any fixed-width column as raw little-endian bytes and the width per row.
     pub fn raw_fixed(&self) -> Result<(&'a [u8], usize)> {
         match self.data {
-            ColumnData::Fixed { data, width } => Ok((data.as_bytes(), *width)),
+            ColumnData::Fixed(FixedColumn { data, width }) => Ok((data.as_bytes(), *width)),
             _ => Err(self.mismatch("a fixed-width type")),
         }
     }
@@ -120,7 +121,7 @@ impl<'a> ColumnView<'a> {
     /// A FixedString(N) column: `(bytes, N)`; row i is `bytes[i*N..(i+1)*N]`.
     pub fn as_fixed_strings(&self) -> Result<(&'a [u8], usize)> {
         match (self.ty.as_ref(), self.data) {
-            (D::FixedString(n), ColumnData::Fixed { data, .. }) => Ok((data.as_bytes(), *n)),
+            (D::FixedString(n), ColumnData::Fixed(FixedColumn { data, .. })) => Ok((data.as_bytes(), *n)),
             _ => Err(self.mismatch("FixedString")),
         }
     }
@@ -129,6 +130,7 @@ impl<'a> ColumnView<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::column::FixedColumn;
     use crate::error::ProtoError;
 
     #[test]
@@ -139,7 +141,7 @@ mod tests {
             let v = ColumnView::new("c", &ty, name, &data);
             let values = v.values::<u32>().unwrap();
             assert_eq!(values, [1, 2, 3], "{name}");
-            let ColumnData::Fixed { data: buf, .. } = &data else { unreachable!() };
+            let ColumnData::Fixed(FixedColumn { data: buf, .. }) = &data else { unreachable!() };
             assert_eq!(values.as_ptr().cast::<u8>(), buf.as_bytes().as_ptr(), "{name}: copied");
             assert_eq!(v.raw_fixed().unwrap(), (bytemuck::cast_slice(&[1u32, 2, 3][..]), 4));
         }

@@ -1,5 +1,6 @@
 //! JSON columns: typed paths, dynamic paths and shared data natively, or one text per row.
 
+use crate::column::{ArrayColumn, StringColumn, TupleColumn};
 use std::borrow::Cow;
 
 use super::{ColumnView, DynamicView, StrView, D};
@@ -53,7 +54,7 @@ impl<'a> JsonView<'a> {
     /// The JSON texts, when the server sent text.
     pub fn texts(&self) -> Result<StrView<'a>> {
         match (self.is_text(), self.data.text.as_ref()) {
-            (true, ColumnData::String { offsets, data }) => {
+            (true, ColumnData::String(StringColumn { offsets, data })) => {
                 Ok(StrView { offsets: offsets.typed::<u64>()?, data: data.as_bytes() })
             }
             _ => Err(ProtoError::ty(
@@ -162,18 +163,20 @@ impl<'a> JsonView<'a> {
     /// Row `i`'s shared-data paths (V1/V2), with each value's bytes: a binary type
     /// encoding followed by the value in RowBinary. Panics if `i >= len()`.
     pub fn shared(&self, i: usize) -> Result<Vec<(&'a str, &'a [u8])>> {
-        let ColumnData::Array { offsets, inner } = self.data.shared.as_ref() else {
+        let ColumnData::Array(ArrayColumn { offsets, inner }) = self.data.shared.as_ref() else {
             return Ok(Vec::new());
         };
         let offsets = offsets.typed::<u64>()?;
         if offsets.is_empty() {
             return Ok(Vec::new());
         }
-        let ColumnData::Tuple(kv) = inner.as_ref() else {
+        let ColumnData::Tuple(TupleColumn { elems: kv }) = inner.as_ref() else {
             return Err(ProtoError::violation("JSON shared data has the wrong shape"));
         };
-        let (Some(ColumnData::String { offsets: ko, data: kd }), Some(ColumnData::String { offsets: vo, data: vd })) =
-            (kv.first(), kv.get(1))
+        let (
+            Some(ColumnData::String(StringColumn { offsets: ko, data: kd })),
+            Some(ColumnData::String(StringColumn { offsets: vo, data: vd })),
+        ) = (kv.first(), kv.get(1))
         else {
             return Err(ProtoError::violation("JSON shared data has the wrong shape"));
         };

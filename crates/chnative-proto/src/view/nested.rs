@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::{picker, strip_simple_agg, ColumnView, StrView, D};
-use crate::column::ColumnData;
+use crate::column::{ArrayColumn, ColumnData, LowCardinalityColumn, NullableColumn, TupleColumn};
 use crate::error::{ProtoError, Result};
 #[cfg(test)]
 use crate::types::DataType;
@@ -14,7 +14,7 @@ use crate::types::DataType;
 impl<'a> ColumnView<'a> {
     /// A Nullable(T) column.
     pub fn as_nullable(&self) -> Result<NullableView<'a>> {
-        let ColumnData::Nullable { nulls, inner } = self.data else {
+        let ColumnData::Nullable(NullableColumn { nulls, inner }) = self.data else {
             return Err(self.mismatch("Nullable"));
         };
         let pick = picker(|t| match strip_simple_agg(t) {
@@ -29,7 +29,7 @@ impl<'a> ColumnView<'a> {
 
     /// An Array(T) column (also Map, Nested and the geo arrays).
     pub fn as_array(&self) -> Result<ArrayView<'a>> {
-        let ColumnData::Array { offsets, inner } = self.data else {
+        let ColumnData::Array(ArrayColumn { offsets, inner }) = self.data else {
             return Err(self.mismatch("Array"));
         };
         let pick = picker(|t| match strip_simple_agg(t) {
@@ -42,7 +42,7 @@ impl<'a> ColumnView<'a> {
 
     /// A Tuple column's element `i`.
     pub fn tuple_element(&self, i: usize) -> Result<ColumnView<'a>> {
-        let (D::Tuple(_), ColumnData::Tuple(cols)) = (self.shape.as_ref(), self.data) else {
+        let (D::Tuple(_), ColumnData::Tuple(TupleColumn { elems: cols })) = (self.shape.as_ref(), self.data) else {
             return Err(self.mismatch("Tuple"));
         };
         let pick = picker(|t| match strip_simple_agg(t) {
@@ -56,7 +56,7 @@ impl<'a> ColumnView<'a> {
 
     /// A LowCardinality(T) column.
     pub fn as_low_cardinality(&self) -> Result<LowCardinalityView<'a>> {
-        let ColumnData::LowCardinality { dict, key_width, keys, nullable } = self.data else {
+        let ColumnData::LowCardinality(LowCardinalityColumn { dict, key_width, keys, nullable }) = self.data else {
             return Err(self.mismatch("LowCardinality"));
         };
         let pick = picker(|t| match strip_simple_agg(t) {
@@ -211,6 +211,7 @@ impl<'a> LowCardinalityView<'a> {
 mod tests {
     use super::*;
     use crate::buffer::AlignedBuf;
+    use crate::column::LowCardinalityColumn;
 
     fn borrowed(v: &ColumnView<'_>) -> bool {
         matches!((&v.ty, &v.shape), (Cow::Borrowed(_), Cow::Borrowed(_))) && v.type_name.is_none()
@@ -300,12 +301,12 @@ mod tests {
             for k in [1u64, 2, 1, 0] {
                 keys.extend_from(&k.to_le_bytes()[..usize::from(width)]);
             }
-            let data = ColumnData::LowCardinality {
+            let data = ColumnData::LowCardinality(LowCardinalityColumn {
                 dict: Box::new(ColumnData::from_strings(&["", "x", "y"])),
                 key_width: width,
                 keys,
                 nullable,
-            };
+            });
             let name = if nullable { "LowCardinality(Nullable(String))" } else { "LowCardinality(String)" };
             let ty = DataType::parse(name).unwrap();
             let v = ColumnView::new("l", &ty, name, &data);

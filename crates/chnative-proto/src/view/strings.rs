@@ -1,5 +1,6 @@
 //! String columns: one blob plus u64 end offsets, rows borrowed as `&[u8]` / `&str`.
 
+use crate::column::StringColumn;
 use std::ops::Range;
 
 use super::{strip_simple_agg, ColumnView, D};
@@ -10,7 +11,7 @@ impl<'a> ColumnView<'a> {
     /// A String column.
     pub fn as_strings(&self) -> Result<StrView<'a>> {
         match (strip_simple_agg(&self.ty), self.data) {
-            (D::String, ColumnData::String { offsets, data }) => {
+            (D::String, ColumnData::String(StringColumn { offsets, data })) => {
                 Ok(StrView { offsets: offsets.typed::<u64>()?, data: data.as_bytes() })
             }
             _ => Err(self.mismatch("String")),
@@ -64,6 +65,7 @@ impl<'a> StrView<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::column::StringColumn;
     use crate::types::DataType;
 
     #[test]
@@ -80,7 +82,7 @@ mod tests {
         assert_eq!(s.str(2).unwrap(), "héllo");
         assert_eq!(s.blob(), "ahélloxyz".as_bytes());
         assert_eq!(s.iter().collect::<Vec<_>>(), [&b"a"[..], b"", "héllo".as_bytes(), b"xyz"]);
-        let ColumnData::String { data: blob, .. } = &data else { unreachable!() };
+        let ColumnData::String(StringColumn { data: blob, .. }) = &data else { unreachable!() };
         assert_eq!(s.bytes(0).as_ptr(), blob.as_bytes().as_ptr(), "copied");
     }
 
