@@ -45,15 +45,16 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-fn cpu_seconds() -> f64 {
+/// (user, system) CPU seconds of the process.
+fn cpu_split() -> (f64, f64) {
     // SAFETY: getrusage only writes into the struct we pass.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: as above.
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-        return f64::NAN;
+        return (f64::NAN, f64::NAN);
     }
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    (tv(ru.ru_utime), tv(ru.ru_stime))
 }
 
 type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
@@ -77,7 +78,7 @@ async fn run() -> Res<()> {
             .await?;
     let per_task = queries.div_ceil(tasks.max(1));
     for round in 0..=rounds {
-        let (t0, cpu0, calls0) = (Instant::now(), cpu_seconds(), CALLS.load(Relaxed));
+        let (t0, cpu0, calls0) = (Instant::now(), cpu_split(), CALLS.load(Relaxed));
         let handles: Vec<_> = (0..tasks)
             .map(|_| {
                 let c = client.clone();
@@ -96,12 +97,15 @@ async fn run() -> Res<()> {
         }
         let n = (per_task * tasks) as f64;
         assert_eq!(sum as f64, n);
-        let (wall, cpu, calls) = (t0.elapsed().as_secs_f64(), cpu_seconds() - cpu0, CALLS.load(Relaxed) - calls0);
+        let (wall, (user, sys), calls) = (t0.elapsed().as_secs_f64(), cpu_split(), CALLS.load(Relaxed) - calls0);
+        let (user, sys) = (user - cpu0.0, sys - cpu0.1);
         println!(
-            "round {round}{}: {:.0} qps, {:.1} µs CPU/query, {:.2} allocations/query",
+            "round {round}{}: {:.0} qps, {:.1} µs CPU/query (user {:.1}, system {:.1}), {:.2} allocations/query",
             if round == 0 { " (warm-up)" } else { "" },
             n / wall,
-            cpu / n * 1e6,
+            (user + sys) / n * 1e6,
+            user / n * 1e6,
+            sys / n * 1e6,
             calls as f64 / n
         );
     }
