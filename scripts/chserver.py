@@ -3,7 +3,7 @@
 
 Usage:  python chserver.py RUN_DIR
 
-RUN_DIR must already contain config.xml (listen_host, tcp_port, http_port,
+RUN_DIR must already contain config.xml (listen_host elements, tcp_port, http_port,
 users_config) and the users file; scripts/server.sh writes both. Normally you
 do not call this directly: `scripts/server.sh start` runs it in the background
 with the venv's python.
@@ -67,7 +67,8 @@ def main():
         return 2
     try:
         root = ET.parse(cfg).getroot()
-        host = root.findtext("listen_host", "127.0.0.1").strip()
+        hosts = [e.text.strip() for e in root.findall("listen_host") if e.text and e.text.strip()]
+        hosts = hosts or ["127.0.0.1"]
         tcp_port = int(root.findtext("tcp_port"))
         http_port = int(root.findtext("http_port"))
         users = root.findtext("users_config", "")
@@ -80,10 +81,12 @@ def main():
         return 2
 
     # The engine's own "address already in use" error is easy to miss; check first.
-    for name, port in (("tcp_port", tcp_port), ("http_port", http_port)):
-        if not port_free(host, port):
-            log("error: %s %s:%d is already in use by another process" % (name, host, port))
-            return 1
+    for host in hosts:
+        for name, port in (("tcp_port", tcp_port), ("http_port", http_port)):
+            if not port_free(host, port):
+                log("error: %s %s:%d is already in use by another process (or the address does not exist)"
+                    % (name, host, port))
+                return 1
 
     # Must happen before `import chdb`: the engine reads ./config.xml.
     os.chdir(run_dir)
@@ -98,8 +101,8 @@ def main():
     log("chdb %s (engine %s) imported in %.2fs from %s; cwd=%s"
         % (getattr(chdb, "__version__", "?"), getattr(chdb, "engine_version", "?"),
            time.time() - t0, os.path.dirname(chdb.__file__), os.getcwd()))
-    log("starting listeners tcp=%s:%d http=%s:%d users_config=%s"
-        % (host, tcp_port, host, http_port, users_path or "(none)"))
+    log("starting listeners on %s: tcp=%d http=%d users_config=%s"
+        % (",".join(hosts), tcp_port, http_port, users_path or "(none)"))
 
     sql = "SYSTEM START LISTEN TCP; SYSTEM START LISTEN HTTP; " + SLEEP_FOREVER
     try:

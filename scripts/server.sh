@@ -23,6 +23,14 @@
 #   CHNATIVE_TLS_PORT      TLS proxy port      (default 19440; see scripts/tls-proxy.sh)
 #   CHNATIVE_START_TIMEOUT seconds to wait for readiness (default 120)
 #   CHNATIVE_PYTHON        python used to create the venv (default python3)
+#   CHNATIVE_LISTEN_HOST   address(es) the server listens on, comma-separated
+#                          (default 127.0.0.1). The first one is where this script
+#                          probes (0.0.0.0 / :: are probed on 127.0.0.1 / ::1). For the
+#                          rate-limited link of scripts/slowlink.sh:
+#                          CHNATIVE_LISTEN_HOST=127.0.0.1,10.77.0.1 (the link must be up
+#                          first: the server fails to start on a missing address).
+#                          Mind that `default` has no password: prefer specific
+#                          addresses over 0.0.0.0.
 #   CHNATIVE_SERVER_PROTO_CAPS       chunked framing of the native protocol, both
 #                          directions: notchunked (the server's default when unset),
 #                          chunked, notchunked_optional or chunked_optional.
@@ -42,7 +50,16 @@ CHDB_VERSION=26.9.0
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 VENV="${CHNATIVE_VENV:-$HOME/.cache/chnative/venv-chdb-$CHDB_VERSION}"
 RUN_DIR="${CHNATIVE_SERVER_DIR:-${TMPDIR:-/tmp}/chnative-server}"
-HOST=127.0.0.1
+LISTEN_HOSTS="${CHNATIVE_LISTEN_HOST:-127.0.0.1}"
+LISTEN_HOSTS="${LISTEN_HOSTS//[[:space:]]/}"
+[[ "$LISTEN_HOSTS" =~ ^[0-9A-Fa-f.:]+(,[0-9A-Fa-f.:]+)*$ ]] ||
+    { echo "[server.sh] error: CHNATIVE_LISTEN_HOST '$LISTEN_HOSTS' is not a comma-separated list of IP addresses" >&2; exit 1; }
+# Where the probes and `env` point: the first listen address (a wildcard means loopback).
+HOST="${LISTEN_HOSTS%%,*}"
+case "$HOST" in
+0.0.0.0) HOST=127.0.0.1 ;;
+::) HOST=::1 ;;
+esac
 TCP_PORT="${CHNATIVE_TCP_PORT:-19000}"
 HTTP_PORT="${CHNATIVE_HTTP_PORT:-18123}"
 TLS_PORT="${CHNATIVE_TLS_PORT:-19440}"
@@ -141,6 +158,13 @@ proto_caps_xml() { # the <proto_caps> element, empty when neither direction is s
     echo "    </proto_caps>"
 }
 
+listen_hosts_xml() { # one <listen_host> per address of CHNATIVE_LISTEN_HOST
+    local h
+    for h in ${LISTEN_HOSTS//,/ }; do
+        echo "    <listen_host>$h</listen_host>"
+    done
+}
+
 proto_caps_line() { echo "send=${PROTO_SEND:-default} recv=${PROTO_RECV:-default}"; }
 
 write_config() {
@@ -148,7 +172,7 @@ write_config() {
     proto_caps_line >"$CAPSFILE"
     cat >"$RUN_DIR/config.xml" <<EOF
 <clickhouse>
-    <listen_host>$HOST</listen_host>
+$(listen_hosts_xml)
     <tcp_port>$TCP_PORT</tcp_port>
     <http_port>$HTTP_PORT</http_port>
     <users_config>users.xml</users_config>
@@ -358,7 +382,7 @@ tls-start) exec "$SCRIPT_DIR/tls-proxy.sh" start ;;
 tls-stop) exec "$SCRIPT_DIR/tls-proxy.sh" stop ;;
 tls-check) exec "$SCRIPT_DIR/tls-proxy.sh" check ;;
 *)
-    sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -27,7 +27,12 @@
 //!
 //! Ports: CHNATIVE_TCP_PORT (default 19000) and CHNATIVE_HTTP_PORT (default
 //! 18123); the server is started with `scripts/server.sh start` if it does not
-//! answer. The hits table is created and filled once (`generateRandom(…, 42,
+//! answer on loopback. `--host ADDR` points every client at another address
+//! (for the rate-limited link of `scripts/slowlink.sh`: run the built binary
+//! with `ip netns exec chn-slow … --host 10.77.0.1`); such a server must
+//! already run. `--net-dev IFACE` adds the bytes that crossed that interface
+//! during each operation (received/sent, from /sys/class/net; only meaningful
+//! when nothing else uses it, as inside the namespace). The hits table is created and filled once (`generateRandom(…, 42,
 //! 40, 4)`), and reused while it has the requested number of rows.
 
 mod ch_rows;
@@ -110,6 +115,38 @@ struct Sample {
     allocs: u64,
     /// Rows (or queries) the operation moved.
     ops: u64,
+    /// Bytes received and sent on `--net-dev` during the operation.
+    wire: Option<(u64, u64)>,
+}
+
+/// The interface of `--net-dev`, set once before any measurement.
+static NET_DEV: Mutex<Option<String>> = Mutex::new(None);
+
+/// (received, sent) byte counters of a network interface, link-level framing included.
+fn net_bytes(dev: &str) -> std::io::Result<(u64, u64)> {
+    let read = |what: &str| -> std::io::Result<u64> {
+        let path = format!("/sys/class/net/{dev}/statistics/{what}");
+        std::fs::read_to_string(&path)?
+            .trim()
+            .parse()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{path}: {e}")))
+    };
+    Ok((read("rx_bytes")?, read("tx_bytes")?))
+}
+
+fn net_now() -> Option<(u64, u64)> {
+    NET_DEV.lock().unwrap().as_deref().and_then(|d| net_bytes(d).ok())
+}
+
+/// The queueing discipline of `dev` as `tc` reports it (the link's rate), if tc runs.
+fn link_note(dev: &str) -> String {
+    std::process::Command::new("tc")
+        .args(["qdisc", "show", "dev", dev])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| format!(" (tc: {})", String::from_utf8_lossy(&o.stdout).trim()))
+        .unwrap_or_default()
 }
 
 struct Meter {
@@ -118,6 +155,7 @@ struct Meter {
     cpu0: f64,
     bytes0: u64,
     allocs0: u64,
+    net0: Option<(u64, u64)>,
 }
 
 impl Meter {
@@ -128,6 +166,7 @@ impl Meter {
     fn start_for(who: libc::c_int) -> Meter {
         Meter {
             who,
+            net0: net_now(),
             bytes0: BYTES.load(Relaxed),
             allocs0: CALLS.load(Relaxed),
             cpu0: cpu_seconds(who),
@@ -138,7 +177,18 @@ impl Meter {
     fn stop(self, ops: u64) -> Sample {
         let wall = self.t0.elapsed().as_secs_f64();
         let cpu = cpu_seconds(self.who) - self.cpu0;
-        Sample { wall, cpu, bytes: BYTES.load(Relaxed) - self.bytes0, allocs: CALLS.load(Relaxed) - self.allocs0, ops }
+        let wire = match (self.net0, net_now()) {
+            (Some((r0, t0)), Some((r1, t1))) => Some((r1.wrapping_sub(r0), t1.wrapping_sub(t0))),
+            _ => None,
+        };
+        Sample {
+            wall,
+            cpu,
+            bytes: BYTES.load(Relaxed) - self.bytes0,
+            allocs: CALLS.load(Relaxed) - self.allocs0,
+            ops,
+            wire,
+        }
     }
 }
 
@@ -155,6 +205,9 @@ fn median_f(mut v: Vec<f64>) -> f64 {
 fn median_u(mut v: Vec<u64>) -> u64 {
     v.sort_unstable();
     let n = v.len();
+    if n == 0 {
+        return 0;
+    }
     if n % 2 == 1 {
         v[n / 2]
     } else {
@@ -213,8 +266,9 @@ struct Results {
 
 impl Results {
     fn add(&mut self, workload: &str, client: &str, s: Sample, checksum: u64) {
+        let wire = s.wire.map(|(rx, tx)| format!("  wire rx {rx} tx {tx}")).unwrap_or_default();
         eprintln!(
-            "  {workload:<34} {client:<42} {:>8.3} s wall {:>7.3} s cpu {:>10} allocs {:>12} bytes  sum {checksum:#x}",
+            "  {workload:<34} {client:<42} {:>8.3} s wall {:>7.3} s cpu {:>10} allocs {:>12} bytes  sum {checksum:#x}{wire}",
             s.wall, s.cpu, s.allocs, s.bytes
         );
         match self.cells.iter_mut().find(|r| r.workload == workload && r.client == client) {
@@ -247,10 +301,12 @@ impl Results {
     }
 
     fn print(&self) {
+        let wired = self.cells.iter().any(|c| c.samples.iter().any(|s| s.wire.is_some()));
         println!(
-            "| workload | client | rows/s | wall s | client CPU s | CPU vs best peer | bytes allocated | allocations |"
+            "| workload | client | rows/s | wall s | client CPU s | CPU vs best peer | bytes allocated | allocations |{}",
+            if wired { " wire MB received / sent |" } else { "" }
         );
-        println!("|---|---|---:|---:|---:|---:|---:|---:|");
+        println!("|---|---|---:|---:|---:|---:|---:|---:|{}", if wired { "---:|" } else { "" });
         let mut last = String::new();
         for r in &self.cells {
             let cpu = median_f(r.samples.iter().map(|s| s.cpu).collect());
@@ -269,8 +325,15 @@ impl Results {
             let allocs = median_u(r.samples.iter().map(|s| s.allocs).collect());
             let w = if r.workload == last { String::new() } else { r.workload.clone() };
             last = r.workload.clone();
+            let wire = if wired {
+                let rx = median_u(r.samples.iter().filter_map(|s| s.wire.map(|w| w.0)).collect());
+                let tx = median_u(r.samples.iter().filter_map(|s| s.wire.map(|w| w.1)).collect());
+                format!(" {:.1} / {:.1} |", rx as f64 / 1e6, tx as f64 / 1e6)
+            } else {
+                String::new()
+            };
             println!(
-                "| {w} | {} | {} | {wall:.3} | {cpu:.3} | {ratio} | {} | {allocs} |",
+                "| {w} | {} | {} | {wall:.3} | {cpu:.3} | {ratio} | {} | {allocs} |{wire}",
                 r.client,
                 human_rate(rate),
                 human_bytes(bytes),
@@ -307,6 +370,8 @@ struct Opts {
     select1: usize,
     select1_tasks: usize,
     floor_buf: usize,
+    host: String,
+    net_dev: Option<String>,
 }
 
 impl Opts {
@@ -318,7 +383,7 @@ impl Opts {
 const USAGE: &str = "usage: chnative-peers [--rounds N (5)] [--only abcdefghi] [--filter TEXT[,TEXT…] (client labels)]
        [--hits-rows N (1000000)] [--numbers N (100000000)] [--strings N (20000000)]
        [--insert-rows N (100000)] [--parallel N (16)] [--select1 N per task (300)] [--select1-tasks N (16)]
-       [--floor-buf BYTES (65536)]";
+       [--floor-buf BYTES (65536)] [--host ADDR (127.0.0.1)] [--net-dev IFACE (count its rx/tx bytes)]";
 
 fn parse_args() -> Res<Opts> {
     let mut o = Opts {
@@ -333,6 +398,8 @@ fn parse_args() -> Res<Opts> {
         select1: 300,
         select1_tasks: 16,
         floor_buf: 64 << 10,
+        host: "127.0.0.1".into(),
+        net_dev: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -349,6 +416,8 @@ fn parse_args() -> Res<Opts> {
             "--select1" => o.select1 = val()?.parse()?,
             "--select1-tasks" => o.select1_tasks = val()?.parse()?,
             "--floor-buf" => o.floor_buf = val()?.parse()?,
+            "--host" => o.host = val()?,
+            "--net-dev" => o.net_dev = Some(val()?),
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -364,8 +433,12 @@ fn parse_args() -> Res<Opts> {
 
 // ---- clients ----
 
-const CH_MODES: [(&str, &str); 3] =
-    [("chnative, no compression", "none"), ("chnative, LZ4", "lz4"), ("chnative, ZSTD(1)", "zstd")];
+const CH_MODES: [(&str, &str); 4] = [
+    ("chnative, no compression", "none"),
+    ("chnative, LZ4", "lz4"),
+    ("chnative, ZSTD(1)", "zstd:1"),
+    ("chnative, ZSTD(3)", "zstd:3"),
+];
 const OFF_NONE: &str = "clickhouse (official, HTTP RowBinary), no compression";
 const OFF_LZ4: &str = "clickhouse (official, HTTP RowBinary), LZ4";
 const CRS_NONE: &str = "clickhouse-rs, no compression";
@@ -375,6 +448,8 @@ const ARW_LZ4: &str = "clickhouse-arrow, LZ4";
 const KLICK: &str = "klickhouse (LZ4, its only mode)";
 
 struct Env {
+    /// The server's address as every client dials it (an IP address or a name).
+    host: String,
     tcp: u16,
     http: u16,
 }
@@ -382,15 +457,15 @@ struct Env {
 impl Env {
     async fn chnative(&self, compression: &str) -> Res<chnative::Client> {
         Ok(chnative::Client::connect(&format!(
-            "clickhouse://default@127.0.0.1:{}/default?compression={compression}",
-            self.tcp
+            "clickhouse://default@{}:{}/default?compression={compression}",
+            self.host, self.tcp
         ))
         .await?)
     }
 
     fn official(&self, lz4: bool) -> clickhouse::Client {
         clickhouse::Client::default()
-            .with_url(format!("http://127.0.0.1:{}", self.http))
+            .with_url(format!("http://{}:{}", self.host, self.http))
             .with_user("default")
             .with_compression(if lz4 { clickhouse::Compression::Lz4 } else { clickhouse::Compression::None })
     }
@@ -400,7 +475,8 @@ impl Env {
         // It does not ask for LZ4 by name, and the server's default network_compression_method
         // may be ZSTD (it is on the chdb server), which it cannot read: ask explicitly.
         let url = format!(
-            "tcp://default@127.0.0.1:{}/default?compression={}&ping_before_query=false&pool_min=1&pool_max=1",
+            "tcp://default@{}:{}/default?compression={}&ping_before_query=false&pool_min=1&pool_max=1",
+            self.host,
             self.tcp,
             if lz4 { "lz4&network_compression_method=lz4" } else { "none" }
         );
@@ -411,7 +487,7 @@ impl Env {
         // Always compresses, with whatever the server's default method is; it reads only LZ4.
         let mut opts = klickhouse::ClientOptions::default();
         opts.settings.insert("network_compression_method".into(), "lz4".into());
-        Ok(klickhouse::Client::connect(("127.0.0.1", self.tcp), opts).await?)
+        Ok(klickhouse::Client::connect((self.host.as_str(), self.tcp), opts).await?)
     }
 }
 
@@ -487,10 +563,17 @@ fn port(var: &str, default: u16) -> u16 {
     std::env::var(var).ok().and_then(|p| p.parse().ok()).unwrap_or(default)
 }
 
-fn ensure_server(tcp: u16, http: u16) -> Res<()> {
-    let up = |p: u16| std::net::TcpStream::connect(("127.0.0.1", p)).is_ok();
+fn ensure_server(host: &str, tcp: u16, http: u16) -> Res<()> {
+    let up = |p: u16| std::net::TcpStream::connect((host, p)).is_ok();
     if up(tcp) && up(http) {
         return Ok(());
+    }
+    if host != "127.0.0.1" && host != "localhost" {
+        return Err(format!(
+            "no server answers on {host}:{tcp} (native) and {host}:{http} (HTTP); start it yourself, e.g. \
+             CHNATIVE_LISTEN_HOST=127.0.0.1,{host} scripts/server.sh start"
+        )
+        .into());
     }
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/server.sh");
     eprintln!("starting the server: bash {script} start");
@@ -578,7 +661,7 @@ fn now_utc() -> String {
 async fn capture_server_bytes(env: &Env, sql: &str) -> Res<Vec<u8>> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     let relay_port = listener.local_addr()?.port();
-    let server = ("127.0.0.1", env.tcp);
+    let server = (env.host.as_str(), env.tcp);
     let captured = Arc::new(Mutex::new(Vec::<u8>::new()));
     let cap = captured.clone();
     let server_addr = std::net::TcpStream::connect(server)?.peer_addr()?;
@@ -652,8 +735,13 @@ fn replay_floor(bytes: Arc<Vec<u8>>, buf_len: usize) -> Res<Sample> {
 // ---- the run ----
 
 async fn run(o: Opts) -> Res<()> {
-    let env = Env { tcp: port("CHNATIVE_TCP_PORT", 19000), http: port("CHNATIVE_HTTP_PORT", 18123) };
-    ensure_server(env.tcp, env.http)?;
+    let env =
+        Env { host: o.host.clone(), tcp: port("CHNATIVE_TCP_PORT", 19000), http: port("CHNATIVE_HTTP_PORT", 18123) };
+    ensure_server(&env.host, env.tcp, env.http)?;
+    if let Some(dev) = &o.net_dev {
+        net_bytes(dev).map_err(|e| format!("--net-dev {dev}: {e}"))?;
+        *NET_DEV.lock().unwrap() = Some(dev.clone());
+    }
     let mut admin = env.chnative("none").await?;
     let info = admin.server_info().clone();
     let schema = hits::schema();
@@ -665,11 +753,17 @@ async fn run(o: Opts) -> Res<()> {
 
     println!("## chnative against its peers\n");
     println!("- date: {}", now_utc());
-    println!("- machine: {} (server and client on the same machine, loopback; shared and noisy)", machine());
+    println!("- machine: {} (server and client on the same machine; shared and noisy)", machine());
     println!(
-        "- server: ClickHouse {}.{}.{} (revision {}), native TCP 127.0.0.1:{}, HTTP 127.0.0.1:{}",
-        info.version.0, info.version.1, info.version.2, info.revision, env.tcp, env.http
+        "- server: ClickHouse {}.{}.{} (revision {}), native TCP {}:{}, HTTP {}:{}",
+        info.version.0, info.version.1, info.version.2, info.revision, env.host, env.tcp, env.host, env.http
     );
+    if let Some(dev) = &o.net_dev {
+        println!(
+            "- network: the clients run with interface {dev}; wire bytes are its rx/tx counters{}",
+            link_note(dev)
+        );
+    }
     println!(
         "- clients: chnative {} (revision {}), clickhouse 0.15.3, clickhouse-rs 1.1.0-alpha.1, clickhouse-arrow 0.2.1, \
          klickhouse 0.16.0; tokio current-thread runtime; release build",
@@ -702,7 +796,7 @@ async fn run(o: Opts) -> Res<()> {
         let mut arw = Vec::new();
         for (label, lz4) in [(ARW_NONE, false), (ARW_LZ4, true)] {
             if peer_arrow::AVAILABLE && o.runs(label) {
-                arw.push((label, peer_arrow::connect(env.tcp, lz4).await?));
+                arw.push((label, peer_arrow::connect(&env.host, env.tcp, lz4).await?));
             }
         }
         let klick = if o.runs(KLICK) { Some(env.klick().await?) } else { None };
@@ -871,7 +965,7 @@ async fn read_numbers_or_strings(o: &Opts, env: &Env, res: &mut Results, w: &str
     let mut arw = Vec::new();
     for (label, lz4) in [(ARW_NONE, false), (ARW_LZ4, true)] {
         if peer_arrow::AVAILABLE && o.runs(label) {
-            arw.push((label, peer_arrow::connect(env.tcp, lz4).await?));
+            arw.push((label, peer_arrow::connect(&env.host, env.tcp, lz4).await?));
         }
     }
     let klick = if o.runs(KLICK) { Some(env.klick().await?) } else { None };
@@ -1010,7 +1104,7 @@ async fn inserts(
     let crs_input = crs_block(data);
     let arrow_input = peer_arrow::batch(data)?;
     let klick_input: Vec<KlickRow> = (0..data.rows).map(|i| KlickRow::of(data, i)).collect();
-    let ins_modes = [("chnative, no compression", "none"), ("chnative, LZ4", "lz4")];
+    let ins_modes = CH_MODES;
 
     // Each client's insert, once into a Memory table, read back: the checksum the table rows show.
     let w_d = format!("(d) insert {} hits rows", human_count(n));
@@ -1040,7 +1134,8 @@ async fn inserts(
     for (label, lz4) in [(ARW_NONE, false), (ARW_LZ4, true)] {
         if peer_arrow::AVAILABLE && o.runs(label) {
             admin.execute(format!("TRUNCATE TABLE {check}").as_str()).await?;
-            peer_arrow::insert(&peer_arrow::connect(env.tcp, lz4).await?, check, arrow_input.clone()).await?;
+            peer_arrow::insert(&peer_arrow::connect(&env.host, env.tcp, lz4).await?, check, arrow_input.clone())
+                .await?;
             verified.push((label.into(), stored_sum(admin, check, kinds, n).await?));
         }
     }
@@ -1069,7 +1164,7 @@ async fn inserts(
         let mut arw = Vec::new();
         for (label, lz4) in [(ARW_NONE, false), (ARW_LZ4, true)] {
             if peer_arrow::AVAILABLE && o.runs(label) {
-                arw.push((label, peer_arrow::connect(env.tcp, lz4).await?));
+                arw.push((label, peer_arrow::connect(&env.host, env.tcp, lz4).await?));
             }
         }
         let klick = if o.runs(KLICK) { Some(env.klick().await?) } else { None };
@@ -1134,7 +1229,7 @@ async fn inserts(
             if peer_arrow::AVAILABLE && o.runs(label) {
                 let mut conns = Vec::new();
                 for _ in 0..p {
-                    conns.push(peer_arrow::connect(env.tcp, lz4).await?);
+                    conns.push(peer_arrow::connect(&env.host, env.tcp, lz4).await?);
                 }
                 arw.push((label, conns));
             }
@@ -1239,7 +1334,7 @@ async fn select1(o: &Opts, env: &Env, res: &mut Results) -> Res<()> {
         if peer_arrow::AVAILABLE && o.runs(label) {
             let mut conns = Vec::new();
             for _ in 0..t {
-                conns.push(Arc::new(peer_arrow::connect(env.tcp, lz4).await?));
+                conns.push(Arc::new(peer_arrow::connect(&env.host, env.tcp, lz4).await?));
             }
             arw.push((label, conns));
         }

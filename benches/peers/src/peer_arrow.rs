@@ -20,10 +20,10 @@ mod real {
     pub type Client = clickhouse_arrow::ArrowClient;
     pub type Batch = arrow::record_batch::RecordBatch;
 
-    pub async fn connect(tcp: u16, lz4: bool) -> Res<Client> {
+    pub async fn connect(host: &str, tcp: u16, lz4: bool) -> Res<Client> {
         use clickhouse_arrow::CompressionMethod;
         Ok(clickhouse_arrow::Client::<clickhouse_arrow::ArrowFormat>::builder()
-            .with_endpoint(format!("127.0.0.1:{tcp}"))
+            .with_endpoint(format!("{host}:{tcp}"))
             .with_username("default")
             .with_compression(if lz4 { CompressionMethod::LZ4 } else { CompressionMethod::None })
             .build::<clickhouse_arrow::ArrowFormat>()
@@ -123,7 +123,7 @@ mod stub {
     pub type Client = ();
     pub type Batch = ();
 
-    pub async fn connect(_tcp: u16, _lz4: bool) -> Res<Client> {
+    pub async fn connect(_host: &str, _tcp: u16, _lz4: bool) -> Res<Client> {
         Err("built without the `arrow` feature".into())
     }
 

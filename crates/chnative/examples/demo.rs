@@ -53,7 +53,7 @@ async fn main() -> chnative::Result<()> {
     let client = chnative::Client::connect(&url).await?;
     let info = client.server_info();
     println!(
-        "connected to {} {}.{}.{} (revision {}, negotiated {}), LZ4 compression",
+        "connected to {} {}.{}.{} (revision {}, negotiated {}); compression as the URL says (none by default)",
         info.name, info.version.0, info.version.1, info.version.2, info.revision, info.negotiated_revision
     );
 
