@@ -447,7 +447,6 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
         }
     }
     let mut field_reads = Vec::new();
-    let mut field_prefetches = Vec::new();
     let mut k = 0usize;
     for f in &fields {
         let id = &f.ident;
@@ -457,14 +456,11 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
         }
         let idx = syn::Index::from(k);
         if f.default {
-            field_prefetches
-                .push(quote!(if let ::core::option::Option::Some(r) = &readers.#idx { r.prefetch(rows.clone()); }));
             field_reads.push(quote!(#id: match &readers.#idx {
                 ::core::option::Option::Some(r) => r.get(i)?,
                 ::core::option::Option::None => ::core::default::Default::default(),
             }));
         } else {
-            field_prefetches.push(quote!(readers.#idx.prefetch(rows.clone());));
             field_reads.push(quote!(#id: readers.#idx.get(i)?));
         }
         k += 1;
@@ -510,10 +506,6 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             #[inline]
             fn read<'__r>(readers: &Self::Readers<'__r>, i: usize) -> #krate::Result<Self::Value<'__r>> {
                 ::core::result::Result::Ok(#name { #(#field_reads),* })
-            }
-            #[inline]
-            fn prefetch<'__r>(readers: &Self::Readers<'__r>, rows: ::core::ops::Range<usize>) {
-                #(#field_prefetches)*
             }
         }
 

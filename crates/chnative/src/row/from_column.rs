@@ -18,15 +18,6 @@ pub struct Values<'r, T> {
     column: &'r str,
 }
 
-impl<T: Copy + bytemuck::Pod> Values<'_, T> {
-    #[inline(always)]
-    fn prefetch(&self, rows: std::ops::Range<usize>) {
-        if let Some(v) = self.values.get(rows.start..rows.end.min(self.values.len())) {
-            super::prefetch(bytemuck::cast_slice(v));
-        }
-    }
-}
-
 impl<T: Copy> Values<'_, T> {
     #[inline(always)]
     fn at(&self, i: usize) -> Result<T> {
@@ -48,10 +39,7 @@ macro_rules! fixed {
             fn read(r: &Self::Reader, i: usize) -> Result<Self> {
                 r.at(i)
             }
-            #[inline(always)]
-            fn prefetch(r: &Self::Reader, rows: std::ops::Range<usize>) {
-                r.prefetch(rows)
-            }
+
         }
     };
 }
@@ -199,15 +187,6 @@ impl<'r> Strings<'r> {
         let r = self.view.range(i);
         self.view.blob().get(r).ok_or_else(|| out_of_bounds(self.column, i))
     }
-    /// Prefetches the end offsets of `rows` (the bytes are read only when used).
-    #[inline(always)]
-    fn prefetch(&self, rows: std::ops::Range<usize>) {
-        let offsets = self.view.offsets();
-        if let Some(o) = offsets.get(rows.start..rows.end.min(offsets.len())) {
-            super::prefetch(bytemuck::cast_slice(o));
-        }
-    }
-
     #[inline(always)]
     fn str(&self, i: usize) -> Result<&'r str> {
         if let Some(s) = self.text.and_then(|t| t.get(i)) {
@@ -248,10 +227,6 @@ impl<'r> FromColumn<'r> for &'r str {
     #[inline(always)]
     fn read(r: &Self::Reader, i: usize) -> Result<Self> {
         r.str(i)
-    }
-    #[inline(always)]
-    fn prefetch(r: &Self::Reader, rows: std::ops::Range<usize>) {
-        r.prefetch(rows)
     }
 }
 

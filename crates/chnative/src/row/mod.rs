@@ -53,7 +53,6 @@
 mod enums;
 mod from_column;
 mod insert;
-mod prefetch;
 mod stream;
 mod to_column;
 mod utf8;
@@ -72,7 +71,6 @@ pub use from_column::{
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
 pub use from_column::{DateReader, DateTimeReader, DurationReader};
 pub use insert::{Inserter, DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS};
-pub use prefetch::prefetch;
 pub use stream::RowStream;
 pub use to_column::{
     buffer_for, buffer_of, push_error, writes, ArrayBuffer, ColumnBuffer, DecimalBuffer, FixedBuffer,
@@ -116,9 +114,6 @@ pub trait Row {
     fn readers<'r>(cols: &[Option<ColumnView<'r>>], ctx: &ReadContext) -> Result<Self::Readers<'r>>;
     /// Builds row `i` of the block the readers were resolved from.
     fn read<'r>(readers: &Self::Readers<'r>, i: usize) -> Result<Self::Value<'r>>;
-    /// Starts loading what rows `rows` will read, column by column (a hint).
-    #[inline(always)]
-    fn prefetch<'r>(_readers: &Self::Readers<'r>, _rows: std::ops::Range<usize>) {}
 }
 
 /// A [`Row`] that borrows nothing: what [`crate::Client::fetch_all`] and friends return.
@@ -196,10 +191,6 @@ pub trait FromColumn<'r>: Sized {
     fn qbit_row(_view: &chnative_proto::qbit::QBitView<'r>, _i: usize) -> Option<Result<Vec<Self>>> {
         None
     }
-    /// Asks the CPU to start loading what rows `rows` will read (a hint; see
-    /// [`prefetch`]). The default does nothing.
-    #[inline(always)]
-    fn prefetch(_reader: &Self::Reader, _rows: std::ops::Range<usize>) {}
 }
 
 fn plain(ty: &DataType) -> &DataType {
@@ -268,27 +259,6 @@ impl<'r, T: FromColumn<'r>> Reader<'r, T> {
         match cols.get(k) {
             Some(Some(v)) => Self::new(v, ctx).map(Some),
             _ => Ok(None),
-        }
-    }
-
-    /// Starts loading what rows `rows` will read (a hint).
-    #[inline(always)]
-    pub fn prefetch(&self, rows: std::ops::Range<usize>) {
-        match &self.lc {
-            None => T::prefetch(&self.inner, rows),
-            Some(lc) => {
-                fn part<K: bytemuck::Pod>(k: &[K], rows: std::ops::Range<usize>) {
-                    if let Some(k) = k.get(rows.start..rows.end.min(k.len())) {
-                        prefetch(bytemuck::cast_slice(k));
-                    }
-                }
-                match lc.keys {
-                    Keys::U8(k) => part(k, rows),
-                    Keys::U16(k) => part(k, rows),
-                    Keys::U32(k) => part(k, rows),
-                    Keys::U64(k) => part(k, rows),
-                }
-            }
         }
     }
 

@@ -41,10 +41,6 @@ unsafe fn erase<'r, T: Row>(readers: T::Readers<'r>) -> T::Readers<'static> {
     unsafe { std::ptr::read((&*readers as *const T::Readers<'r>).cast::<T::Readers<'static>>()) }
 }
 
-/// Rows per prefetch: the next this many rows' values are asked for when a
-/// group starts (see [`crate::row::prefetch`]).
-const PREFETCH_ROWS: usize = 64;
-
 impl<'c, T: Row> RowStream<'c, T> {
     pub(crate) fn new(inner: QueryStream<'c>, ctx: ReadContext) -> Self {
         RowStream { readers: None, inner, ctx, binding: None, row: 0, rows: 0, done: false }
@@ -68,11 +64,7 @@ impl<'c, T: Row> RowStream<'c, T> {
                 // `self.inner.next()` runs or the stream is dropped. Both need
                 // `&mut self`, so they cannot happen while the returned row (which
                 // borrows `self`) is alive; `self.readers` is cleared before either.
-                let readers = unsafe { &*readers };
-                if i.is_multiple_of(PREFETCH_ROWS) {
-                    T::prefetch(readers, i + PREFETCH_ROWS..i + 2 * PREFETCH_ROWS);
-                }
-                return T::read(readers, i).map(Some);
+                return T::read(unsafe { &*readers }, i).map(Some);
             }
             self.readers = None;
             self.rows = 0;
