@@ -568,12 +568,26 @@ impl Connection {
         encode: impl FnOnce(&mut Vec<u8>, u64) -> Result<(), E>,
     ) -> Result<(), E> {
         self.require("send_data", State::Busy(Phase::InsertData))?;
+        self.silent = 0;
+        if !self.compressing {
+            // Uncompressed, the block is encoded straight into the output, one copy
+            // fewer than staging it; a failed encode leaves the output as it was.
+            let start = self.output.len();
+            let packet_start = self.begin_packet();
+            packet::write_data_head(&mut self.output, "");
+            let revision = self.revision;
+            if let Err(e) = encode(&mut self.output, revision) {
+                self.output.truncate(start);
+                return Err(e);
+            }
+            self.end_packet(packet_start);
+            return Ok(());
+        }
         let mut stage = std::mem::take(&mut self.stage);
         stage.clear();
         let res = encode(&mut stage, self.revision);
         let res = res.and_then(|()| self.put_data_packet(&stage).map_err(E::from));
         self.stage = stage;
-        self.silent = 0;
         res
     }
 
