@@ -241,9 +241,9 @@ fn human_rate(r: f64) -> String {
 }
 
 fn human_count(n: u64) -> String {
-    if n >= 1_000_000 && n % 1_000_000 == 0 {
+    if n >= 1_000_000 && n.is_multiple_of(1_000_000) {
         format!("{}M", n / 1_000_000)
-    } else if n >= 1000 && n % 1000 == 0 {
+    } else if n >= 1000 && n.is_multiple_of(1000) {
         format!("{}k", n / 1000)
     } else {
         n.to_string()
@@ -612,7 +612,7 @@ async fn table_sum(c: &mut chnative::Client, table: &str, kinds: &[Kind]) -> Res
     let mut s = c.stream(format!("SELECT * FROM {table}").as_str()).await?;
     let (mut rows, mut sum) = (0u64, 0u64);
     while let Some(block) = s.next().await? {
-        sum = sum.wrapping_add(ch_block_sum(&block, kinds)?);
+        sum = sum.wrapping_add(ch_block_sum(block, kinds)?);
         rows += block.rows() as u64;
     }
     Ok((rows, sum))
@@ -806,7 +806,7 @@ async fn run(o: Opts) -> Res<()> {
                 let mut s = c.stream(sql.as_str()).await?;
                 let (mut rows, mut sum) = (0u64, 0u64);
                 while let Some(block) = s.next().await? {
-                    sum = sum.wrapping_add(ch_block_sum(&block, &kinds)?);
+                    sum = sum.wrapping_add(ch_block_sum(block, &kinds)?);
                     rows += block.rows() as u64;
                 }
                 drop(s);
@@ -1088,6 +1088,8 @@ async fn klick_insert(c: &klickhouse::Client, table: &str, rows: Vec<KlickRow>) 
 }
 
 #[allow(clippy::too_many_arguments)]
+// Without the `arrow` feature the clickhouse-arrow stub's input is `()`.
+#[allow(clippy::let_unit_value, clippy::unit_arg, clippy::clone_on_copy)]
 async fn inserts(
     o: &Opts,
     env: &Env,

@@ -41,6 +41,9 @@ extern "C" {
     ) -> c_int;
 }
 
+/// A decoder under test: (frame body, uncompressed size, output).
+type Decoder<'a> = dyn FnMut(&[u8], usize, &mut Vec<u8>) + 'a;
+
 fn cpu_seconds() -> f64 {
     // SAFETY: getrusage only writes into the struct we pass.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -176,7 +179,7 @@ fn bench(name: &str, data: &[u8], reps: usize) {
     let want: u64 = chunks.iter().map(|c| checksum(c)).fold(0, u64::wrapping_add);
 
     let mut out: Vec<u8> = Vec::new();
-    let mut dec = |label: &str, f: &mut dyn FnMut(&[u8], usize, &mut Vec<u8>)| {
+    let mut dec = |label: &str, f: &mut Decoder<'_>| {
         let (r, sum) = rate(reps, total, || {
             let mut s = 0u64;
             for (f_, c) in frames.iter().zip(&chunks) {
