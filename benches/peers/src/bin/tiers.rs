@@ -113,7 +113,11 @@ async fn run(rows: u64, rounds: usize) -> Res<()> {
                 n += 1;
             }
             drop(s);
-            println!("dynamic          {n} rows {:.3} s cpu {} allocs sum {sum:#x}", cpu() - t, CALLS.load(Relaxed) - a);
+            println!(
+                "dynamic          {n} rows {:.3} s cpu {} allocs sum {sum:#x}",
+                cpu() - t,
+                CALLS.load(Relaxed) - a
+            );
         }
         if runs("String") {
             let (t, a) = (cpu(), CALLS.load(Relaxed));
