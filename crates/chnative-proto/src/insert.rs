@@ -99,6 +99,18 @@ pub enum InsertData<'a> {
 /// The discriminator of a NULL row in [`InsertData::Variant`] (as on the wire).
 pub const VARIANT_NULL: u8 = 255;
 
+/// How many of `discriminators` name each of `alternatives` alternatives (NULL
+/// rows, and any discriminator past the alternatives, count nowhere).
+pub fn variant_counts(discriminators: &[u8], alternatives: usize) -> Vec<usize> {
+    let mut counts = vec![0usize; alternatives];
+    for &d in discriminators {
+        if let Some(n) = counts.get_mut(usize::from(d)) {
+            *n += 1;
+        }
+    }
+    counts
+}
+
 impl<'a> InsertData<'a> {
     /// Nullable data from a null map (1 = NULL) and values.
     pub fn nullable(nulls: &'a [u8], inner: impl IntoInsertData<'a>) -> Self {
@@ -516,12 +528,7 @@ impl<'a> InsertData<'a> {
                     wire_index[k] = pos as u8;
                 }
                 // Where each alternative's rows for `lo..hi` start and end among its values.
-                let mut start = vec![0usize; variants.len()];
-                for &d in &discriminators[..lo] {
-                    if let Some(n) = start.get_mut(usize::from(d)) {
-                        *n += 1;
-                    }
-                }
+                let start = variant_counts(&discriminators[..lo], variants.len());
                 let mut end = start.clone();
                 out.reserve(hi - lo);
                 for &d in &discriminators[lo..hi] {

@@ -295,12 +295,7 @@ impl Buffer {
             }
             Buffer::Variant { discriminators, variants, .. } => {
                 discriminators.truncate(rows);
-                let mut counts = vec![0usize; variants.len()];
-                for &d in discriminators.iter() {
-                    if let Some(n) = counts.get_mut(usize::from(d)) {
-                        *n += 1;
-                    }
-                }
+                let counts = chnative_proto::insert::variant_counts(discriminators, variants.len());
                 variants.iter_mut().zip(counts).for_each(|(b, n)| b.truncate(n));
             }
         }

@@ -512,13 +512,7 @@ impl VariantSlots {
     /// holds (what its buffer must be cut to).
     pub fn truncate(&mut self, rows: usize) -> Vec<usize> {
         self.discriminators.truncate(rows);
-        let mut counts = vec![0; self.types.len()];
-        for &d in &self.discriminators {
-            if let Some(n) = counts.get_mut(usize::from(d)) {
-                *n += 1;
-            }
-        }
-        counts
+        chnative_proto::insert::variant_counts(&self.discriminators, self.types.len())
     }
 
     /// The rows as INSERT data, given each Rust alternative's buffer data in order.
