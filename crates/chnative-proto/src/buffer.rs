@@ -139,7 +139,7 @@ impl AlignedBuf {
         self.len = 0;
     }
 
-    fn grow_to(&mut self, bytes: usize) {
+    pub(crate) fn grow_to(&mut self, bytes: usize) {
         let need = bytes.div_ceil(64);
         if self.lines.len() < need && !self.is_shared() {
             // Memory a kept block gave back is preferred to a new allocation.

@@ -99,6 +99,23 @@ async fn run(rows: u64, rounds: usize) -> Res<()> {
                 CALLS.load(Relaxed) - a
             );
         }
+        if runs("blocks") {
+            let (t, a) = (cpu(), CALLS.load(Relaxed));
+            let mut s = c.query::<ChBorrowed<'_>>(sql.as_str()).await?;
+            let (mut n, mut sum) = (0u64, 0u64);
+            while let Some(rows) = s.next_block().await? {
+                for r in rows {
+                    sum = sum.wrapping_add(r?.checksum());
+                    n += 1;
+                }
+            }
+            drop(s);
+            println!(
+                "typed &str block {n} rows {:.3} s cpu {} allocs sum {sum:#x}",
+                cpu() - t,
+                CALLS.load(Relaxed) - a
+            );
+        }
         if runs("dynamic") {
             let (t, a) = (cpu(), CALLS.load(Relaxed));
             let mut s = c.query_rows(sql.as_str()).await?;

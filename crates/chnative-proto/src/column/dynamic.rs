@@ -166,7 +166,7 @@ impl DynamicData {
         }
         let k = self.variant.offsets.typed::<u64>().ok()?[i] as usize;
         match self.variant.variants.get(self.shared_variant)? {
-            ColumnData::String(StringColumn { offsets, data }) => {
+            ColumnData::String(StringColumn { offsets, data, .. }) => {
                 let o = offsets.typed::<u64>().ok()?;
                 let start = if k == 0 { 0 } else { o[k - 1] as usize };
                 data.as_bytes().get(start..o[k] as usize)
@@ -278,7 +278,8 @@ impl DynamicData {
     fn map_variant_rows(&mut self, pool: &mut BufferPool) -> Result<()> {
         // Shared values first: one (type, index) per shared row.
         let mut shared_map: Vec<(u32, u64)> = Vec::new();
-        if let Some(ColumnData::String(StringColumn { offsets, data })) = self.variant.variants.get(self.shared_variant)
+        if let Some(ColumnData::String(StringColumn { offsets, data, .. })) =
+            self.variant.variants.get(self.shared_variant)
         {
             let offsets = offsets.typed::<u64>()?;
             let data = data.as_bytes();

@@ -54,8 +54,8 @@ impl<'a> JsonView<'a> {
     /// The JSON texts, when the server sent text.
     pub fn texts(&self) -> Result<StrView<'a>> {
         match (self.is_text(), self.data.text.as_ref()) {
-            (true, ColumnData::String(StringColumn { offsets, data })) => {
-                Ok(StrView { offsets: offsets.typed::<u64>()?, data: data.as_bytes() })
+            (true, ColumnData::String(StringColumn { offsets, data, .. })) => {
+                Ok(StrView { offsets: offsets.typed::<u64>()?, data: data.as_bytes(), ascii: false })
             }
             _ => Err(ProtoError::ty(
                 "JSON",
@@ -174,14 +174,14 @@ impl<'a> JsonView<'a> {
             return Err(ProtoError::violation("JSON shared data has the wrong shape"));
         };
         let (
-            Some(ColumnData::String(StringColumn { offsets: ko, data: kd })),
-            Some(ColumnData::String(StringColumn { offsets: vo, data: vd })),
+            Some(ColumnData::String(StringColumn { offsets: ko, data: kd, .. })),
+            Some(ColumnData::String(StringColumn { offsets: vo, data: vd, .. })),
         ) = (kv.first(), kv.get(1))
         else {
             return Err(ProtoError::violation("JSON shared data has the wrong shape"));
         };
-        let keys = StrView { offsets: ko.typed::<u64>()?, data: kd.as_bytes() };
-        let values = StrView { offsets: vo.typed::<u64>()?, data: vd.as_bytes() };
+        let keys = StrView { offsets: ko.typed::<u64>()?, data: kd.as_bytes(), ascii: false };
+        let values = StrView { offsets: vo.typed::<u64>()?, data: vd.as_bytes(), ascii: false };
         let start = if i == 0 { 0 } else { offsets[i - 1] as usize };
         let mut out = Vec::with_capacity(offsets[i] as usize - start);
         for k in start..offsets[i] as usize {

@@ -11,8 +11,8 @@ impl<'a> ColumnView<'a> {
     /// A String column.
     pub fn as_strings(&self) -> Result<StrView<'a>> {
         match (strip_simple_agg(&self.ty), self.data) {
-            (D::String, ColumnData::String(StringColumn { offsets, data })) => {
-                Ok(StrView { offsets: offsets.typed::<u64>()?, data: data.as_bytes() })
+            (D::String, ColumnData::String(StringColumn { offsets, data, ascii })) => {
+                Ok(StrView { offsets: offsets.typed::<u64>()?, data: data.as_bytes(), ascii: *ascii })
             }
             _ => Err(self.mismatch("String")),
         }
@@ -24,6 +24,7 @@ impl<'a> ColumnView<'a> {
 pub struct StrView<'a> {
     pub(super) offsets: &'a [u64],
     pub(super) data: &'a [u8],
+    pub(super) ascii: bool,
 }
 
 impl<'a> StrView<'a> {
@@ -55,6 +56,13 @@ impl<'a> StrView<'a> {
     /// All bytes back to back.
     pub fn blob(&self) -> &'a [u8] {
         self.data
+    }
+    /// Whether the decoder found every byte to be ASCII (checked while it copied
+    /// the column in; `false` when it did not look, e.g. before revision 54492).
+    /// Then every row is valid UTF-8, and the offsets are known to be
+    /// monotonic and to end at the blob's length.
+    pub fn is_known_ascii(&self) -> bool {
+        self.ascii && self.offsets.last().map_or(0, |&e| e) == self.data.len() as u64
     }
     /// Iterates the rows as bytes.
     pub fn iter(&self) -> impl Iterator<Item = &'a [u8]> + '_ {

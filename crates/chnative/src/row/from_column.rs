@@ -189,9 +189,17 @@ impl<'r> Strings<'r> {
     }
     #[inline(always)]
     fn str(&self, i: usize) -> Result<&'r str> {
-        if let Some(s) = self.text.and_then(|t| t.get(i)) {
-            return Ok(s);
+        match self.text.and_then(|t| t.get(i)) {
+            Some(s) => Ok(s),
+            None => self.str_checked(i),
         }
+    }
+
+    /// A row of a column that is not all valid UTF-8 (or past the end): checked
+    /// row by row, out of line so the common case stays small where it is inlined.
+    #[cold]
+    #[inline(never)]
+    fn str_checked(&self, i: usize) -> Result<&'r str> {
         let b = self.bytes(i)?;
         std::str::from_utf8(b).map_err(|_| {
             Error::Convert(convert::ConvertError::Inexact {

@@ -71,7 +71,7 @@ pub use from_column::{
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
 pub use from_column::{DateReader, DateTimeReader, DurationReader};
 pub use insert::{Inserter, DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS};
-pub use stream::RowStream;
+pub use stream::{BlockRows, RowStream};
 pub use to_column::{
     buffer_for, buffer_of, push_error, writes, ArrayBuffer, ColumnBuffer, DecimalBuffer, FixedBuffer,
     FixedStringBuffer, MapBuffer, NoBuffer, NullableBuffer, StringBuffer, ToColumn, TupleBuffer, VecBuffer,
@@ -267,22 +267,28 @@ impl<'r, T: FromColumn<'r>> Reader<'r, T> {
     pub fn get(&self, i: usize) -> Result<T> {
         match &self.lc {
             None => T::read(&self.inner, i),
-            Some(lc) => {
-                if i >= lc.keys.len() {
-                    return Err(out_of_bounds(self.column, i));
-                }
-                let k = lc.keys.get(i);
-                if lc.nullable && k == 0 {
-                    return T::null().ok_or_else(|| {
-                        Error::Usage(format!("column `{}` row {i} is NULL; read it into an Option", self.column))
-                    });
-                }
-                if k >= lc.dict_len {
-                    return Err(out_of_bounds(self.column, k));
-                }
-                T::read(&self.inner, k)
-            }
+            Some(lc) => self.get_keyed(lc, i),
         }
+    }
+
+    /// The value at row `i` of a LowCardinality column. Out of line: a derived row
+    /// inlines `get` once per field, and keeping this arm out of it keeps a wide
+    /// row's read small enough for the instruction cache (one copy per field type).
+    #[inline(never)]
+    fn get_keyed(&self, lc: &LcKeys<'r>, i: usize) -> Result<T> {
+        if i >= lc.keys.len() {
+            return Err(out_of_bounds(self.column, i));
+        }
+        let k = lc.keys.get(i);
+        if lc.nullable && k == 0 {
+            return T::null().ok_or_else(|| {
+                Error::Usage(format!("column `{}` row {i} is NULL; read it into an Option", self.column))
+            });
+        }
+        if k >= lc.dict_len {
+            return Err(out_of_bounds(self.column, k));
+        }
+        T::read(&self.inner, k)
     }
 }
 
@@ -293,6 +299,8 @@ fn map_entry(k: &DataType, v: &DataType) -> DataType {
 
 /// The error for a row index past the end of column `column` (a corrupt or
 /// inconsistent block; used by derived readers).
+#[cold]
+#[inline(never)]
 pub fn out_of_bounds(column: &str, i: usize) -> Error {
     Error::Protocol(chnative_proto::ProtoError::violation(format!("column `{column}`: index {i} is out of bounds")))
 }

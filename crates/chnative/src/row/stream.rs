@@ -69,35 +69,90 @@ impl<'c, T: Row> RowStream<'c, T> {
             self.readers = None;
             self.rows = 0;
             self.row = 0;
-            if self.done {
+            if !self.load_block().await? {
                 return Ok(None);
             }
-            let block = match self.inner.next().await? {
-                Some(b) => b,
-                None => {
-                    self.done = true;
-                    if self.binding.is_none() {
-                        // No rows: still check the types against the header.
-                        if let Some(h) = self.inner.header() {
-                            bind::<T>(h.columns())?;
-                        }
-                    }
-                    return Ok(None);
-                }
-            };
-            let binding = match self.binding.take() {
-                Some(b) if same_columns(&b, block, T::FIELDS) => b,
-                _ => bind::<T>(block.columns())?,
-            };
-            let cols: Vec<Option<ColumnView<'_>>> =
-                binding.iter().map(|idx| idx.map(|k| block.columns()[k].view())).collect();
-            let readers = T::readers(&cols, &self.ctx)?;
-            self.binding = Some(binding);
-            self.rows = block.rows();
-            // SAFETY: see `next`'s use of `self.readers`; they are dropped before the
-            // block changes (top of this loop) and before `inner` (field order).
-            self.readers = Some(unsafe { erase::<T>(readers) });
         }
+    }
+
+    /// Takes the next block and resolves its readers; `false` at the end of the result.
+    /// The caller has dropped the previous block's readers.
+    async fn load_block(&mut self) -> Result<bool> {
+        if self.done {
+            return Ok(false);
+        }
+        let block = match self.inner.next().await? {
+            Some(b) => b,
+            None => {
+                self.done = true;
+                if self.binding.is_none() {
+                    // No rows: still check the types against the header.
+                    if let Some(h) = self.inner.header() {
+                        bind::<T>(h.columns())?;
+                    }
+                }
+                return Ok(false);
+            }
+        };
+        let binding = match self.binding.take() {
+            Some(b) if same_columns(&b, block, T::FIELDS) => b,
+            _ => bind::<T>(block.columns())?,
+        };
+        let cols: Vec<Option<ColumnView<'_>>> =
+            binding.iter().map(|idx| idx.map(|k| block.columns()[k].view())).collect();
+        let readers = T::readers(&cols, &self.ctx)?;
+        self.binding = Some(binding);
+        self.rows = block.rows();
+        // SAFETY: see `next`'s use of `self.readers`; they are dropped before the
+        // block changes (the callers clear them first) and before `inner` (field order).
+        self.readers = Some(unsafe { erase::<T>(readers) });
+        Ok(true)
+    }
+
+    /// The rows of the next block as a plain iterator, or `None` at the end of the
+    /// result; rows that [`next`](RowStream::next) left in the current block come first.
+    ///
+    /// The same rows as `next`, a block at a time: the loop over a block's rows is
+    /// ordinary synchronous code the compiler can see through (a row is often built
+    /// straight where it is used), where every `next().await` hands a whole row back
+    /// through the stream's future. Rows the iterator does not yield before it is
+    /// dropped are still there for the next call.
+    ///
+    /// ```no_run
+    /// # async fn run(client: chnative::Client) -> chnative::Result<()> {
+    /// #[derive(chnative::Row)]
+    /// struct Hit<'a> {
+    ///     url: &'a str,
+    ///     hits: u64,
+    /// }
+    /// let mut rows = client.query::<Hit<'_>>("SELECT url, hits FROM pages").await?;
+    /// let mut total = 0;
+    /// while let Some(block) = rows.next_block().await? {
+    ///     for hit in block {
+    ///         let hit = hit?;
+    ///         total += hit.hits + hit.url.len() as u64;
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn next_block(&mut self) -> Result<Option<BlockRows<'_, T>>> {
+        while self.row >= self.rows {
+            self.readers = None;
+            self.rows = 0;
+            self.row = 0;
+            if !self.load_block().await? {
+                return Ok(None);
+            }
+        }
+        let Some(readers) = self.readers.as_ref() else {
+            return Err(Error::Usage("internal: rows without readers".into()));
+        };
+        let readers = (readers as *const T::Readers<'static>).cast::<T::Readers<'_>>();
+        // SAFETY: as in `next`: the readers point into the current block, which stays
+        // put until `self.inner.next()` runs or the stream is dropped; both need
+        // `&mut self`, which the returned iterator borrows.
+        let readers = unsafe { &*readers };
+        Ok(Some(BlockRows { readers, row: &mut self.row, rows: self.rows }))
     }
 
     /// The underlying block stream (progress, totals, profile info, cancel handle).
@@ -112,6 +167,35 @@ impl<'c, T: Row> RowStream<'c, T> {
         inner.cancel().await
     }
 }
+
+/// The typed rows of one block, from [`RowStream::next_block`].
+pub struct BlockRows<'s, T: Row> {
+    readers: &'s T::Readers<'s>,
+    /// The stream's position in the block, so rows not taken stay for later.
+    row: &'s mut usize,
+    rows: usize,
+}
+
+impl<'s, T: Row> Iterator for BlockRows<'s, T> {
+    type Item = Result<T::Value<'s>>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let i = *self.row;
+        if i >= self.rows {
+            return None;
+        }
+        *self.row = i + 1;
+        Some(T::read(self.readers, i))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.rows - *self.row;
+        (left, Some(left))
+    }
+}
+
+impl<T: Row> ExactSizeIterator for BlockRows<'_, T> {}
 
 fn same_columns(binding: &[Option<usize>], block: &Block, fields: &[super::Field]) -> bool {
     binding.iter().zip(fields).all(|(idx, f)| match idx {

@@ -20,10 +20,20 @@ impl<'r> CheckedText<'r> {
     /// The column's text, if every row is valid UTF-8 and the offsets are sound; `None`
     /// sends the caller to per-row checks (which then say which row is wrong).
     pub(crate) fn new(view: &StrView<'r>) -> Option<CheckedText<'r>> {
-        let text = std::str::from_utf8(view.blob()).ok()?;
+        let blob = view.blob();
         let offsets = view.offsets();
-        let len = text.len() as u64;
-        if text.is_ascii() {
+        let len = blob.len() as u64;
+        if view.is_known_ascii() {
+            // SAFETY: the decoder checked every byte to be ASCII, which is valid UTF-8,
+            // and its offsets monotonic up to the blob's end (so every cut is in range
+            // and on a character boundary).
+            return Some(CheckedText { text: unsafe { std::str::from_utf8_unchecked(blob) }, offsets });
+        }
+        if blob.is_ascii() {
+            // SAFETY: ASCII is valid UTF-8. (One pass over the bytes instead of
+            // `from_utf8` followed by `is_ascii`: the text of a wide block is most of
+            // its bytes, and this pass is what the column tier does not pay.)
+            let text = unsafe { std::str::from_utf8_unchecked(blob) };
             // Every byte of ASCII text is a character boundary: only the order and
             // range of the offsets matter, checked in one branch-free pass.
             let (mut start, mut ok) = (0u64, true);
@@ -33,6 +43,7 @@ impl<'r> CheckedText<'r> {
             }
             return ok.then_some(CheckedText { text, offsets });
         }
+        let text = std::str::from_utf8(blob).ok()?;
         let mut start = 0u64;
         for &end in offsets {
             // Valid text cut at character boundaries gives valid pieces.
