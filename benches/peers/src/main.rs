@@ -25,6 +25,12 @@
 //! the official crate's derive Row; (i) insert hits from typed rows (chnative's
 //! inserter, its column insert, the official inserter).
 //!
+//! Every workload (a)–(f) also runs chnative's row tiers, uncompressed (src/tiers.rs):
+//! typed rows (`query::<T>`; inserts: `inserter::<T>` and `insert_rows`; `SELECT 1`:
+//! `fetch_one`) and dynamic rows (`query_rows`; inserts: `insert_value_rows`;
+//! `SELECT 1`: `fetch_all_rows`). With (a) in the run, (h) is not run again: (a)
+//! has all of its clients.
+//!
 //! Ports: CHNATIVE_TCP_PORT (default 19000) and CHNATIVE_HTTP_PORT (default
 //! 18123); the server is started with `scripts/server.sh start` if it does not
 //! answer on loopback. `--host ADDR` points every client at another address
@@ -800,6 +806,7 @@ async fn run(o: Opts) -> Res<()> {
             }
         }
         let klick = if o.runs(KLICK) { Some(env.klick().await?) } else { None };
+        let tier = if tiers::HITS_READS.iter().any(|l| o.runs(l)) { Some(env.chnative("none").await?) } else { None };
         for _ in 0..o.rounds {
             for (label, c) in ch.iter_mut() {
                 let m = Meter::start();
@@ -811,6 +818,9 @@ async fn run(o: Opts) -> Res<()> {
                 }
                 drop(s);
                 res.add(&w, label, m.stop(rows), sum);
+            }
+            if let Some(c) = &tier {
+                tiers::read_hits_round(&o, c, &sql, &w, &mut res).await?;
             }
             for (label, c) in off.iter().filter(|(l, _)| o.runs(l)) {
                 let m = Meter::start();
@@ -906,7 +916,12 @@ async fn run(o: Opts) -> Res<()> {
     }
 
     if o.only.contains('h') {
-        tiers::read(&o, &env, &mut res, &mut admin, &kinds).await?;
+        if o.only.contains('a') {
+            // (a) has all of (h)'s clients (uncompressed columns, the row tiers, the official crate).
+            eprintln!("(h) read hits by tier: measured as part of (a)");
+        } else {
+            tiers::read(&o, &env, &mut res, &mut admin, &kinds).await?;
+        }
     }
     if o.only.contains('i') {
         tiers::insert(&o, &env, &mut res, &mut admin, &kinds).await?;
@@ -941,7 +956,7 @@ async fn run(o: Opts) -> Res<()> {
          seconds, strings by length), compared with what chnative reads back from the server. Inserts go to a \
          Null-engine table from input prepared before timing (chnative: the columns; official: borrowed row \
          structs; clickhouse-rs: a Block; clickhouse-arrow: a RecordBatch; klickhouse: owned row structs, cloned \
-         before timing); each client's insert is verified once by inserting into a Memory table and reading it \
+         before timing; chnative's typed rows: borrowed row structs; its dynamic rows: ValueRows); each client's insert is verified once by inserting into a Memory table and reading it \
          back. The floor row replays the server's bytes for (b) uncompressed, captured once, from a local TCP \
          server thread, and counts only the reading thread's CPU (RUSAGE_THREAD)."
     );
@@ -969,6 +984,8 @@ async fn read_numbers_or_strings(o: &Opts, env: &Env, res: &mut Results, w: &str
         }
     }
     let klick = if o.runs(KLICK) { Some(env.klick().await?) } else { None };
+    let tier_labels: &[&str] = if strings { &tiers::STRING_READS } else { &tiers::NUMBER_READS };
+    let tier = if tier_labels.iter().any(|l| o.runs(l)) { Some(env.chnative("none").await?) } else { None };
     for _ in 0..o.rounds {
         for (label, c) in ch.iter_mut() {
             let m = Meter::start();
@@ -986,6 +1003,9 @@ async fn read_numbers_or_strings(o: &Opts, env: &Env, res: &mut Results, w: &str
             }
             drop(s);
             res.add(w, label, m.stop(rows), sum);
+        }
+        if let Some(c) = &tier {
+            tiers::read_column_round(o, c, sql, w, res, strings).await?;
         }
         for (label, c) in off.iter().filter(|(l, _)| o.runs(l)) {
             let m = Meter::start();
@@ -1107,6 +1127,10 @@ async fn inserts(
     let arrow_input = peer_arrow::batch(data)?;
     let klick_input: Vec<KlickRow> = (0..data.rows).map(|i| KlickRow::of(data, i)).collect();
     let ins_modes = CH_MODES;
+    let row_labels: Vec<&str> = tiers::INSERTS.iter().copied().filter(|l| o.runs(l)).collect();
+    let typed_input =
+        if row_labels.iter().any(|&l| l != tiers::INSERT_VALUES) { tiers::typed_rows(data) } else { Vec::new() };
+    let value_input = if row_labels.contains(&tiers::INSERT_VALUES) { tiers::value_rows(data)? } else { Vec::new() };
 
     // Each client's insert, once into a Memory table, read back: the checksum the table rows show.
     let w_d = format!("(d) insert {} hits rows", human_count(n));
@@ -1118,6 +1142,11 @@ async fn inserts(
             hits::insert_columns(&env.chnative(mode).await?, check, data).await?;
             verified.push((label.into(), stored_sum(admin, check, kinds, n).await?));
         }
+    }
+    for &label in &row_labels {
+        admin.execute(format!("TRUNCATE TABLE {check}").as_str()).await?;
+        tiers::insert_hits(label, &env.chnative("none").await?, check, &typed_input, &value_input).await?;
+        verified.push((label.into(), stored_sum(admin, check, kinds, n).await?));
     }
     for (label, lz4) in [(OFF_NONE, false), (OFF_LZ4, true)] {
         if o.runs(label) {
@@ -1156,6 +1185,10 @@ async fn inserts(
                 ch.push((label, env.chnative(mode).await?));
             }
         }
+        let mut rowc = Vec::new();
+        for &label in &row_labels {
+            rowc.push((label, env.chnative("none").await?));
+        }
         let off = [(OFF_NONE, env.official(false)), (OFF_LZ4, env.official(true))];
         let mut crs = Vec::new();
         for (label, lz4) in [(CRS_NONE, false), (CRS_LZ4, true)] {
@@ -1174,6 +1207,11 @@ async fn inserts(
             for (label, c) in ch.iter_mut() {
                 let m = Meter::start();
                 let rows = hits::insert_columns(c, null, data).await?;
+                res.add(&w_d, label, m.stop(rows), sum_of(label));
+            }
+            for (label, c) in rowc.iter() {
+                let m = Meter::start();
+                let rows = tiers::insert_hits(label, c, null, &typed_input, &value_input).await?;
                 res.add(&w_d, label, m.stop(rows), sum_of(label));
             }
             for (label, c) in off.iter().filter(|(l, _)| o.runs(l)) {
@@ -1215,6 +1253,14 @@ async fn inserts(
                 ch.push((label, conns));
             }
         }
+        let mut rowc = Vec::new();
+        for &label in &row_labels {
+            let mut conns = Vec::new();
+            for _ in 0..p {
+                conns.push(env.chnative("none").await?);
+            }
+            rowc.push((label, conns));
+        }
         let off = [(OFF_NONE, env.official(false)), (OFF_LZ4, env.official(true))];
         let mut crs = Vec::new();
         for (label, lz4) in [(CRS_NONE, false), (CRS_LZ4, true)] {
@@ -1247,6 +1293,13 @@ async fn inserts(
             for (label, conns) in ch.iter_mut() {
                 let m = Meter::start();
                 let r = join_all(conns.iter_mut().map(|c| hits::insert_columns(c, null, data))).await;
+                let rows = r.into_iter().try_fold(0u64, |a, r| r.map(|x| a + x))?;
+                res.add(&w_e, label, m.stop(rows), sum_of(label));
+            }
+            for (label, conns) in rowc.iter() {
+                let m = Meter::start();
+                let r = join_all(conns.iter().map(|c| tiers::insert_hits(label, c, null, &typed_input, &value_input)))
+                    .await;
                 let rows = r.into_iter().try_fold(0u64, |a, r| r.map(|x| a + x))?;
                 res.add(&w_e, label, m.stop(rows), sum_of(label));
             }
@@ -1320,6 +1373,14 @@ async fn select1(o: &Opts, env: &Env, res: &mut Results) -> Res<()> {
             ch.push((label, env.chnative(mode).await?));
         }
     }
+    // The row tiers, each on a Client of its own shared the same way.
+    let mut rowc = Vec::new();
+    for tier in tiers::SELECT1 {
+        let label = format!("{tier}, one shared pooled Client");
+        if o.runs(&label) {
+            rowc.push((tier, label, env.chnative("none").await?));
+        }
+    }
     let off = [(OFF_NONE, env.official(false)), (OFF_LZ4, env.official(true))];
     let mut crs = Vec::new();
     for (label, lz4) in [(CRS_NONE, false), (CRS_LZ4, true)] {
@@ -1367,6 +1428,11 @@ async fn select1(o: &Opts, env: &Env, res: &mut Results) -> Res<()> {
                 (c, Ok(s))
             })
             .await?;
+            add(label, m.stop(total), s);
+        }
+        for &(tier, ref label, ref c) in rowc.iter() {
+            let m = Meter::start();
+            let (_, s) = spawn_each(vec![c.clone(); t], |c| tiers::select1(c, q, SQL, tier)).await?;
             add(label, m.stop(total), s);
         }
         for (label, c) in off.iter().filter(|(l, _)| o.runs(l)) {
