@@ -956,9 +956,10 @@ async fn run(o: Opts) -> Res<()> {
          seconds, strings by length), compared with what chnative reads back from the server. Inserts go to a \
          Null-engine table from input prepared before timing (chnative: the columns; official: borrowed row \
          structs; clickhouse-rs: a Block; clickhouse-arrow: a RecordBatch; klickhouse: owned row structs, cloned \
-         before timing; chnative's typed rows: borrowed row structs; its dynamic rows: ValueRows); each client's insert is verified once by inserting into a Memory table and reading it \
-         back. The floor row replays the server's bytes for (b) uncompressed, captured once, from a local TCP \
-         server thread, and counts only the reading thread's CPU (RUSAGE_THREAD)."
+         before timing; chnative's typed rows: borrowed row structs; its dynamic rows: ValueRows); each client's \
+         insert is verified once by inserting into a Memory table and reading it back. The row tiers (typed and \
+         dynamic rows) run uncompressed. The floor row replays the server's bytes for (b) uncompressed, captured \
+         once, from a local TCP server thread, and counts only the reading thread's CPU (RUSAGE_THREAD)."
     );
     Ok(())
 }
