@@ -26,10 +26,10 @@
 //! inserter, its column insert, the official inserter).
 //!
 //! Every workload (a)–(f) also runs chnative's row tiers, uncompressed (src/tiers.rs):
-//! typed rows (`query::<T>`; inserts: `inserter::<T>` and `insert_rows`; `SELECT 1`:
-//! `fetch_one`) and dynamic rows (`query_rows`; inserts: `insert_value_rows`;
-//! `SELECT 1`: `fetch_all_rows`). With (a) in the run, (h) is not run again: (a)
-//! has all of its clients.
+//! typed rows (`query::<T>`; inserts: `inserter::<T>`, new per insert or one kept
+//! open, and `insert_rows`; `SELECT 1`: `fetch_one`) and dynamic rows (`query_rows`;
+//! inserts: `insert_value_rows`; `SELECT 1`: `fetch_all_rows`). With (a) in the run,
+//! (h) is not run again: (a) has all of its clients.
 //!
 //! Ports: CHNATIVE_TCP_PORT (default 19000) and CHNATIVE_HTTP_PORT (default
 //! 18123); the server is started with `scripts/server.sh start` if it does not
@@ -55,6 +55,7 @@ use std::time::Instant;
 
 use futures_util::{future::join_all, StreamExt};
 
+use ch_rows::ChBorrowed;
 use hits::{sum_ints, Col, HitsData, Kind};
 use rows::{KlickRow, OfficialRow};
 
@@ -1129,8 +1130,12 @@ async fn inserts(
     let klick_input: Vec<KlickRow> = (0..data.rows).map(|i| KlickRow::of(data, i)).collect();
     let ins_modes = CH_MODES;
     let row_labels: Vec<&str> = tiers::INSERTS.iter().copied().filter(|l| o.runs(l)).collect();
-    let typed_input =
-        if row_labels.iter().any(|&l| l != tiers::INSERT_VALUES) { tiers::typed_rows(data) } else { Vec::new() };
+    let kept = o.runs(tiers::INSERTER_KEPT);
+    let typed_input = if kept || row_labels.iter().any(|&l| l != tiers::INSERT_VALUES) {
+        tiers::typed_rows(data)
+    } else {
+        Vec::new()
+    };
     let value_input = if row_labels.contains(&tiers::INSERT_VALUES) { tiers::value_rows(data)? } else { Vec::new() };
 
     // Each client's insert, once into a Memory table, read back: the checksum the table rows show.
@@ -1148,6 +1153,16 @@ async fn inserts(
         admin.execute(format!("TRUNCATE TABLE {check}").as_str()).await?;
         tiers::insert_hits(label, &env.chnative("none").await?, check, &typed_input, &value_input).await?;
         verified.push((label.into(), stored_sum(admin, check, kinds, n).await?));
+    }
+    if kept {
+        let c = env.chnative("none").await?;
+        let mut ins = c.inserter::<ChBorrowed<'_>>(check).await?;
+        // Twice: what the table holds is the second insert, from the buffers the first one left.
+        for _ in 0..2 {
+            admin.execute(format!("TRUNCATE TABLE {check}").as_str()).await?;
+            tiers::write_all(&mut ins, &typed_input).await?;
+        }
+        verified.push((tiers::INSERTER_KEPT.into(), stored_sum(admin, check, kinds, n).await?));
     }
     for (label, lz4) in [(OFF_NONE, false), (OFF_LZ4, true)] {
         if o.runs(label) {
@@ -1190,6 +1205,14 @@ async fn inserts(
         for &label in &row_labels {
             rowc.push((label, env.chnative("none").await?));
         }
+        let kept_c = if kept { Some(env.chnative("none").await?) } else { None };
+        let mut kept_ins = None;
+        if let Some(c) = &kept_c {
+            let mut ins = c.inserter::<ChBorrowed<'_>>(null).await?;
+            // Once before the rounds, so every measured insert reuses the buffers.
+            tiers::write_all(&mut ins, &typed_input).await?;
+            kept_ins = Some(ins);
+        }
         let off = [(OFF_NONE, env.official(false)), (OFF_LZ4, env.official(true))];
         let mut crs = Vec::new();
         for (label, lz4) in [(CRS_NONE, false), (CRS_LZ4, true)] {
@@ -1214,6 +1237,11 @@ async fn inserts(
                 let m = Meter::start();
                 let rows = tiers::insert_hits(label, c, null, &typed_input, &value_input).await?;
                 res.add(&w_d, label, m.stop(rows), sum_of(label));
+            }
+            if let Some(ins) = kept_ins.as_mut() {
+                let m = Meter::start();
+                let rows = tiers::write_all(ins, &typed_input).await?;
+                res.add(&w_d, tiers::INSERTER_KEPT, m.stop(rows), sum_of(tiers::INSERTER_KEPT));
             }
             for (label, c) in off.iter().filter(|(l, _)| o.runs(l)) {
                 let m = Meter::start();
@@ -1262,6 +1290,18 @@ async fn inserts(
             }
             rowc.push((label, conns));
         }
+        let mut kept_c = Vec::new();
+        if kept {
+            for _ in 0..p {
+                kept_c.push(env.chnative("none").await?);
+            }
+        }
+        let mut kept_ins = Vec::new();
+        for c in &kept_c {
+            let mut ins = c.inserter::<ChBorrowed<'_>>(null).await?;
+            tiers::write_all(&mut ins, &typed_input).await?;
+            kept_ins.push(ins);
+        }
         let off = [(OFF_NONE, env.official(false)), (OFF_LZ4, env.official(true))];
         let mut crs = Vec::new();
         for (label, lz4) in [(CRS_NONE, false), (CRS_LZ4, true)] {
@@ -1303,6 +1343,12 @@ async fn inserts(
                     .await;
                 let rows = r.into_iter().try_fold(0u64, |a, r| r.map(|x| a + x))?;
                 res.add(&w_e, label, m.stop(rows), sum_of(label));
+            }
+            if !kept_ins.is_empty() {
+                let m = Meter::start();
+                let r = join_all(kept_ins.iter_mut().map(|ins| tiers::write_all(ins, &typed_input))).await;
+                let rows = r.into_iter().try_fold(0u64, |a, r| r.map(|x| a + x))?;
+                res.add(&w_e, tiers::INSERTER_KEPT, m.stop(rows), sum_of(tiers::INSERTER_KEPT));
             }
             for (label, c) in off.iter().filter(|(l, _)| o.runs(l)) {
                 let m = Meter::start();

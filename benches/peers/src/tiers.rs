@@ -26,6 +26,9 @@ pub const FETCH_ONE: &str = "chnative typed rows (fetch_one), no compression";
 pub const FETCH_ALL_ROWS: &str = "chnative dynamic rows (fetch_all_rows), no compression";
 /// Insert through `inserter::<T>` (its default block of 100,000 rows).
 pub const INSERTER: &str = "chnative inserter::<T> (typed rows), no compression";
+/// Insert through one `inserter::<T>` kept open across inserts (`flush` after the rows;
+/// the buffers of the previous insert are reused).
+pub const INSERTER_KEPT: &str = "chnative inserter::<T> kept open (buffers reused), no compression";
 /// Insert through `insert_rows` (one INSERT of all the rows).
 pub const INSERT_ROWS: &str = "chnative insert_rows (typed rows), no compression";
 /// Insert through `insert_value_rows` (dynamic rows).
@@ -229,6 +232,15 @@ async fn inserter(c: &chnative::Client, table: &str, rows: &[ChBorrowed<'_>]) ->
         ins.write(r).await?;
     }
     Ok(ins.end().await?.rows)
+}
+
+/// Writes the rows to a kept-open inserter and flushes; returns the rows written.
+pub async fn write_all<'a>(ins: &mut chnative::Inserter<'_, ChBorrowed<'a>>, rows: &[ChBorrowed<'a>]) -> Res<u64> {
+    for r in rows {
+        ins.write(r).await?;
+    }
+    ins.flush().await?;
+    Ok(rows.len() as u64)
 }
 
 /// Inserts the rows into `table` through the row tier `label` (one of [`INSERTS`]):
