@@ -25,6 +25,12 @@
 //! the official crate's derive Row; (i) insert hits from typed rows (chnative's
 //! inserter, its column insert, the official inserter).
 //!
+//! Every workload (a)–(f) also runs chnative's row tiers, uncompressed (src/tiers.rs):
+//! typed rows (`query::<T>`; inserts: `inserter::<T>`, new per insert or one kept
+//! open, and `insert_rows`; `SELECT 1`: `fetch_one`) and dynamic rows (`query_rows`;
+//! inserts: `insert_value_rows`; `SELECT 1`: `fetch_all_rows`). With (a) in the run,
+//! (h) is not run again: (a) has all of its clients.
+//!
 //! Ports: CHNATIVE_TCP_PORT (default 19000) and CHNATIVE_HTTP_PORT (default
 //! 18123); the server is started with `scripts/server.sh start` if it does not
 //! answer on loopback. `--host ADDR` points every client at another address
@@ -49,6 +55,7 @@ use std::time::Instant;
 
 use futures_util::{future::join_all, StreamExt};
 
+use ch_rows::ChBorrowed;
 use hits::{sum_ints, Col, HitsData, Kind};
 use rows::{KlickRow, OfficialRow};
 
@@ -800,6 +807,7 @@ async fn run(o: Opts) -> Res<()> {
             }
         }
         let klick = if o.runs(KLICK) { Some(env.klick().await?) } else { None };
+        let tier = if tiers::HITS_READS.iter().any(|l| o.runs(l)) { Some(env.chnative("none").await?) } else { None };
         for _ in 0..o.rounds {
             for (label, c) in ch.iter_mut() {
                 let m = Meter::start();
@@ -811,6 +819,9 @@ async fn run(o: Opts) -> Res<()> {
                 }
                 drop(s);
                 res.add(&w, label, m.stop(rows), sum);
+            }
+            if let Some(c) = &tier {
+                tiers::read_hits_round(&o, c, &sql, &w, &mut res).await?;
             }
             for (label, c) in off.iter().filter(|(l, _)| o.runs(l)) {
                 let m = Meter::start();
@@ -906,7 +917,12 @@ async fn run(o: Opts) -> Res<()> {
     }
 
     if o.only.contains('h') {
-        tiers::read(&o, &env, &mut res, &mut admin, &kinds).await?;
+        if o.only.contains('a') {
+            // (a) has all of (h)'s clients (uncompressed columns, the row tiers, the official crate).
+            eprintln!("(h) read hits by tier: measured as part of (a)");
+        } else {
+            tiers::read(&o, &env, &mut res, &mut admin, &kinds).await?;
+        }
     }
     if o.only.contains('i') {
         tiers::insert(&o, &env, &mut res, &mut admin, &kinds).await?;
@@ -941,9 +957,10 @@ async fn run(o: Opts) -> Res<()> {
          seconds, strings by length), compared with what chnative reads back from the server. Inserts go to a \
          Null-engine table from input prepared before timing (chnative: the columns; official: borrowed row \
          structs; clickhouse-rs: a Block; clickhouse-arrow: a RecordBatch; klickhouse: owned row structs, cloned \
-         before timing); each client's insert is verified once by inserting into a Memory table and reading it \
-         back. The floor row replays the server's bytes for (b) uncompressed, captured once, from a local TCP \
-         server thread, and counts only the reading thread's CPU (RUSAGE_THREAD)."
+         before timing; chnative's typed rows: borrowed row structs; its dynamic rows: ValueRows); each client's \
+         insert is verified once by inserting into a Memory table and reading it back. The row tiers (typed and \
+         dynamic rows) run uncompressed. The floor row replays the server's bytes for (b) uncompressed, captured \
+         once, from a local TCP server thread, and counts only the reading thread's CPU (RUSAGE_THREAD)."
     );
     Ok(())
 }
@@ -969,6 +986,8 @@ async fn read_numbers_or_strings(o: &Opts, env: &Env, res: &mut Results, w: &str
         }
     }
     let klick = if o.runs(KLICK) { Some(env.klick().await?) } else { None };
+    let tier_labels: &[&str] = if strings { &tiers::STRING_READS } else { &tiers::NUMBER_READS };
+    let tier = if tier_labels.iter().any(|l| o.runs(l)) { Some(env.chnative("none").await?) } else { None };
     for _ in 0..o.rounds {
         for (label, c) in ch.iter_mut() {
             let m = Meter::start();
@@ -986,6 +1005,9 @@ async fn read_numbers_or_strings(o: &Opts, env: &Env, res: &mut Results, w: &str
             }
             drop(s);
             res.add(w, label, m.stop(rows), sum);
+        }
+        if let Some(c) = &tier {
+            tiers::read_column_round(o, c, sql, w, res, strings).await?;
         }
         for (label, c) in off.iter().filter(|(l, _)| o.runs(l)) {
             let m = Meter::start();
@@ -1107,6 +1129,14 @@ async fn inserts(
     let arrow_input = peer_arrow::batch(data)?;
     let klick_input: Vec<KlickRow> = (0..data.rows).map(|i| KlickRow::of(data, i)).collect();
     let ins_modes = CH_MODES;
+    let row_labels: Vec<&str> = tiers::INSERTS.iter().copied().filter(|l| o.runs(l)).collect();
+    let kept = o.runs(tiers::INSERTER_KEPT);
+    let typed_input = if kept || row_labels.iter().any(|&l| l != tiers::INSERT_VALUES) {
+        tiers::typed_rows(data)
+    } else {
+        Vec::new()
+    };
+    let value_input = if row_labels.contains(&tiers::INSERT_VALUES) { tiers::value_rows(data)? } else { Vec::new() };
 
     // Each client's insert, once into a Memory table, read back: the checksum the table rows show.
     let w_d = format!("(d) insert {} hits rows", human_count(n));
@@ -1118,6 +1148,21 @@ async fn inserts(
             hits::insert_columns(&env.chnative(mode).await?, check, data).await?;
             verified.push((label.into(), stored_sum(admin, check, kinds, n).await?));
         }
+    }
+    for &label in &row_labels {
+        admin.execute(format!("TRUNCATE TABLE {check}").as_str()).await?;
+        tiers::insert_hits(label, &env.chnative("none").await?, check, &typed_input, &value_input).await?;
+        verified.push((label.into(), stored_sum(admin, check, kinds, n).await?));
+    }
+    if kept {
+        let c = env.chnative("none").await?;
+        let mut ins = c.inserter::<ChBorrowed<'_>>(check).await?;
+        // Twice: what the table holds is the second insert, from the buffers the first one left.
+        for _ in 0..2 {
+            admin.execute(format!("TRUNCATE TABLE {check}").as_str()).await?;
+            tiers::write_all(&mut ins, &typed_input).await?;
+        }
+        verified.push((tiers::INSERTER_KEPT.into(), stored_sum(admin, check, kinds, n).await?));
     }
     for (label, lz4) in [(OFF_NONE, false), (OFF_LZ4, true)] {
         if o.runs(label) {
@@ -1156,6 +1201,18 @@ async fn inserts(
                 ch.push((label, env.chnative(mode).await?));
             }
         }
+        let mut rowc = Vec::new();
+        for &label in &row_labels {
+            rowc.push((label, env.chnative("none").await?));
+        }
+        let kept_c = if kept { Some(env.chnative("none").await?) } else { None };
+        let mut kept_ins = None;
+        if let Some(c) = &kept_c {
+            let mut ins = c.inserter::<ChBorrowed<'_>>(null).await?;
+            // Once before the rounds, so every measured insert reuses the buffers.
+            tiers::write_all(&mut ins, &typed_input).await?;
+            kept_ins = Some(ins);
+        }
         let off = [(OFF_NONE, env.official(false)), (OFF_LZ4, env.official(true))];
         let mut crs = Vec::new();
         for (label, lz4) in [(CRS_NONE, false), (CRS_LZ4, true)] {
@@ -1175,6 +1232,16 @@ async fn inserts(
                 let m = Meter::start();
                 let rows = hits::insert_columns(c, null, data).await?;
                 res.add(&w_d, label, m.stop(rows), sum_of(label));
+            }
+            for (label, c) in rowc.iter() {
+                let m = Meter::start();
+                let rows = tiers::insert_hits(label, c, null, &typed_input, &value_input).await?;
+                res.add(&w_d, label, m.stop(rows), sum_of(label));
+            }
+            if let Some(ins) = kept_ins.as_mut() {
+                let m = Meter::start();
+                let rows = tiers::write_all(ins, &typed_input).await?;
+                res.add(&w_d, tiers::INSERTER_KEPT, m.stop(rows), sum_of(tiers::INSERTER_KEPT));
             }
             for (label, c) in off.iter().filter(|(l, _)| o.runs(l)) {
                 let m = Meter::start();
@@ -1215,6 +1282,26 @@ async fn inserts(
                 ch.push((label, conns));
             }
         }
+        let mut rowc = Vec::new();
+        for &label in &row_labels {
+            let mut conns = Vec::new();
+            for _ in 0..p {
+                conns.push(env.chnative("none").await?);
+            }
+            rowc.push((label, conns));
+        }
+        let mut kept_c = Vec::new();
+        if kept {
+            for _ in 0..p {
+                kept_c.push(env.chnative("none").await?);
+            }
+        }
+        let mut kept_ins = Vec::new();
+        for c in &kept_c {
+            let mut ins = c.inserter::<ChBorrowed<'_>>(null).await?;
+            tiers::write_all(&mut ins, &typed_input).await?;
+            kept_ins.push(ins);
+        }
         let off = [(OFF_NONE, env.official(false)), (OFF_LZ4, env.official(true))];
         let mut crs = Vec::new();
         for (label, lz4) in [(CRS_NONE, false), (CRS_LZ4, true)] {
@@ -1249,6 +1336,19 @@ async fn inserts(
                 let r = join_all(conns.iter_mut().map(|c| hits::insert_columns(c, null, data))).await;
                 let rows = r.into_iter().try_fold(0u64, |a, r| r.map(|x| a + x))?;
                 res.add(&w_e, label, m.stop(rows), sum_of(label));
+            }
+            for (label, conns) in rowc.iter() {
+                let m = Meter::start();
+                let r = join_all(conns.iter().map(|c| tiers::insert_hits(label, c, null, &typed_input, &value_input)))
+                    .await;
+                let rows = r.into_iter().try_fold(0u64, |a, r| r.map(|x| a + x))?;
+                res.add(&w_e, label, m.stop(rows), sum_of(label));
+            }
+            if !kept_ins.is_empty() {
+                let m = Meter::start();
+                let r = join_all(kept_ins.iter_mut().map(|ins| tiers::write_all(ins, &typed_input))).await;
+                let rows = r.into_iter().try_fold(0u64, |a, r| r.map(|x| a + x))?;
+                res.add(&w_e, tiers::INSERTER_KEPT, m.stop(rows), sum_of(tiers::INSERTER_KEPT));
             }
             for (label, c) in off.iter().filter(|(l, _)| o.runs(l)) {
                 let m = Meter::start();
@@ -1320,6 +1420,14 @@ async fn select1(o: &Opts, env: &Env, res: &mut Results) -> Res<()> {
             ch.push((label, env.chnative(mode).await?));
         }
     }
+    // The row tiers, each on a Client of its own shared the same way.
+    let mut rowc = Vec::new();
+    for tier in tiers::SELECT1 {
+        let label = format!("{tier}, one shared pooled Client");
+        if o.runs(&label) {
+            rowc.push((tier, label, env.chnative("none").await?));
+        }
+    }
     let off = [(OFF_NONE, env.official(false)), (OFF_LZ4, env.official(true))];
     let mut crs = Vec::new();
     for (label, lz4) in [(CRS_NONE, false), (CRS_LZ4, true)] {
@@ -1367,6 +1475,11 @@ async fn select1(o: &Opts, env: &Env, res: &mut Results) -> Res<()> {
                 (c, Ok(s))
             })
             .await?;
+            add(label, m.stop(total), s);
+        }
+        for &(tier, ref label, ref c) in rowc.iter() {
+            let m = Meter::start();
+            let (_, s) = spawn_each(vec![c.clone(); t], |c| tiers::select1(c, q, SQL, tier)).await?;
             add(label, m.stop(total), s);
         }
         for (label, c) in off.iter().filter(|(l, _)| o.runs(l)) {
