@@ -16,8 +16,12 @@ const COLUMNS: &str = "chnative columns (borrowed blocks), no compression";
 pub const TYPED_OWNED: &str = "chnative typed rows (String fields), no compression";
 /// Typed rows with borrowed `&str` fields (hits, strings).
 pub const TYPED_BORROWED: &str = "chnative typed rows (&str fields), no compression";
+/// Typed rows with borrowed `&str` fields, a block at a time (`next_block`).
+pub const TYPED_BORROWED_BLOCKS: &str = "chnative typed rows (&str fields, next_block), no compression";
 /// Typed rows of one `u64` field (numbers).
 pub const TYPED_U64: &str = "chnative typed rows (u64 field), no compression";
+/// Typed rows of one `u64` field, a block at a time (`next_block`).
+pub const TYPED_U64_BLOCKS: &str = "chnative typed rows (u64 field, next_block), no compression";
 /// Dynamic rows, read with `query_rows`.
 pub const DYNAMIC: &str = "chnative dynamic rows (Value), no compression";
 /// `SELECT 1` as a typed row of one `u8` field (`fetch_one`).
@@ -36,11 +40,11 @@ pub const INSERT_VALUES: &str = "chnative insert_value_rows (dynamic rows), no c
 const INSERT_COLUMNS: &str = "chnative insert of columns, no compression";
 
 /// The row tiers of the hits reads, in the order they run.
-pub const HITS_READS: [&str; 3] = [TYPED_OWNED, TYPED_BORROWED, DYNAMIC];
+pub const HITS_READS: [&str; 4] = [TYPED_OWNED, TYPED_BORROWED, TYPED_BORROWED_BLOCKS, DYNAMIC];
 /// The row tiers of the one-column reads (numbers, strings).
-pub const NUMBER_READS: [&str; 2] = [TYPED_U64, DYNAMIC];
+pub const NUMBER_READS: [&str; 3] = [TYPED_U64, TYPED_U64_BLOCKS, DYNAMIC];
 /// The row tiers of the string reads.
-pub const STRING_READS: [&str; 3] = [TYPED_OWNED, TYPED_BORROWED, DYNAMIC];
+pub const STRING_READS: [&str; 4] = [TYPED_OWNED, TYPED_BORROWED, TYPED_BORROWED_BLOCKS, DYNAMIC];
 /// The row tiers of the hits inserts.
 pub const INSERTS: [&str; 3] = [INSERTER, INSERT_ROWS, INSERT_VALUES];
 /// The row tiers of `SELECT 1`.
@@ -121,6 +125,15 @@ pub async fn read_hits_round(o: &Opts, c: &chnative::Client, sql: &str, w: &str,
                     rows += 1;
                 }
             }
+            TYPED_BORROWED_BLOCKS => {
+                let mut s = c.query::<ChBorrowed<'_>>(sql).await?;
+                while let Some(block) = s.next_block().await? {
+                    for r in block {
+                        sum = sum.wrapping_add(r?.checksum());
+                        rows += 1;
+                    }
+                }
+            }
             _ => (rows, sum) = read_dynamic(c, sql).await?,
         }
         res.add(w, label, m.stop(rows), sum);
@@ -153,6 +166,15 @@ pub async fn read_column_round(
                     rows += 1;
                 }
             }
+            TYPED_U64_BLOCKS => {
+                let mut s = c.query::<Number>(sql).await?;
+                while let Some(block) = s.next_block().await? {
+                    for r in block {
+                        sum = sum.wrapping_add(r?.number);
+                        rows += 1;
+                    }
+                }
+            }
             TYPED_OWNED => {
                 let mut s = c.query::<StrOwned>(sql).await?;
                 while let Some(r) = s.next().await? {
@@ -165,6 +187,15 @@ pub async fn read_column_round(
                 while let Some(r) = s.next().await? {
                     sum = sum.wrapping_add(r.s.len() as u64);
                     rows += 1;
+                }
+            }
+            TYPED_BORROWED_BLOCKS => {
+                let mut s = c.query::<StrBorrowed<'_>>(sql).await?;
+                while let Some(block) = s.next_block().await? {
+                    for r in block {
+                        sum = sum.wrapping_add(r?.s.len() as u64);
+                        rows += 1;
+                    }
                 }
             }
             _ => (rows, sum) = read_dynamic(c, sql).await?,

@@ -1,5 +1,5 @@
 //! `tiers`: chnative's read tiers alone on the hits table, for profiling the row
-//! mapping (the full comparison with the peers is workload (h) of chnative-peers).
+//! mapping (the full comparison with the peers is workload (a), or (h) on its own, of chnative-peers).
 //!
 //! `cargo run --release --bin tiers -- [ROWS (1000000)] [ROUNDS (3)]`, against the
 //! server on CHNATIVE_TCP_PORT (the hits table must exist: run chnative-peers once).
@@ -85,6 +85,60 @@ async fn run(rows: u64, rounds: usize) -> Res<()> {
         return Ok(());
     }
     let runs = |name: &str| only.is_empty() || only.contains(name);
+    if runs("u64") {
+        // One narrow column: what a row costs besides its fields.
+        #[derive(chnative::Row)]
+        struct Number {
+            number: u64,
+        }
+        let sql = format!("SELECT number FROM numbers({})", rows * 20);
+        for _ in 0..rounds {
+            let (t, a) = (cpu(), CALLS.load(Relaxed));
+            let mut s = c.query::<Number>(sql.as_str()).await?;
+            let (mut n, mut sum) = (0u64, 0u64);
+            while let Some(r) = s.next().await? {
+                sum = sum.wrapping_add(r.number);
+                n += 1;
+            }
+            drop(s);
+            println!(
+                "u64 next         {n} rows {:.3} s cpu {} allocs sum {sum:#x}",
+                cpu() - t,
+                CALLS.load(Relaxed) - a
+            );
+            let (t, a) = (cpu(), CALLS.load(Relaxed));
+            let mut s = c.query::<Number>(sql.as_str()).await?;
+            let (mut n, mut sum) = (0u64, 0u64);
+            while let Some(rows) = s.next_block().await? {
+                for r in rows {
+                    sum = sum.wrapping_add(r?.number);
+                    n += 1;
+                }
+            }
+            drop(s);
+            println!(
+                "u64 next_block   {n} rows {:.3} s cpu {} allocs sum {sum:#x}",
+                cpu() - t,
+                CALLS.load(Relaxed) - a
+            );
+            let (t, a) = (cpu(), CALLS.load(Relaxed));
+            let mut s = c.stream(sql.as_str()).await?;
+            let (mut n, mut sum) = (0u64, 0u64);
+            while let Some(b) = s.next().await? {
+                for v in b.columns()[0].view().values::<u64>()? {
+                    sum = sum.wrapping_add(*v);
+                }
+                n += b.rows() as u64;
+            }
+            drop(s);
+            println!(
+                "u64 columns      {n} rows {:.3} s cpu {} allocs sum {sum:#x}",
+                cpu() - t,
+                CALLS.load(Relaxed) - a
+            );
+        }
+        return Ok(());
+    }
     for _ in 0..rounds {
         if runs("columns") {
             let (t, a) = (cpu(), CALLS.load(Relaxed));

@@ -152,7 +152,7 @@ impl<'c, T: Row> RowStream<'c, T> {
         // put until `self.inner.next()` runs or the stream is dropped; both need
         // `&mut self`, which the returned iterator borrows.
         let readers = unsafe { &*readers };
-        Ok(Some(BlockRows { readers, row: &mut self.row, rows: self.rows }))
+        Ok(Some(BlockRows { readers, row: self.row, rows: self.rows, taken: &mut self.row }))
     }
 
     /// The underlying block stream (progress, totals, profile info, cancel handle).
@@ -171,9 +171,12 @@ impl<'c, T: Row> RowStream<'c, T> {
 /// The typed rows of one block, from [`RowStream::next_block`].
 pub struct BlockRows<'s, T: Row> {
     readers: &'s T::Readers<'s>,
-    /// The stream's position in the block, so rows not taken stay for later.
-    row: &'s mut usize,
+    row: usize,
     rows: usize,
+    /// The stream's position in the block, written back on drop so rows not taken
+    /// stay for later. (Not written per row: a store through it each row may alias
+    /// the caller's loop variables, which then cannot stay in registers.)
+    taken: &'s mut usize,
 }
 
 impl<'s, T: Row> Iterator for BlockRows<'s, T> {
@@ -181,17 +184,23 @@ impl<'s, T: Row> Iterator for BlockRows<'s, T> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        let i = *self.row;
+        let i = self.row;
         if i >= self.rows {
             return None;
         }
-        *self.row = i + 1;
+        self.row = i + 1;
         Some(T::read(self.readers, i))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = self.rows - *self.row;
+        let left = self.rows - self.row;
         (left, Some(left))
+    }
+}
+
+impl<T: Row> Drop for BlockRows<'_, T> {
+    fn drop(&mut self) {
+        *self.taken = self.row;
     }
 }
 
