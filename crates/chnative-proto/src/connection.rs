@@ -64,6 +64,18 @@
 //! written is one chunked message in [`Connection::transmit`], and received
 //! bytes lose their chunk headers before the packet decoder sees them (see
 //! [`Connection::buffered`]). A malformed chunk header closes the connection.
+//!
+//! # Direct fills
+//!
+//! Without compression and chunked framing, the values of a plain fixed-width
+//! column that is still missing at least 64 KiB when the input runs out are
+//! received straight into the column's buffer: the machine takes the input's
+//! part of the column into the buffer, lets the input go, and
+//! [`Connection::direct_slot`] lends the rest of the buffer for the caller to
+//! read the socket into (exactly the column's missing bytes, so what follows
+//! still goes through [`Connection::recv_buffer`]). This saves copying the
+//! column out of the input buffer. A caller that never asks for the slot loses
+//! nothing: bytes appended to the input finish the column as before.
 
 use std::collections::VecDeque;
 
@@ -234,7 +246,10 @@ pub enum Poll {
 /// the connection and discarded. A block cut short by missing input keeps its
 /// progress in the `Block`, so until the block's event arrives the sink must
 /// lend the same `Block` for that kind (another one, holding no unfinished
-/// decode, makes the decode start over from the block's first byte).
+/// decode, makes the decode start over from the block's first byte). Once a
+/// fixed-width column of the block is being received straight into its buffer
+/// ([`Connection::direct_slot`]) the input no longer holds the block's start,
+/// so lending another block then closes the connection.
 pub trait BlockSink {
     /// The block to decode a block of `kind` into.
     fn block(&mut self, kind: BlockKind) -> Option<&mut Block>;
@@ -314,6 +329,13 @@ pub struct Connection {
     plain_needed: usize,
     pool: BufferPool,
     scratch: Block,
+    /// Numbers the block packets, so a direct fill knows its block (see [`Block::holds_direct`]).
+    block_seq: u64,
+    /// The kind and packet number of the block whose fixed-width column is being
+    /// filled straight from the socket ([`Connection::direct_slot`]).
+    direct: Option<(BlockKind, u64)>,
+    /// Bytes received through [`Connection::direct_slot`], ever.
+    direct_bytes: u64,
 
     output: Vec<u8>,
     opos: usize,
@@ -354,6 +376,9 @@ impl Connection {
             plain_needed: 0,
             pool: BufferPool::new(),
             scratch: Block::new(),
+            block_seq: 0,
+            direct: None,
+            direct_bytes: 0,
             output: Vec::with_capacity(16 << 10),
             opos: 0,
             queued_total: 0,
@@ -763,6 +788,65 @@ impl Connection {
         &mut self.input
     }
 
+    /// Where the next received bytes go when they belong to a fixed-width
+    /// column being filled straight from the socket: exactly the bytes that
+    /// column still misses (later bytes go through [`Connection::recv_buffer`]).
+    /// `None` when no such column is being read; the caller then reads into
+    /// [`Connection::recv_buffer`] as usual. Received bytes not consumed yet
+    /// are moved into the column first.
+    ///
+    /// Write into the slot, then report how many bytes were written with
+    /// [`Connection::direct_filled`], passing the same `sink` as here and to
+    /// [`Connection::poll`]. Nothing counts as received until then, so a read
+    /// abandoned half way leaves the machine as it was.
+    pub fn direct_slot<'a>(&'a mut self, sink: &'a mut dyn BlockSink) -> Option<&'a mut [u8]> {
+        let (kind, token) = self.direct?;
+        if self.state == State::Closed || self.input_error.is_some() {
+            return None;
+        }
+        let block = match sink.block(kind) {
+            Some(b) => b,
+            None => &mut self.scratch,
+        };
+        if !block.holds_direct(token) {
+            // The next poll closes the connection and says why.
+            return None;
+        }
+        // Without a dechunker every received byte is a packet byte.
+        self.iend = self.input.len();
+        self.ipos += block.direct_absorb(&self.input[self.ipos..self.iend]);
+        let spare = block.direct_spare();
+        (!spare.is_empty()).then_some(spare)
+    }
+
+    /// Whether a fixed-width column is being filled straight from the socket:
+    /// the caller then reads into [`Connection::direct_slot`], and when that is
+    /// `None`, polls again without reading (the column has all its bytes, or
+    /// the poll says why not).
+    pub fn direct_pending(&self) -> bool {
+        self.direct.is_some() && self.state != State::Closed
+    }
+
+    /// Records that the first `n` bytes of the last [`Connection::direct_slot`] were received.
+    pub fn direct_filled(&mut self, sink: &mut dyn BlockSink, n: usize) {
+        let Some((kind, token)) = self.direct else { return };
+        let block = match sink.block(kind) {
+            Some(b) => b,
+            None => &mut self.scratch,
+        };
+        if block.holds_direct(token) {
+            block.direct_commit(n);
+            self.direct_bytes += n as u64;
+        }
+    }
+
+    /// Bytes this connection has received straight into column buffers (a
+    /// statistic for tests and benchmarks).
+    #[doc(hidden)]
+    pub fn direct_bytes(&self) -> u64 {
+        self.direct_bytes
+    }
+
     fn need(&mut self, needed: usize) -> Result<Poll, Error> {
         let limit = self.options.max_block_bytes.saturating_add(PACKET_SLACK);
         if needed > limit {
@@ -888,10 +972,28 @@ impl Connection {
                     &mut self.scratch
                 }
             };
+            if let Some((_, token)) = self.direct {
+                if !block.holds_direct(token) {
+                    // The input no longer holds this block's start, so the decode
+                    // cannot start over in another block.
+                    if to_scratch {
+                        self.scratch.recycle(&mut self.pool);
+                    }
+                    return Err(self.violation(
+                        "the block being filled straight from the socket was not lent again \
+                         (a BlockSink must lend the same block until its event)"
+                            .into(),
+                    ));
+                }
+            }
+            // Chunk headers and compression frames sit between the values, so the
+            // socket's bytes are the column's only when neither is in use.
+            let direct = (!compressed && self.dechunker.is_none()).then_some(self.block_seq);
             let src: &[u8] = if compressed { &self.plain } else { &self.input[self.ipos..self.iend] };
             let mut r = Reader::new(src);
-            match block.read(&mut r, self.revision, &self.options.limits, &mut self.pool) {
+            match block.read_with(&mut r, self.revision, &self.options.limits, &mut self.pool, direct) {
                 Ok(()) => {
+                    self.direct = None;
                     let (rows, has_columns) = (block.rows(), !block.columns().is_empty());
                     let used = r.position();
                     if to_scratch {
@@ -907,7 +1009,16 @@ impl Connection {
                     return Ok(Body::Block { rows, has_columns });
                 }
                 Err(ProtoError::Incomplete { needed }) if compressed => self.plain_needed = needed,
-                Err(ProtoError::Incomplete { needed }) => return Ok(Body::Need(needed)),
+                Err(ProtoError::Incomplete { needed }) => {
+                    if let Some((consumed, missing)) = block.direct_consume() {
+                        // The block holds everything up to here: the input lets go of it.
+                        self.ipos += consumed;
+                        self.direct = Some((kind, self.block_seq));
+                        return Ok(Body::Need(missing));
+                    }
+                    self.direct = None;
+                    return Ok(Body::Need(needed));
+                }
                 Err(e) => {
                     if to_scratch {
                         self.scratch.recycle(&mut self.pool);
@@ -1004,6 +1115,8 @@ impl Connection {
                     b.forget_partial();
                 }
                 self.scratch.forget_partial();
+                self.block_seq += 1;
+                self.direct = None;
                 self.plain.clear();
                 self.plain_needed = 1;
                 self.reading = Reading::Block { kind, compressed };

@@ -417,8 +417,30 @@ impl Conn {
         }
     }
 
-    /// Reads until the machine has `needed` unconsumed bytes.
-    async fn fill(&mut self, needed: usize) -> Result<()> {
+    /// Reads until the machine has `needed` unconsumed bytes; or, while the
+    /// machine fills a fixed-width column straight from the socket, reads once
+    /// into that column (`sink` lends it, as to `poll`).
+    async fn fill(&mut self, needed: usize, sink: &mut (dyn BlockSink + Send)) -> Result<()> {
+        if self.proto.direct_pending() {
+            let command = self.command_deadline();
+            let Some(slot) = self.proto.direct_slot(sink) else { return Ok(()) };
+            // `read` is cancel-safe: a dropped read took no bytes off the socket,
+            // and none count as received before `direct_filled`.
+            let read = self.io.read(slot);
+            let n = bounded(&mut self.timer, command, self.cfg.read_timeout, read).await;
+            let n = match n {
+                Ok(r) => r,
+                Err(which) => return Err(self.deadline_passed(which)),
+            };
+            return match n {
+                Ok(0) => Err(self.eof()),
+                Ok(n) => {
+                    self.proto.direct_filled(sink, n);
+                    Ok(())
+                }
+                Err(e) => Err(self.poison(Error::Io(e))),
+            };
+        }
         // A connection closed while taking in bytes (bad chunk framing) has
         // nothing more to wait for: the next poll says why.
         while self.proto.buffered() < needed && !self.proto.is_closed() {
@@ -431,18 +453,21 @@ impl Conn {
                 Err(which) => return Err(self.deadline_passed(which)),
             };
             match n {
-                Ok(0) => {
-                    self.proto.peer_closed();
-                    return Err(Error::Io(std::io::Error::new(
-                        std::io::ErrorKind::UnexpectedEof,
-                        self.proto.close_reason().unwrap_or("server closed the connection").to_string(),
-                    )));
-                }
+                Ok(0) => return Err(self.eof()),
                 Ok(_) => {}
                 Err(e) => return Err(self.poison(Error::Io(e))),
             }
         }
         Ok(())
+    }
+
+    /// The server closed its end while a reply was expected.
+    fn eof(&mut self) -> Error {
+        self.proto.peer_closed();
+        Error::Io(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            self.proto.close_reason().unwrap_or("server closed the connection").to_string(),
+        ))
     }
 
     fn deadline_passed(&mut self, which: Deadline) -> Error {
@@ -480,7 +505,7 @@ impl Conn {
                     Some(t) if self.proto.is_idle() => return Err(t),
                     Some(t) => timed_out = Some(t),
                 },
-                Poll::NeedInput { needed } => match self.fill(needed).await {
+                Poll::NeedInput { needed } => match self.fill(needed, sink).await {
                     Ok(()) => {}
                     Err(e @ Error::Timeout(_))
                         if timed_out.is_none() && self.proto.state() == State::Busy(Phase::Cancelled) =>
@@ -513,9 +538,20 @@ impl Conn {
 
     /// Reads and discards the rest of the outstanding command.
     pub(crate) async fn drain(&mut self) -> Result<()> {
-        while !self.proto.is_idle() {
-            self.next_event(&mut Discard).await?;
+        // Into the blocks a dropped stream left here rather than a `Discard`:
+        // a block whose column was being filled straight from the socket can
+        // only be finished in the block it started in (the machine closes the
+        // connection otherwise).
+        let mut blocks = self.blocks.take();
+        let mut res = Ok(());
+        while res.is_ok() && !self.proto.is_idle() {
+            res = match blocks.as_deref_mut() {
+                Some(b) => self.next_event(b).await.map(drop),
+                None => self.next_event(&mut Discard).await.map(drop),
+            };
         }
+        self.blocks = blocks;
+        res?;
         self.write_out().await
     }
 
