@@ -474,11 +474,13 @@ impl Block {
         }
     }
 
-    /// Takes the first `n` bytes written into [`Block::direct_spare`] in.
-    pub(crate) fn direct_commit(&mut self, n: usize) {
-        if let Some((buf, total)) = self.direct_fill() {
-            buf.commit(n.min(total.saturating_sub(buf.len())));
-        }
+    /// Takes the first `n` bytes written into [`Block::direct_spare`] in (at
+    /// most what the column misses); returns how many it took.
+    pub(crate) fn direct_commit(&mut self, n: usize) -> usize {
+        let Some((buf, total)) = self.direct_fill() else { return 0 };
+        let n = n.min(total.saturating_sub(buf.len()));
+        buf.commit(n);
+        n
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -127,6 +127,11 @@ impl Default for Options {
 /// that returns nothing, yet a few seconds of a server spinning on empty packets.
 pub const DEFAULT_MAX_SILENT_PACKETS: u64 = 10_000_000;
 
+/// Size of [`Connection::direct_slots`]'s second buffer: room for the next
+/// column's or packet's head (a read that brings more just leaves it on the
+/// socket for the next one).
+const DIRECT_TAIL: usize = 4 << 10;
+
 /// Room beyond `max_block_bytes` for a packet's own fields (names, headers).
 const PACKET_SLACK: usize = 1 << 20;
 
@@ -336,6 +341,9 @@ pub struct Connection {
     direct: Option<(BlockKind, u64)>,
     /// Bytes received through [`Connection::direct_slot`], ever.
     direct_bytes: u64,
+    /// Where the bytes after a direct fill's column land in the same read
+    /// ([`Connection::direct_slots`]); zeroed once, so it can be lent as `&mut [u8]`.
+    direct_tail: Vec<u8>,
 
     output: Vec<u8>,
     opos: usize,
@@ -379,6 +387,7 @@ impl Connection {
             block_seq: 0,
             direct: None,
             direct_bytes: 0,
+            direct_tail: Vec::new(),
             output: Vec::with_capacity(16 << 10),
             opos: 0,
             queued_total: 0,
@@ -800,6 +809,15 @@ impl Connection {
     /// [`Connection::poll`]. Nothing counts as received until then, so a read
     /// abandoned half way leaves the machine as it was.
     pub fn direct_slot<'a>(&'a mut self, sink: &'a mut dyn BlockSink) -> Option<&'a mut [u8]> {
+        self.direct_slots(sink).map(|(slot, _)| slot)
+    }
+
+    /// [`Connection::direct_slot`] and a small buffer for the bytes that follow
+    /// the column, to be filled by the same read (a vectored read: one system
+    /// call per column instead of two, the second of which would otherwise
+    /// fetch the next packet's head). [`Connection::direct_filled`] takes the
+    /// bytes beyond the slot from this buffer into the input, in order.
+    pub fn direct_slots<'a>(&'a mut self, sink: &'a mut dyn BlockSink) -> Option<(&'a mut [u8], &'a mut [u8])> {
         let (kind, token) = self.direct?;
         if self.state == State::Closed || self.input_error.is_some() {
             return None;
@@ -816,7 +834,28 @@ impl Connection {
         self.iend = self.input.len();
         self.ipos += block.direct_absorb(&self.input[self.ipos..self.iend]);
         let spare = block.direct_spare();
-        (!spare.is_empty()).then_some(spare)
+        if spare.is_empty() {
+            return None;
+        }
+        if self.direct_tail.is_empty() {
+            self.direct_tail = vec![0; DIRECT_TAIL];
+        }
+        Some((spare, &mut self.direct_tail))
+    }
+
+    /// The most a read into [`Connection::recv_buffer`] for `want` more bytes
+    /// should take. Unbounded, except while a running query can fill columns
+    /// straight from the socket (no compression, no chunked input): then the
+    /// larger of `want` and 64 KiB, so a large column stays on the socket for
+    /// [`Connection::direct_slot`] instead of being slurped into the input
+    /// with the packets before it.
+    pub fn read_cap(&self, want: usize) -> usize {
+        let direct_possible = matches!(self.state, State::Busy(_)) && !self.compressing && self.dechunker.is_none();
+        if direct_possible {
+            want.max(crate::block::DIRECT_MIN_BYTES)
+        } else {
+            usize::MAX
+        }
     }
 
     /// Whether a fixed-width column is being filled straight from the socket:
@@ -827,16 +866,23 @@ impl Connection {
         self.direct.is_some() && self.state != State::Closed
     }
 
-    /// Records that the first `n` bytes of the last [`Connection::direct_slot`] were received.
+    /// Records that `n` bytes were received into the last
+    /// [`Connection::direct_slot`], and beyond it (after
+    /// [`Connection::direct_slots`]) into the buffer that follows it.
     pub fn direct_filled(&mut self, sink: &mut dyn BlockSink, n: usize) {
         let Some((kind, token)) = self.direct else { return };
         let block = match sink.block(kind) {
             Some(b) => b,
             None => &mut self.scratch,
         };
-        if block.holds_direct(token) {
-            block.direct_commit(n);
-            self.direct_bytes += n as u64;
+        if !block.holds_direct(token) {
+            return;
+        }
+        let taken = block.direct_commit(n);
+        self.direct_bytes += taken as u64;
+        let rest = (n - taken).min(self.direct_tail.len());
+        if rest > 0 {
+            self.input.extend_from_slice(&self.direct_tail[..rest]);
         }
     }
 

@@ -108,9 +108,20 @@ fn data_packet(body: &[u8]) -> Vec<u8> {
     p
 }
 
-/// Feeds `wire` in pieces of `piece` bytes until the Data event; through the
-/// direct slot when `direct`. Returns the connection and the sink.
-fn decode(wire: &[u8], piece: usize, direct: bool) -> (Connection, Keep) {
+/// How `decode` hands bytes to the machine.
+#[derive(Clone, Copy, PartialEq)]
+enum Feed {
+    /// Through the input buffer only.
+    Input,
+    /// Into the direct slot when there is one.
+    Slot,
+    /// Into the direct slot and the buffer after it, as a vectored read does.
+    Slots,
+}
+
+/// Feeds `wire` in pieces of `piece` bytes until the Data event, as `how`
+/// says. Returns the connection and the sink.
+fn decode(wire: &[u8], piece: usize, how: Feed) -> (Connection, Keep) {
     let mut c = running(options());
     let mut sink = Keep::default();
     let mut at = 0;
@@ -122,7 +133,16 @@ fn decode(wire: &[u8], piece: usize, direct: bool) -> (Connection, Keep) {
             Poll::NeedInput { .. } => {
                 assert!(at < wire.len(), "the machine wants more than the packet");
                 let n = piece.min(wire.len() - at);
-                if direct && c.direct_pending() {
+                if how == Feed::Slots && c.direct_pending() {
+                    if let Some((slot, tail)) = c.direct_slots(&mut sink) {
+                        let a = n.min(slot.len());
+                        slot[..a].copy_from_slice(&wire[at..at + a]);
+                        let b = (n - a).min(tail.len()).min(wire.len() - at - a);
+                        tail[..b].copy_from_slice(&wire[at + a..at + a + b]);
+                        c.direct_filled(&mut sink, a + b);
+                        at += a + b;
+                    }
+                } else if how == Feed::Slot && c.direct_pending() {
                     // `None`: the column has all it needs; poll again.
                     if let Some(slot) = c.direct_slot(&mut sink) {
                         let n = n.min(slot.len());
@@ -146,14 +166,16 @@ fn direct_and_buffered_reads_decode_the_same_block() {
     let body = wide_block();
     let wire = data_packet(&body);
     for piece in [4096, 100_000, 1 << 20] {
-        let (plain, plain_sink) = decode(&wire, piece, false);
-        let (direct, direct_sink) = decode(&wire, piece, true);
+        let (plain, plain_sink) = decode(&wire, piece, Feed::Input);
+        let (direct, direct_sink) = decode(&wire, piece, Feed::Slot);
+        let (vectored, vectored_sink) = decode(&wire, piece, Feed::Slots);
         assert_eq!(plain.direct_bytes(), 0);
+        assert!(vectored.direct_bytes() > 0);
         // With small pieces most of the fixed-width columns go through the slot;
         // with large ones only what a piece cut short.
         let least = if piece == 4096 { ROWS * 8 * 2 } else { 1 };
         assert!(direct.direct_bytes() >= least as u64, "piece {piece}: {}", direct.direct_bytes());
-        for sink in [&plain_sink, &direct_sink] {
+        for sink in [&plain_sink, &direct_sink, &vectored_sink] {
             let mut again = Vec::new();
             sink.data.write(&mut again, REV).unwrap();
             assert!(again == body, "piece {piece}: the block decodes to other bytes");

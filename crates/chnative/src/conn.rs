@@ -34,6 +34,19 @@ pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + Send {
     fn try_read_now(&mut self, _buf: &mut Vec<u8>) -> std::io::Result<usize> {
         Err(std::io::ErrorKind::WouldBlock.into())
     }
+
+    /// Reads into `first` and then `second`, in one system call where the
+    /// transport can (a TLS stream decrypts into `first` only). Returns how
+    /// many bytes arrived, 0 at the end of the stream.
+    fn poll_read_pair(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        first: &mut [u8],
+        _second: &mut [u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let mut buf = tokio::io::ReadBuf::new(first);
+        std::pin::Pin::new(self).poll_read(cx, &mut buf).map_ok(|()| buf.filled().len())
+    }
 }
 
 /// What a closed connection holds instead of its socket: every operation fails.
@@ -86,6 +99,23 @@ impl Transport for TcpStream {
 
     fn try_read_now(&mut self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
         self.try_read_buf(buf)
+    }
+
+    fn poll_read_pair(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        first: &mut [u8],
+        second: &mut [u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        use std::io::IoSliceMut;
+        loop {
+            std::task::ready!(self.poll_read_ready(cx))?;
+            // A WouldBlock clears the readiness, so the next poll waits again.
+            match self.try_read_vectored(&mut [IoSliceMut::new(first), IoSliceMut::new(second)]) {
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                r => return std::task::Poll::Ready(r),
+            }
+        }
     }
 }
 
@@ -423,10 +453,11 @@ impl Conn {
     async fn fill(&mut self, needed: usize, sink: &mut (dyn BlockSink + Send)) -> Result<()> {
         if self.proto.direct_pending() {
             let command = self.command_deadline();
-            let Some(slot) = self.proto.direct_slot(sink) else { return Ok(()) };
-            // `read` is cancel-safe: a dropped read took no bytes off the socket,
-            // and none count as received before `direct_filled`.
-            let read = self.io.read(slot);
+            let Some((slot, tail)) = self.proto.direct_slots(sink) else { return Ok(()) };
+            // Cancel-safe: a dropped read took no bytes off the socket, and
+            // none count as received before `direct_filled`.
+            let io = &mut self.io;
+            let read = std::future::poll_fn(|cx| io.poll_read_pair(cx, slot, tail));
             let n = bounded(&mut self.timer, command, self.cfg.read_timeout, read).await;
             let n = match n {
                 Ok(r) => r,
@@ -446,8 +477,15 @@ impl Conn {
         while self.proto.buffered() < needed && !self.proto.is_closed() {
             let want = needed - self.proto.buffered();
             let command = self.command_deadline();
-            let read = self.io.read_buf(self.proto.recv_buffer(want));
-            let n = bounded(&mut self.timer, command, self.cfg.read_timeout, read).await;
+            let cap = self.proto.read_cap(want);
+            let n = if cap == usize::MAX {
+                let read = self.io.read_buf(self.proto.recv_buffer(want));
+                bounded(&mut self.timer, command, self.cfg.read_timeout, read).await
+            } else {
+                let mut capped = (&mut self.io).take(cap as u64);
+                let read = capped.read_buf(self.proto.recv_buffer(want));
+                bounded(&mut self.timer, command, self.cfg.read_timeout, read).await
+            };
             let n = match n {
                 Ok(r) => r,
                 Err(which) => return Err(self.deadline_passed(which)),
