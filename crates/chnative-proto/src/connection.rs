@@ -76,6 +76,10 @@
 //! still goes through [`Connection::recv_buffer`]). This saves copying the
 //! column out of the input buffer. A caller that never asks for the slot loses
 //! nothing: bytes appended to the input finish the column as before.
+//! [`Connection::direct_slots`] adds a small buffer for the bytes after the
+//! column, so one vectored read per column suffices, and
+//! [`Connection::read_cap`] says how much a read into the input should take
+//! so that a large column is left on the socket for the slot.
 
 use std::collections::VecDeque;
 

@@ -7,8 +7,9 @@
 //! Sequencing, framing and the state live in the machine.
 //!
 //! Every await point is cancel-safe: a write is recorded as it happens
-//! (`advance`), and read bytes land in the machine's input buffer, so a
-//! dropped future loses nothing. The next operation finds the machine Busy
+//! (`advance`), and read bytes land in the machine's input buffer (or the
+//! column buffer it lends, committed with `direct_filled` only once the read
+//! returned), so a dropped future loses nothing. The next operation finds the machine Busy
 //! and calls `abandon`, which undoes, drains or closes (see the machine's
 //! docs); a half-written packet is never re-sent or followed by another one.
 
