@@ -1,6 +1,6 @@
 //! Blocks: BlockInfo, the column headers, and typed views of column data.
 
-use crate::buffer::BufferPool;
+use crate::buffer::{AlignedBuf, BufferPool};
 use crate::column::{ColumnData, Layout, ScanMemo, SerInfo};
 use crate::error::{ProtoError, Result};
 use crate::revision;
@@ -188,9 +188,22 @@ struct Partial {
     offset: usize,
     columns: usize,
     rows: usize,
-    /// The memory budget as it was before that column.
+    /// The memory budget as it was before that column (after it, for a
+    /// direct fill, which is not read again from its header).
     budget: Budget,
+    /// Set while the column (plain fixed-width) has its values filled straight
+    /// from the socket: the decode that started it (the connection's number for
+    /// the packet). Its header is consumed, its buffer holds what has arrived and
+    /// has room for all `rows`. (A number, not a struct, keeps `Block` small.)
+    direct: Option<DirectToken>,
 }
+
+type DirectToken = std::num::NonZeroU64;
+
+/// The least a fixed-width column must still be missing for the rest of it to
+/// be read straight into its buffer rather than through the input buffer: below
+/// this the extra read and poll cost more than the copy they save.
+pub(crate) const DIRECT_MIN_BYTES: usize = 64 << 10;
 
 impl Clone for Block {
     fn clone(&self) -> Block {
@@ -306,8 +319,24 @@ impl Block {
         limits: &BlockLimits,
         pool: &mut BufferPool,
     ) -> Result<()> {
+        self.read_with(r, revision, limits, pool, None)
+    }
+
+    /// [`Block::read`], with direct fills allowed when `direct` is the decode's
+    /// token: a plain fixed-width column still missing at least
+    /// [`DIRECT_MIN_BYTES`] when the input runs out takes the input's part of
+    /// its values into its buffer, and the rest is to be written into
+    /// [`Block::direct_spare`] (see [`Block::direct_consume`]).
+    pub(crate) fn read_with(
+        &mut self,
+        r: &mut Reader<'_>,
+        revision: u64,
+        limits: &BlockLimits,
+        pool: &mut BufferPool,
+        direct: Option<u64>,
+    ) -> Result<()> {
         let outer = r.budget();
-        let res = self.read_budgeted(r, revision, limits, pool);
+        let res = self.read_budgeted(r, revision, limits, pool, direct);
         r.set_budget(outer);
         res
     }
@@ -318,12 +347,30 @@ impl Block {
         revision: u64,
         limits: &BlockLimits,
         pool: &mut BufferPool,
+        direct: Option<u64>,
     ) -> Result<()> {
         let (first, ncols, rows) = match self.partial.take() {
             Some(p) => {
                 r.bytes(p.offset)?;
                 r.set_budget(p.budget);
-                (p.column, p.columns, p.rows)
+                match p.direct {
+                    None => (p.column, p.columns, p.rows),
+                    Some(_) => {
+                        // The column's header is behind us; its values end here.
+                        let Some((buf, total)) = self.direct_buf(p.column, p.rows) else {
+                            return Err(ProtoError::violation("a direct fill lost its column"));
+                        };
+                        let missing = total.saturating_sub(buf.len());
+                        if r.remaining() < missing {
+                            let needed = r.position().saturating_add(missing);
+                            self.partial = Some(Partial { offset: 0, ..p });
+                            return Err(ProtoError::Incomplete { needed });
+                        }
+                        buf.extend_from(r.bytes(missing)?);
+                        self.scan.clear();
+                        (p.column + 1, p.columns, p.rows)
+                    }
+                }
             }
             None => {
                 self.scan.clear();
@@ -348,10 +395,17 @@ impl Block {
         for i in first..ncols {
             let offset = r.position();
             let budget = r.budget();
-            match self.read_column(i, r, rows, revision, layout, limits, pool) {
-                Ok(()) => self.scan.clear(),
+            match self.read_column(i, r, rows, revision, layout, limits, pool, direct) {
+                Ok(None) => self.scan.clear(),
+                Ok(Some((fill, missing))) => {
+                    // Everything up to the reader's position is in the block now.
+                    let (offset, budget) = (r.position(), r.budget());
+                    self.partial =
+                        Some(Partial { column: i, offset, columns: ncols, rows, budget, direct: Some(fill) });
+                    return Err(ProtoError::Incomplete { needed: offset.saturating_add(missing) });
+                }
                 Err(ProtoError::Incomplete { needed }) => {
-                    self.partial = Some(Partial { column: i, offset, columns: ncols, rows, budget });
+                    self.partial = Some(Partial { column: i, offset, columns: ncols, rows, budget, direct: None });
                     return Err(ProtoError::Incomplete { needed });
                 }
                 Err(e) => {
@@ -370,6 +424,65 @@ impl Block {
         self.scan.clear();
     }
 
+    /// The buffer of column `i` when it is a plain fixed-width column, and its
+    /// size for `rows` rows.
+    fn direct_buf(&mut self, i: usize, rows: usize) -> Option<(&mut AlignedBuf, usize)> {
+        match self.columns.get_mut(i).map(|c| &mut c.data) {
+            Some(ColumnData::Fixed(f)) => Some((&mut f.data, rows.checked_mul(f.width)?)),
+            _ => None,
+        }
+    }
+
+    /// The direct fill in progress: its column buffer and total size.
+    fn direct_fill(&mut self) -> Option<(&mut AlignedBuf, usize)> {
+        let p = self.partial?;
+        p.direct?;
+        self.direct_buf(p.column, p.rows)
+    }
+
+    /// Whether this block holds the direct fill started by the decode `token`.
+    pub(crate) fn holds_direct(&self, token: u64) -> bool {
+        self.partial.and_then(|p| p.direct).is_some_and(|d| d.get() == token)
+    }
+
+    /// After a read that ended in `Incomplete`: when a direct fill is in
+    /// progress, how many input bytes that read took into the block (the caller
+    /// consumes them; asked again it is 0) and how many bytes the column still
+    /// misses.
+    pub(crate) fn direct_consume(&mut self) -> Option<(usize, usize)> {
+        let p = self.partial.as_mut()?;
+        p.direct?;
+        let consumed = std::mem::take(&mut p.offset);
+        let (buf, total) = self.direct_fill()?;
+        Some((consumed, total.saturating_sub(buf.len())))
+    }
+
+    /// Takes the front of `src` (at most what the column misses) into the
+    /// direct fill; returns how many bytes it took.
+    pub(crate) fn direct_absorb(&mut self, src: &[u8]) -> usize {
+        let Some((buf, total)) = self.direct_fill() else { return 0 };
+        let n = total.saturating_sub(buf.len()).min(src.len());
+        buf.extend_from(&src[..n]);
+        n
+    }
+
+    /// Exactly the bytes the direct fill still misses (empty when it has all).
+    pub(crate) fn direct_spare(&mut self) -> &mut [u8] {
+        match self.direct_fill() {
+            Some((buf, total)) => buf.spare_mut(total),
+            None => &mut [],
+        }
+    }
+
+    /// Takes the first `n` bytes written into [`Block::direct_spare`] in (at
+    /// most what the column misses); returns how many it took.
+    pub(crate) fn direct_commit(&mut self, n: usize) -> usize {
+        let Some((buf, total)) = self.direct_fill() else { return 0 };
+        let n = n.min(total.saturating_sub(buf.len()));
+        buf.commit(n);
+        n
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn read_column(
         &mut self,
@@ -380,7 +493,8 @@ impl Block {
         layout: Layout,
         limits: &BlockLimits,
         pool: &mut BufferPool,
-    ) -> Result<()> {
+        direct: Option<u64>,
+    ) -> Result<Option<(DirectToken, usize)>> {
         // Names come from the query text (an expression's name is its text), so
         // their bound is the block's, not a small constant; they count against it.
         let name = r.string(limits.max_bytes)?;
@@ -417,6 +531,21 @@ impl Block {
         } else {
             None
         };
+        if let (Some(token), None, ColumnData::Fixed(f)) = (direct.and_then(DirectToken::new), &info, &mut col.data) {
+            // A plain fixed-width column has no prefix and its size is known: if
+            // much of it is still to come, the rest goes straight into its buffer.
+            let total = crate::column::checked_len(rows, f.width)?;
+            let missing = total.saturating_sub(r.remaining());
+            if missing >= DIRECT_MIN_BYTES {
+                // Charged before the buffer is reserved, as `read_body` would.
+                r.charge(total)?;
+                let here = r.bytes(r.remaining())?;
+                f.data.clear();
+                f.data.reserve_total(total);
+                f.data.extend_from(here);
+                return Ok(Some((token, missing)));
+            }
+        }
         if rows > 0 {
             // Wait for the whole column before decoding it, when its size can be
             // measured: a decode cut short would start over on the next piece.
@@ -432,10 +561,11 @@ impl Block {
                     ProtoError::Type { ty, reason: format!("column `{}`: {reason}", col.name) }
                 }
                 e => e,
-            })
+            })?;
         } else {
-            col.data.read_data(r, 0, None, layout, pool)
+            col.data.read_data(r, 0, None, layout, pool)?;
         }
+        Ok(None)
     }
 
     /// Encodes the block (BlockInfo, headers and data) for the revision.

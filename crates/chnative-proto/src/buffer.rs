@@ -193,6 +193,30 @@ impl AlignedBuf {
         self.len = end;
     }
 
+    /// Makes the capacity at least `bytes` (contents kept): room a direct fill
+    /// then writes into through [`AlignedBuf::spare_mut`].
+    pub(crate) fn reserve_total(&mut self, bytes: usize) {
+        self.grow_to(bytes);
+    }
+
+    /// The bytes between the length and `end`, to be written and then taken in
+    /// with [`AlignedBuf::commit`]. `end` is cut to the capacity. The memory is
+    /// initialised (lines are zeroed when they are allocated), so no `unsafe`.
+    pub(crate) fn spare_mut(&mut self, end: usize) -> &mut [u8] {
+        let (start, end) = (self.len, end.min(self.capacity()));
+        if start >= end {
+            return &mut [];
+        }
+        &mut bytemuck::cast_slice_mut::<Line, u8>(self.lines_mut())[start..end]
+    }
+
+    /// Takes the next `n` bytes of [`AlignedBuf::spare_mut`] into the contents
+    /// (cut to the capacity).
+    pub(crate) fn commit(&mut self, n: usize) {
+        debug_assert!(self.len + n <= self.capacity(), "commit past the capacity");
+        self.len = (self.len + n).min(self.capacity());
+    }
+
     /// Appends one plain-old-data value.
     #[inline]
     pub(crate) fn push<T: Pod>(&mut self, v: T) {

@@ -174,7 +174,7 @@ impl Layout {
     }
 }
 
-fn checked_len(rows: usize, width: usize) -> Result<usize> {
+pub(crate) fn checked_len(rows: usize, width: usize) -> Result<usize> {
     rows.checked_mul(width).ok_or_else(|| ProtoError::violation("column size overflows"))
 }
 

@@ -64,6 +64,22 @@
 //! written is one chunked message in [`Connection::transmit`], and received
 //! bytes lose their chunk headers before the packet decoder sees them (see
 //! [`Connection::buffered`]). A malformed chunk header closes the connection.
+//!
+//! # Direct fills
+//!
+//! Without compression and chunked framing, the values of a plain fixed-width
+//! column that is still missing at least 64 KiB when the input runs out are
+//! received straight into the column's buffer: the machine takes the input's
+//! part of the column into the buffer, lets the input go, and
+//! [`Connection::direct_slot`] lends the rest of the buffer for the caller to
+//! read the socket into (exactly the column's missing bytes, so what follows
+//! still goes through [`Connection::recv_buffer`]). This saves copying the
+//! column out of the input buffer. A caller that never asks for the slot loses
+//! nothing: bytes appended to the input finish the column as before.
+//! [`Connection::direct_slots`] adds a small buffer for the bytes after the
+//! column, so one vectored read per column suffices, and
+//! [`Connection::read_cap`] says how much a read into the input should take
+//! so that a large column is left on the socket for the slot.
 
 use std::collections::VecDeque;
 
@@ -114,6 +130,11 @@ impl Default for Options {
 /// (Progress and ProfileEvents every 100 ms) more than five days of a query
 /// that returns nothing, yet a few seconds of a server spinning on empty packets.
 pub const DEFAULT_MAX_SILENT_PACKETS: u64 = 10_000_000;
+
+/// Size of [`Connection::direct_slots`]'s second buffer: room for the next
+/// column's or packet's head (a read that brings more just leaves it on the
+/// socket for the next one).
+const DIRECT_TAIL: usize = 4 << 10;
 
 /// Room beyond `max_block_bytes` for a packet's own fields (names, headers).
 const PACKET_SLACK: usize = 1 << 20;
@@ -234,7 +255,10 @@ pub enum Poll {
 /// the connection and discarded. A block cut short by missing input keeps its
 /// progress in the `Block`, so until the block's event arrives the sink must
 /// lend the same `Block` for that kind (another one, holding no unfinished
-/// decode, makes the decode start over from the block's first byte).
+/// decode, makes the decode start over from the block's first byte). Once a
+/// fixed-width column of the block is being received straight into its buffer
+/// ([`Connection::direct_slot`]) the input no longer holds the block's start,
+/// so lending another block then closes the connection.
 pub trait BlockSink {
     /// The block to decode a block of `kind` into.
     fn block(&mut self, kind: BlockKind) -> Option<&mut Block>;
@@ -314,6 +338,16 @@ pub struct Connection {
     plain_needed: usize,
     pool: BufferPool,
     scratch: Block,
+    /// Numbers the block packets, so a direct fill knows its block (see [`Block::holds_direct`]).
+    block_seq: u64,
+    /// The kind and packet number of the block whose fixed-width column is being
+    /// filled straight from the socket ([`Connection::direct_slot`]).
+    direct: Option<(BlockKind, u64)>,
+    /// Bytes received through [`Connection::direct_slot`], ever.
+    direct_bytes: u64,
+    /// Where the bytes after a direct fill's column land in the same read
+    /// ([`Connection::direct_slots`]); zeroed once, so it can be lent as `&mut [u8]`.
+    direct_tail: Vec<u8>,
 
     output: Vec<u8>,
     opos: usize,
@@ -354,6 +388,10 @@ impl Connection {
             plain_needed: 0,
             pool: BufferPool::new(),
             scratch: Block::new(),
+            block_seq: 0,
+            direct: None,
+            direct_bytes: 0,
+            direct_tail: Vec::new(),
             output: Vec::with_capacity(16 << 10),
             opos: 0,
             queued_total: 0,
@@ -763,6 +801,102 @@ impl Connection {
         &mut self.input
     }
 
+    /// Where the next received bytes go when they belong to a fixed-width
+    /// column being filled straight from the socket: exactly the bytes that
+    /// column still misses (later bytes go through [`Connection::recv_buffer`]).
+    /// `None` when no such column is being read; the caller then reads into
+    /// [`Connection::recv_buffer`] as usual. Received bytes not consumed yet
+    /// are moved into the column first.
+    ///
+    /// Write into the slot, then report how many bytes were written with
+    /// [`Connection::direct_filled`], passing the same `sink` as here and to
+    /// [`Connection::poll`]. Nothing counts as received until then, so a read
+    /// abandoned half way leaves the machine as it was.
+    pub fn direct_slot<'a>(&'a mut self, sink: &'a mut dyn BlockSink) -> Option<&'a mut [u8]> {
+        self.direct_slots(sink).map(|(slot, _)| slot)
+    }
+
+    /// [`Connection::direct_slot`] and a small buffer for the bytes that follow
+    /// the column, to be filled by the same read (a vectored read: one system
+    /// call per column instead of two, the second of which would otherwise
+    /// fetch the next packet's head). [`Connection::direct_filled`] takes the
+    /// bytes beyond the slot from this buffer into the input, in order.
+    pub fn direct_slots<'a>(&'a mut self, sink: &'a mut dyn BlockSink) -> Option<(&'a mut [u8], &'a mut [u8])> {
+        let (kind, token) = self.direct?;
+        if self.state == State::Closed || self.input_error.is_some() {
+            return None;
+        }
+        let block = match sink.block(kind) {
+            Some(b) => b,
+            None => &mut self.scratch,
+        };
+        if !block.holds_direct(token) {
+            // The next poll closes the connection and says why.
+            return None;
+        }
+        // Without a dechunker every received byte is a packet byte.
+        self.iend = self.input.len();
+        self.ipos += block.direct_absorb(&self.input[self.ipos..self.iend]);
+        let spare = block.direct_spare();
+        if spare.is_empty() {
+            return None;
+        }
+        if self.direct_tail.is_empty() {
+            self.direct_tail = vec![0; DIRECT_TAIL];
+        }
+        Some((spare, &mut self.direct_tail))
+    }
+
+    /// The most a read into [`Connection::recv_buffer`] for `want` more bytes
+    /// should take. Unbounded, except while a running query can fill columns
+    /// straight from the socket (no compression, no chunked input): then the
+    /// larger of `want` and 64 KiB, so a large column stays on the socket for
+    /// [`Connection::direct_slot`] instead of being slurped into the input
+    /// with the packets before it.
+    pub fn read_cap(&self, want: usize) -> usize {
+        let direct_possible = matches!(self.state, State::Busy(_)) && !self.compressing && self.dechunker.is_none();
+        if direct_possible {
+            want.max(crate::block::DIRECT_MIN_BYTES)
+        } else {
+            usize::MAX
+        }
+    }
+
+    /// Whether a fixed-width column is being filled straight from the socket:
+    /// the caller then reads into [`Connection::direct_slot`], and when that is
+    /// `None`, polls again without reading (the column has all its bytes, or
+    /// the poll says why not).
+    pub fn direct_pending(&self) -> bool {
+        self.direct.is_some() && self.state != State::Closed
+    }
+
+    /// Records that `n` bytes were received into the last
+    /// [`Connection::direct_slot`], and beyond it (after
+    /// [`Connection::direct_slots`]) into the buffer that follows it.
+    pub fn direct_filled(&mut self, sink: &mut dyn BlockSink, n: usize) {
+        let Some((kind, token)) = self.direct else { return };
+        let block = match sink.block(kind) {
+            Some(b) => b,
+            None => &mut self.scratch,
+        };
+        if !block.holds_direct(token) {
+            return;
+        }
+        let taken = block.direct_commit(n);
+        self.direct_bytes += taken as u64;
+        let rest = (n - taken).min(self.direct_tail.len());
+        if rest > 0 {
+            self.input.extend_from_slice(&self.direct_tail[..rest]);
+        }
+    }
+
+    /// Bytes this connection has received straight into column buffers (a
+    /// statistic for tests and benchmarks).
+    #[doc(hidden)]
+    pub fn direct_bytes(&self) -> u64 {
+        self.direct_bytes
+    }
+
     fn need(&mut self, needed: usize) -> Result<Poll, Error> {
         let limit = self.options.max_block_bytes.saturating_add(PACKET_SLACK);
         if needed > limit {
@@ -888,10 +1022,28 @@ impl Connection {
                     &mut self.scratch
                 }
             };
+            if let Some((_, token)) = self.direct {
+                if !block.holds_direct(token) {
+                    // The input no longer holds this block's start, so the decode
+                    // cannot start over in another block.
+                    if to_scratch {
+                        self.scratch.recycle(&mut self.pool);
+                    }
+                    return Err(self.violation(
+                        "the block being filled straight from the socket was not lent again \
+                         (a BlockSink must lend the same block until its event)"
+                            .into(),
+                    ));
+                }
+            }
+            // Chunk headers and compression frames sit between the values, so the
+            // socket's bytes are the column's only when neither is in use.
+            let direct = (!compressed && self.dechunker.is_none()).then_some(self.block_seq);
             let src: &[u8] = if compressed { &self.plain } else { &self.input[self.ipos..self.iend] };
             let mut r = Reader::new(src);
-            match block.read(&mut r, self.revision, &self.options.limits, &mut self.pool) {
+            match block.read_with(&mut r, self.revision, &self.options.limits, &mut self.pool, direct) {
                 Ok(()) => {
+                    self.direct = None;
                     let (rows, has_columns) = (block.rows(), !block.columns().is_empty());
                     let used = r.position();
                     if to_scratch {
@@ -907,7 +1059,16 @@ impl Connection {
                     return Ok(Body::Block { rows, has_columns });
                 }
                 Err(ProtoError::Incomplete { needed }) if compressed => self.plain_needed = needed,
-                Err(ProtoError::Incomplete { needed }) => return Ok(Body::Need(needed)),
+                Err(ProtoError::Incomplete { needed }) => {
+                    if let Some((consumed, missing)) = block.direct_consume() {
+                        // The block holds everything up to here: the input lets go of it.
+                        self.ipos += consumed;
+                        self.direct = Some((kind, self.block_seq));
+                        return Ok(Body::Need(missing));
+                    }
+                    self.direct = None;
+                    return Ok(Body::Need(needed));
+                }
                 Err(e) => {
                     if to_scratch {
                         self.scratch.recycle(&mut self.pool);
@@ -1004,6 +1165,8 @@ impl Connection {
                     b.forget_partial();
                 }
                 self.scratch.forget_partial();
+                self.block_seq += 1;
+                self.direct = None;
                 self.plain.clear();
                 self.plain_needed = 1;
                 self.reading = Reading::Block { kind, compressed };

@@ -7,8 +7,9 @@
 //! Sequencing, framing and the state live in the machine.
 //!
 //! Every await point is cancel-safe: a write is recorded as it happens
-//! (`advance`), and read bytes land in the machine's input buffer, so a
-//! dropped future loses nothing. The next operation finds the machine Busy
+//! (`advance`), and read bytes land in the machine's input buffer (or the
+//! column buffer it lends, committed with `direct_filled` only once the read
+//! returned), so a dropped future loses nothing. The next operation finds the machine Busy
 //! and calls `abandon`, which undoes, drains or closes (see the machine's
 //! docs); a half-written packet is never re-sent or followed by another one.
 
@@ -33,6 +34,19 @@ pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + Send {
     /// Reads what is already there without waiting, if the transport can.
     fn try_read_now(&mut self, _buf: &mut Vec<u8>) -> std::io::Result<usize> {
         Err(std::io::ErrorKind::WouldBlock.into())
+    }
+
+    /// Reads into `first` and then `second`, in one system call where the
+    /// transport can (a TLS stream decrypts into `first` only). Returns how
+    /// many bytes arrived, 0 at the end of the stream.
+    fn poll_read_pair(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        first: &mut [u8],
+        _second: &mut [u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let mut buf = tokio::io::ReadBuf::new(first);
+        std::pin::Pin::new(self).poll_read(cx, &mut buf).map_ok(|()| buf.filled().len())
     }
 }
 
@@ -86,6 +100,23 @@ impl Transport for TcpStream {
 
     fn try_read_now(&mut self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
         self.try_read_buf(buf)
+    }
+
+    fn poll_read_pair(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        first: &mut [u8],
+        second: &mut [u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        use std::io::IoSliceMut;
+        loop {
+            std::task::ready!(self.poll_read_ready(cx))?;
+            // A WouldBlock clears the readiness, so the next poll waits again.
+            match self.try_read_vectored(&mut [IoSliceMut::new(first), IoSliceMut::new(second)]) {
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                r => return std::task::Poll::Ready(r),
+            }
+        }
     }
 }
 
@@ -417,32 +448,65 @@ impl Conn {
         }
     }
 
-    /// Reads until the machine has `needed` unconsumed bytes.
-    async fn fill(&mut self, needed: usize) -> Result<()> {
-        // A connection closed while taking in bytes (bad chunk framing) has
-        // nothing more to wait for: the next poll says why.
-        while self.proto.buffered() < needed && !self.proto.is_closed() {
-            let want = needed - self.proto.buffered();
+    /// Reads until the machine has `needed` unconsumed bytes; or, while the
+    /// machine fills a fixed-width column straight from the socket, reads once
+    /// into that column (`sink` lends it, as to `poll`).
+    async fn fill(&mut self, needed: usize, sink: &mut (dyn BlockSink + Send)) -> Result<()> {
+        if self.proto.direct_pending() {
             let command = self.command_deadline();
-            let read = self.io.read_buf(self.proto.recv_buffer(want));
+            let Some((slot, tail)) = self.proto.direct_slots(sink) else { return Ok(()) };
+            // Cancel-safe: a dropped read took no bytes off the socket, and
+            // none count as received before `direct_filled`.
+            let io = &mut self.io;
+            let read = std::future::poll_fn(|cx| io.poll_read_pair(cx, slot, tail));
             let n = bounded(&mut self.timer, command, self.cfg.read_timeout, read).await;
             let n = match n {
                 Ok(r) => r,
                 Err(which) => return Err(self.deadline_passed(which)),
             };
-            match n {
-                Ok(0) => {
-                    self.proto.peer_closed();
-                    return Err(Error::Io(std::io::Error::new(
-                        std::io::ErrorKind::UnexpectedEof,
-                        self.proto.close_reason().unwrap_or("server closed the connection").to_string(),
-                    )));
+            return match n {
+                Ok(0) => Err(self.eof()),
+                Ok(n) => {
+                    self.proto.direct_filled(sink, n);
+                    Ok(())
                 }
+                Err(e) => Err(self.poison(Error::Io(e))),
+            };
+        }
+        // A connection closed while taking in bytes (bad chunk framing) has
+        // nothing more to wait for: the next poll says why.
+        while self.proto.buffered() < needed && !self.proto.is_closed() {
+            let want = needed - self.proto.buffered();
+            let command = self.command_deadline();
+            let cap = self.proto.read_cap(want);
+            let n = if cap == usize::MAX {
+                let read = self.io.read_buf(self.proto.recv_buffer(want));
+                bounded(&mut self.timer, command, self.cfg.read_timeout, read).await
+            } else {
+                let mut capped = (&mut self.io).take(cap as u64);
+                let read = capped.read_buf(self.proto.recv_buffer(want));
+                bounded(&mut self.timer, command, self.cfg.read_timeout, read).await
+            };
+            let n = match n {
+                Ok(r) => r,
+                Err(which) => return Err(self.deadline_passed(which)),
+            };
+            match n {
+                Ok(0) => return Err(self.eof()),
                 Ok(_) => {}
                 Err(e) => return Err(self.poison(Error::Io(e))),
             }
         }
         Ok(())
+    }
+
+    /// The server closed its end while a reply was expected.
+    fn eof(&mut self) -> Error {
+        self.proto.peer_closed();
+        Error::Io(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            self.proto.close_reason().unwrap_or("server closed the connection").to_string(),
+        ))
     }
 
     fn deadline_passed(&mut self, which: Deadline) -> Error {
@@ -480,7 +544,7 @@ impl Conn {
                     Some(t) if self.proto.is_idle() => return Err(t),
                     Some(t) => timed_out = Some(t),
                 },
-                Poll::NeedInput { needed } => match self.fill(needed).await {
+                Poll::NeedInput { needed } => match self.fill(needed, sink).await {
                     Ok(()) => {}
                     Err(e @ Error::Timeout(_))
                         if timed_out.is_none() && self.proto.state() == State::Busy(Phase::Cancelled) =>
@@ -513,9 +577,20 @@ impl Conn {
 
     /// Reads and discards the rest of the outstanding command.
     pub(crate) async fn drain(&mut self) -> Result<()> {
-        while !self.proto.is_idle() {
-            self.next_event(&mut Discard).await?;
+        // Into the blocks a dropped stream left here rather than a `Discard`:
+        // a block whose column was being filled straight from the socket can
+        // only be finished in the block it started in (the machine closes the
+        // connection otherwise).
+        let mut blocks = self.blocks.take();
+        let mut res = Ok(());
+        while res.is_ok() && !self.proto.is_idle() {
+            res = match blocks.as_deref_mut() {
+                Some(b) => self.next_event(b).await.map(drop),
+                None => self.next_event(&mut Discard).await.map(drop),
+            };
         }
+        self.blocks = blocks;
+        res?;
         self.write_out().await
     }
 

@@ -219,6 +219,13 @@ impl<'c> QueryStream<'c> {
         (logs, self.log_lines)
     }
 
+    /// Bytes the connection has ever received straight into column buffers
+    /// (a statistic for tests and benchmarks; 0 inside `drop`).
+    #[doc(hidden)]
+    pub fn direct_bytes(&self) -> u64 {
+        self.conn.as_deref().map_or(0, |c| c.proto.direct_bytes())
+    }
+
     /// Whether the server has finished the query.
     pub fn is_finished(&self) -> bool {
         self.finished

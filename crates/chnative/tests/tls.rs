@@ -206,6 +206,24 @@ async fn tls_with_a_custom_ca_works_by_url_and_by_builder() {
 }
 
 #[tokio::test]
+async fn uncompressed_columns_arrive_straight_from_the_tls_stream() {
+    // Fixed-width values are read from the TLS stream into the column's buffer.
+    let cert = proxy_cert();
+    let cfg = tls_cfg(tls_port()).tls_ca_file(cert).compression(chnative::Compression::None);
+    let client = Client::connect_with(cfg).await.unwrap();
+    let mut s = client.stream("SELECT number FROM numbers(3000000)").await.unwrap();
+    let (mut rows, mut sum) = (0u64, 0u64);
+    while let Some(b) = s.next().await.unwrap() {
+        let v: &[u64] = b.column("number").unwrap().view().values().unwrap();
+        assert!(v.iter().enumerate().all(|(i, &x)| x == rows + i as u64));
+        rows += v.len() as u64;
+        sum += v.iter().sum::<u64>();
+    }
+    assert_eq!((rows, sum), (3_000_000, 3_000_000 * 2_999_999 / 2));
+    assert!(s.direct_bytes() > 0, "no bytes came straight from the TLS stream");
+}
+
+#[tokio::test]
 async fn an_untrusted_certificate_is_refused() {
     proxy_cert();
     // Only the system roots: the proxy's self-signed certificate is unknown.

@@ -46,7 +46,19 @@ impl FakeServer {
         let port = listener.local_addr().unwrap().port();
         let handle = std::thread::spawn(move || {
             let (sock, _) = listener.accept().expect("accept");
-            serve(sock, revision, compressed, &reply)
+            serve(sock, revision, compressed, &reply, false)
+        });
+        FakeServer { port, handle }
+    }
+
+    /// Like [`FakeServer::start`], but the fake closes its end right after the reply.
+    pub fn start_closing(revision: u64, compressed: bool, reply: Vec<u8>) -> FakeServer {
+        assert!(REVISIONS.contains(&revision), "no captured ServerHello for {revision}");
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake server");
+        let port = listener.local_addr().unwrap().port();
+        let handle = std::thread::spawn(move || {
+            let (sock, _) = listener.accept().expect("accept");
+            serve(sock, revision, compressed, &reply, true)
         });
         FakeServer { port, handle }
     }
@@ -104,7 +116,7 @@ fn query_tail(revision: u64, compressed: bool) -> Vec<u8> {
     tail
 }
 
-fn serve(mut sock: TcpStream, revision: u64, compressed: bool, reply: &[u8]) -> Received {
+fn serve(mut sock: TcpStream, revision: u64, compressed: bool, reply: &[u8], close: bool) -> Received {
     // Only a guard against a test that never closes its client.
     sock.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     let mut buf = Vec::new();
@@ -141,6 +153,9 @@ fn serve(mut sock: TcpStream, revision: u64, compressed: bool, reply: &[u8]) -> 
     let query = std::mem::take(&mut buf);
     // The client may stop reading (and close) before the whole reply is written.
     let _ = sock.write_all(reply);
+    if close {
+        let _ = sock.shutdown(std::net::Shutdown::Write);
+    }
     let mut after = Vec::new();
     let _ = sock.read_to_end(&mut after);
     Received { query, after }
