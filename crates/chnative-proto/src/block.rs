@@ -203,7 +203,7 @@ type DirectToken = std::num::NonZeroU64;
 /// The least a fixed-width column must still be missing for the rest of it to
 /// be read straight into its buffer rather than through the input buffer: below
 /// this the extra read and poll cost more than the copy they save.
-pub(crate) const DIRECT_MIN_BYTES: usize = 64 << 10;
+pub(crate) const DIRECT_MIN_BYTES: usize = 256 << 10;
 
 impl Clone for Block {
     fn clone(&self) -> Block {

@@ -68,7 +68,7 @@
 //! # Direct fills
 //!
 //! Without compression and chunked framing, the values of a plain fixed-width
-//! column that is still missing at least 64 KiB when the input runs out are
+//! column that is still missing at least 256 KiB when the input runs out are
 //! received straight into the column's buffer: the machine takes the input's
 //! part of the column into the buffer, lets the input go, and
 //! [`Connection::direct_slot`] lends the rest of the buffer for the caller to
@@ -135,6 +135,9 @@ pub const DEFAULT_MAX_SILENT_PACKETS: u64 = 10_000_000;
 /// column's or packet's head (a read that brings more just leaves it on the
 /// socket for the next one).
 const DIRECT_TAIL: usize = 4 << 10;
+
+/// The least a read into the input takes while direct fills are possible.
+const DIRECT_READ_CAP: usize = 1 << 20;
 
 /// Room beyond `max_block_bytes` for a packet's own fields (names, headers).
 const PACKET_SLACK: usize = 1 << 20;
@@ -850,13 +853,13 @@ impl Connection {
     /// The most a read into [`Connection::recv_buffer`] for `want` more bytes
     /// should take. Unbounded, except while a running query can fill columns
     /// straight from the socket (no compression, no chunked input): then the
-    /// larger of `want` and 64 KiB, so a large column stays on the socket for
+    /// larger of `want` and 1 MiB, so a large column stays on the socket for
     /// [`Connection::direct_slot`] instead of being slurped into the input
     /// with the packets before it.
     pub fn read_cap(&self, want: usize) -> usize {
         let direct_possible = matches!(self.state, State::Busy(_)) && !self.compressing && self.dechunker.is_none();
         if direct_possible {
-            want.max(crate::block::DIRECT_MIN_BYTES)
+            want.max(DIRECT_READ_CAP)
         } else {
             usize::MAX
         }
