@@ -478,15 +478,8 @@ impl Conn {
         while self.proto.buffered() < needed && !self.proto.is_closed() {
             let want = needed - self.proto.buffered();
             let command = self.command_deadline();
-            let cap = self.proto.read_cap(want);
-            let n = if cap == usize::MAX {
-                let read = self.io.read_buf(self.proto.recv_buffer(want));
-                bounded(&mut self.timer, command, self.cfg.read_timeout, read).await
-            } else {
-                let mut capped = (&mut self.io).take(cap as u64);
-                let read = capped.read_buf(self.proto.recv_buffer(want));
-                bounded(&mut self.timer, command, self.cfg.read_timeout, read).await
-            };
+            let read = self.io.read_buf(self.proto.recv_buffer(want));
+            let n = bounded(&mut self.timer, command, self.cfg.read_timeout, read).await;
             let n = match n {
                 Ok(r) => r,
                 Err(which) => return Err(self.deadline_passed(which)),
