@@ -155,14 +155,19 @@ fn streaming_allocation_is_bounded_by_block_not_row_count() {
                     m.allocs as f64 / m.blocks as f64,
                 );
             }
-            let limit = small.bytes + small.bytes / 10 + (256 << 10);
+            // Slack of about one block (65,409 rows here are ~1.5 MB on the wire): without
+            // compression, whether the input buffer grows to hold a whole block depends
+            // on how the reads fall, since a column read straight into its own buffer
+            // never passes through it. 10M rows are 23x the 1M run's data.
+            const BLOCK: usize = 2 << 20;
+            let limit = small.bytes + small.bytes / 10 + BLOCK;
             assert!(
                 large.bytes <= limit,
-                "[{compression}] 10M rows allocated {} bytes, over the 1M run's {} bytes x1.1 + 256 KiB = {limit}",
+                "[{compression}] 10M rows allocated {} bytes, over the 1M run's {} bytes x1.1 + 2 MiB = {limit}",
                 large.bytes,
                 small.bytes
             );
-            let peak_limit = small.peak_above_start + small.peak_above_start / 10 + (256 << 10);
+            let peak_limit = small.peak_above_start + small.peak_above_start / 10 + BLOCK;
             assert!(
                 large.peak_above_start <= peak_limit,
                 "[{compression}] peak live heap grew with rows: 10M {} vs 1M {}",
