@@ -159,7 +159,7 @@ fn streaming_allocation_is_bounded_by_block_not_row_count() {
             // compression, whether the input buffer grows to hold a whole block depends
             // on how the reads fall, since a column read straight into its own buffer
             // never passes through it. 10M rows are 23x the 1M run's data.
-            const BLOCK: usize = 2 << 20;
+            const BLOCK: u64 = 2 << 20;
             let limit = small.bytes + small.bytes / 10 + BLOCK;
             assert!(
                 large.bytes <= limit,
