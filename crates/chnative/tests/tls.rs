@@ -130,14 +130,22 @@ impl Socat {
             Some(ca) => format!("verify=1,cafile={ca}"),
             None => "verify=0".into(),
         };
-        let mut child = Command::new("socat")
-            .arg(format!("OPENSSL-LISTEN:{port},bind=127.0.0.1,reuseaddr{fork},cert={cert},key={key},{verify}"))
-            .arg(format!("TCP:127.0.0.1:{}", server().tcp_port))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("socat (apt-get install socat)");
+        let spawn = || {
+            Command::new("socat")
+                .arg(format!("OPENSSL-LISTEN:{port},bind=127.0.0.1,reuseaddr{fork},cert={cert},key={key},{verify}"))
+                .arg(format!("TCP:127.0.0.1:{}", server().tcp_port))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("socat (apt-get install socat)")
+        };
+        let mut child = spawn();
         for _ in 0..200 {
+            // A socat that could not bind yet (the previous one on this port still
+            // closing, on a loaded machine) has exited: start it again.
+            if matches!(child.try_wait(), Ok(Some(_))) {
+                child = spawn();
+            }
             // A single-connection socat is ready once its port is bound (a probe would use it up).
             let ready = if fork.is_empty() {
                 std::net::TcpListener::bind(("127.0.0.1", port)).is_err()
