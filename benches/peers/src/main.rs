@@ -749,7 +749,13 @@ async fn run(o: Opts) -> Res<()> {
         net_bytes(dev).map_err(|e| format!("--net-dev {dev}: {e}"))?;
         *NET_DEV.lock().unwrap() = Some(dev.clone());
     }
-    let mut admin = env.chnative("none").await?;
+    // The admin reads back whole Memory tables, whose blocks are as large as the
+    // inserts that made them (1M hits rows: 278 MB, over the default 256 MiB bound).
+    let mut admin = chnative::Client::connect_with(
+        chnative::Config::from_url(&format!("clickhouse://default@{}:{}/default?compression=none", env.host, env.tcp))?
+            .max_block_bytes(1 << 30),
+    )
+    .await?;
     let info = admin.server_info().clone();
     let schema = hits::schema();
     let kinds: Vec<Kind> = schema.iter().map(|c| c.2).collect();
