@@ -139,7 +139,7 @@ impl AlignedBuf {
         self.len = 0;
     }
 
-    pub(crate) fn grow_to(&mut self, bytes: usize) {
+    fn grow_to(&mut self, bytes: usize) {
         let need = bytes.div_ceil(64);
         if self.lines.len() < need && !self.is_shared() {
             // Memory a kept block gave back is preferred to a new allocation.
@@ -194,7 +194,7 @@ impl AlignedBuf {
     }
 
     /// Makes the capacity at least `bytes` (contents kept): room a direct fill
-    /// then writes into through [`AlignedBuf::spare_mut`].
+    /// then writes into through [`AlignedBuf::spare_mut`], or a copy in pieces.
     pub(crate) fn reserve_total(&mut self, bytes: usize) {
         self.grow_to(bytes);
     }

@@ -178,7 +178,7 @@ fn read(r: &mut Reader<'_>, rows: usize, offsets: &mut AlignedBuf, data: &mut Al
 fn copy_checking_ascii(data: &mut AlignedBuf, src: &[u8]) -> bool {
     const PIECE: usize = 16 << 10;
     data.clear();
-    data.grow_to(src.len());
+    data.reserve_total(src.len());
     let mut ascii = true;
     for piece in src.chunks(PIECE) {
         let start = data.len();
