@@ -195,7 +195,7 @@ macro_rules! single_socket_api {
 
         /// Starts a query and streams its result block by block.
         ///
-        /// The query deadline ([`Query::timeout`], else [`Config::query_timeout`])
+        /// The query deadline ([`crate::Query::timeout`], else [`crate::Config::query_timeout`])
         /// runs from this call: a query that timed out before is finished in the
         /// background, and the wait for that counts.
         pub async fn stream(&mut self, query: impl Into<Query>) -> Result<QueryStream<'_>> {

@@ -370,7 +370,7 @@ impl Client {
     /// Starts a query and streams its result block by block. The stream holds
     /// one pooled connection until it is dropped.
     ///
-    /// The query deadline ([`Query::timeout`], else [`Config::query_timeout`])
+    /// The query deadline ([`crate::Query::timeout`], else [`crate::Config::query_timeout`])
     /// runs from this call: waiting for a pooled connection counts.
     pub async fn stream(&self, query: impl Into<Query>) -> Result<QueryStream<'_>> {
         let mut query: Query = query.into();
