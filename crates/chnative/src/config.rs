@@ -267,6 +267,8 @@ impl Config {
     ///   see [`Compression`] for when to use which;
     /// - `connect_timeout`: deadline for TCP connect plus handshake (default 10s);
     /// - `read_timeout`: longest wait for the server's next bytes (default 300s);
+    /// - `query_timeout`: a deadline for each query (default none; see
+    ///   [`Config::query_timeout`]);
     /// - `revision`: the protocol revision to announce;
     /// - `client_name`, `quota_key`;
     /// - `chunked`: chunked framing of the packets in both directions (protocol
@@ -280,7 +282,7 @@ impl Config {
     /// - `set_<setting>=<value>`: a server setting sent with every query.
     ///
     /// Durations are a number with an optional unit: `250ms`, `5s` (the default
-    /// unit), `2m`, `1h`. For both timeouts `0` means no timeout.
+    /// unit), `2m`, `1h`. For every timeout `0` means no timeout.
     ///
     /// Anything else is an error: an unknown option, an option without `=value`,
     /// an empty value, a value out of range, a bad percent escape, text after the
@@ -382,6 +384,7 @@ impl Config {
                 "compression" => c.compression = parse_compression(&v)?,
                 "connect_timeout" => c = c.connect_timeout(parse_timeout(&k, &v)?.unwrap_or(Duration::ZERO)),
                 "read_timeout" => c.read_timeout = parse_timeout(&k, &v)?,
+                "query_timeout" => c.query_timeout = parse_timeout(&k, &v)?,
                 "revision" => {
                     let r = v
                         .parse()
@@ -570,10 +573,28 @@ impl Config {
         self
     }
 
-    /// A deadline for each query, from the moment it is sent (off by default).
-    /// A SELECT past it is cancelled and fails with [`Error::Timeout`]; an
-    /// INSERT past it fails with the same error and closes the connection.
-    /// `None` or `Some(Duration::ZERO)` means no deadline.
+    /// A deadline for each query (off by default; [`crate::Query::timeout`]
+    /// overrides it for one query). `None` or `Some(Duration::ZERO)` means no
+    /// deadline. URL option `query_timeout` (e.g. `30s`, `1500ms`).
+    ///
+    /// A SELECT's deadline runs from the call that starts it (waiting for a
+    /// connection counts) to the end of its result, the time between
+    /// [`crate::QueryStream::next`] calls included. At the deadline the call
+    /// fails with [`Error::Timeout`] at once, whatever the server does (a
+    /// server still computing, trickling Progress or ignoring Cancel does not
+    /// hold it up): Cancel is sent and the rest of the answer is read off the
+    /// caller's path, bounded by [`Config::cancel_timeout`]. A pooled
+    /// [`crate::Client`] does that in a background task that holds the
+    /// connection's pool slot: the connection goes back to the pool only if the
+    /// answer ended cleanly within the bound, and is closed otherwise. A
+    /// [`crate::Connection`] or [`crate::Session`] keeps its connection: its
+    /// next call waits for the cancelled query to end first (that wait counts
+    /// against the next call's own deadline), and fails with
+    /// [`Error::Closed`] if the server did not end it within the bound.
+    ///
+    /// An INSERT's deadline runs from when it is sent; past it the INSERT fails
+    /// with the same error and the connection is closed (its data may or may
+    /// not be stored).
     pub fn query_timeout(mut self, d: Option<Duration>) -> Self {
         self.query_timeout = d.filter(|d| !d.is_zero());
         self

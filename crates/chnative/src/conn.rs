@@ -223,6 +223,37 @@ impl From<connection::Error> for Error {
     }
 }
 
+/// What [`Error::Timeout`] says when a cancelled query was not over within the Cancel bound.
+const TIMEOUT_CANCEL: &str = "waiting for the server to end a cancelled query";
+
+/// What [`Error::Timeout`] says when the query deadline passed where the
+/// query cannot be cancelled (an INSERT, a packet half written): the
+/// connection is closed.
+const TIMEOUT_QUERY_CLOSED: &str = "the query deadline passed";
+
+/// When a query started now must be over: its own timeout if it has one
+/// (zero: none), else the config's. The clock is read only when there is one.
+pub(crate) fn query_deadline(
+    per_query: Option<std::time::Duration>,
+    config: Option<std::time::Duration>,
+) -> Option<Instant> {
+    per_query.or(config).filter(|d| !d.is_zero()).and_then(|d| Instant::now().checked_add(d))
+}
+
+/// Runs the start of a query (getting a connection, sending the Query) within
+/// its deadline. Every step is cancel-safe: a step cut short leaves the
+/// connection where the next call finds it (and finishes or closes it).
+pub(crate) async fn within<T>(
+    deadline: Option<Instant>,
+    start: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    let Some(at) = deadline else { return start.await };
+    match tokio::time::timeout_at(at.into(), start).await {
+        Ok(r) => r,
+        Err(_) => Err(Error::Timeout("the query deadline passed while waiting for a connection to send it on")),
+    }
+}
+
 /// What ended a wait for input early.
 #[derive(Clone, Copy)]
 enum Deadline {
@@ -394,11 +425,19 @@ impl Conn {
     }
 
     /// One write of queued bytes (waits until the socket takes some).
+    ///
+    /// Bounded by the write timeout and by the running command's deadline: a
+    /// write that cannot finish by the query deadline (a server that stopped
+    /// reading) closes the connection, as a half-written packet cannot be
+    /// followed by a Cancel.
     pub(crate) async fn write_some(&mut self) -> Result<()> {
+        let command = self.command_deadline();
         let write = self.io.write(self.proto.transmit());
-        let n = match bounded(&mut self.timer, None, self.cfg.read_timeout, write).await {
+        let n = match bounded(&mut self.timer, command, self.cfg.read_timeout, write).await {
             Ok(r) => r,
-            Err(_) => return Err(self.poison(Error::Timeout("writing"))),
+            Err(Deadline::Read) => return Err(self.poison(Error::Timeout("writing"))),
+            Err(Deadline::Cancel) => return Err(self.poison(Error::Timeout(TIMEOUT_CANCEL))),
+            Err(Deadline::Query) => return Err(self.poison(Error::Timeout(TIMEOUT_QUERY_CLOSED))),
         };
         match n {
             Ok(0) => Err(self.poison(Error::Io(std::io::ErrorKind::WriteZero.into()))),
@@ -505,23 +544,38 @@ impl Conn {
     fn deadline_passed(&mut self, which: Deadline) -> Error {
         match which {
             Deadline::Read => self.poison(Error::Timeout("waiting for the server")),
-            Deadline::Cancel => self.poison(Error::Timeout("waiting for the server to end a cancelled query")),
+            Deadline::Cancel => self.poison(Error::Timeout(TIMEOUT_CANCEL)),
             Deadline::Query if self.proto.state() == State::Busy(Phase::Query) => {
-                // Stop the query; the caller drains it and reports the timeout.
+                // Stop the query and report the timeout now. The rest of the
+                // answer is read by whoever owns the connection next, off the
+                // caller's path (a dropped stream drains it in the background),
+                // bounded by the Cancel bound started here.
                 self.query_by = None;
                 self.cancel();
+                self.write_now();
                 Error::Timeout("the query deadline passed; the query was cancelled")
             }
-            Deadline::Query => self.poison(Error::Timeout("the query deadline passed")),
+            Deadline::Query => self.poison(Error::Timeout(TIMEOUT_QUERY_CLOSED)),
         }
+    }
+
+    /// Whether the query deadline has passed for the running command (a
+    /// cancelled query is bounded by the Cancel bound instead).
+    fn past_query_deadline(&self) -> bool {
+        let Some(at) = self.query_by else { return false };
+        matches!(self.proto.state(), State::Busy(p) if p != Phase::Cancelled) && Instant::now() >= at
     }
 
     /// The next event of the outstanding command, writing queued bytes first.
     ///
-    /// When the query deadline passes, the query is cancelled, read to its end
-    /// (its events are dropped) and the timeout is returned.
+    /// When the query deadline passes (while waiting for the server, or before
+    /// this call: the rest of the answer may already be here), the query is
+    /// cancelled and the timeout is returned at once; the connection is left
+    /// Busy(Cancelled) for its owner to drain (see `prepare`).
     pub(crate) async fn next_event(&mut self, sink: &mut (dyn BlockSink + Send)) -> Result<Event> {
-        let mut timed_out: Option<Error> = None;
+        if self.past_query_deadline() {
+            return Err(self.deadline_passed(Deadline::Query));
+        }
         loop {
             if self.proto.has_output() {
                 self.write_out().await?;
@@ -532,20 +586,8 @@ impl Conn {
                 self.io = Box::new(Shut);
             }
             match polled.map_err(map_err)? {
-                Poll::Event(e) => match timed_out.take() {
-                    None => return Ok(e),
-                    Some(t) if self.proto.is_idle() => return Err(t),
-                    Some(t) => timed_out = Some(t),
-                },
-                Poll::NeedInput { needed } => match self.fill(needed, sink).await {
-                    Ok(()) => {}
-                    Err(e @ Error::Timeout(_))
-                        if timed_out.is_none() && self.proto.state() == State::Busy(Phase::Cancelled) =>
-                    {
-                        timed_out = Some(e)
-                    }
-                    Err(e) => return Err(e),
-                },
+                Poll::Event(e) => return Ok(e),
+                Poll::NeedInput { needed } => self.fill(needed, sink).await?,
                 Poll::Idle => return Err(Error::Usage("no command is outstanding".into())),
             }
         }
@@ -610,8 +652,9 @@ impl Conn {
         Ok(())
     }
 
-    /// Sends a Query packet (and the empty external-tables block).
-    pub(crate) async fn send_query(&mut self, q: &QueryWire, insert: bool) -> Result<()> {
+    /// Sends a Query packet (and the empty external-tables block). The query
+    /// must be over by `deadline` (see `query_deadline`).
+    pub(crate) async fn send_query(&mut self, q: &QueryWire, insert: bool, deadline: Option<Instant>) -> Result<()> {
         self.prepare().await?;
         let compression = self.cfg.compression.method().is_some();
         let combined: Vec<(String, String, u64)>;
@@ -644,7 +687,7 @@ impl Conn {
         let res = if insert { self.proto.insert(&query) } else { self.proto.query(&query) };
         res.map_err(map_err)?;
         self.cancel_by = None;
-        self.query_by = self.cfg.query_timeout.and_then(|d| Instant::now().checked_add(d));
+        self.query_by = deadline;
         self.write_out().await
     }
 
@@ -664,21 +707,32 @@ impl Conn {
 }
 
 /// Where a client keeps its connection. While a stream runs, the stream owns the
-/// connection; an abandoned stream hands it to a background task that finishes
-/// the query, and the next call waits for that task to give it back.
+/// connection; an abandoned stream (dropped early, or ended by the query
+/// deadline) hands it to a background task that finishes the query, and the
+/// next call waits for that task to give it back (a wait its own query
+/// deadline bounds; the task itself is bounded by the Cancel bound, past which
+/// it closes the connection).
 #[derive(Default)]
 pub(crate) struct ConnSlot {
     conn: Option<Box<Conn>>,
     draining: Option<tokio::sync::oneshot::Receiver<Box<Conn>>>,
+    /// The config's query timeout (known while the connection is away).
+    query_timeout: Option<std::time::Duration>,
 }
 
 impl ConnSlot {
     pub(crate) fn new(conn: Conn) -> Self {
-        ConnSlot { conn: Some(Box::new(conn)), draining: None }
+        Self::from_box(Box::new(conn))
     }
 
     pub(crate) fn from_box(conn: Box<Conn>) -> Self {
-        ConnSlot { conn: Some(conn), draining: None }
+        let query_timeout = conn.cfg.query_timeout;
+        ConnSlot { conn: Some(conn), draining: None, query_timeout }
+    }
+
+    /// The config's query timeout, for the deadline of a query on this slot.
+    pub(crate) fn query_timeout(&self) -> Option<std::time::Duration> {
+        self.query_timeout
     }
 
     /// Gives the connection back to the slot.

@@ -178,7 +178,8 @@ impl<'c, 'a> Insert<'c, 'a> {
             }
         };
         let conn: &mut Conn = slot.get().await?;
-        conn.send_query(&q, true).await?;
+        let deadline = crate::conn::query_deadline(None, conn.cfg.query_timeout);
+        conn.send_query(&q, true, deadline).await?;
 
         // Wait for the header; the server describes the table first.
         let mut described: Vec<(String, bool)> = Vec::new();

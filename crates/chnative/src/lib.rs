@@ -194,15 +194,24 @@ macro_rules! single_socket_api {
         }
 
         /// Starts a query and streams its result block by block.
+        ///
+        /// The query deadline ([`crate::Query::timeout`], else [`crate::Config::query_timeout`])
+        /// runs from this call: a query that timed out before is finished in the
+        /// background, and the wait for that counts.
         pub async fn stream(&mut self, query: impl Into<Query>) -> Result<QueryStream<'_>> {
             let mut query: Query = query.into();
             let observer = std::mem::take(&mut query.observer);
-            let q = crate::wire(query)?;
             let slot = &mut self.$($slot)+;
+            let deadline = crate::conn::query_deadline(query.timeout, slot.query_timeout());
+            let q = crate::wire(query)?;
             // The connection stays in its slot until the Query is out: a future
-            // dropped halfway must leave it where the next call finds (and closes) it.
-            slot.get().await?.send_query(&q, false).await?;
-            let conn = slot.take().await?;
+            // dropped halfway (or cut short by the deadline) must leave it where
+            // the next call finds (and finishes or closes) it.
+            let start = async {
+                slot.get().await?.send_query(&q, false, deadline).await?;
+                slot.take().await
+            };
+            let conn = crate::conn::within(deadline, start).await?;
             Ok(QueryStream::new(conn, crate::pool::Home::Slot(slot), q.id).observed(observer))
         }
 

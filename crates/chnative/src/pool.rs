@@ -369,14 +369,22 @@ impl Client {
 
     /// Starts a query and streams its result block by block. The stream holds
     /// one pooled connection until it is dropped.
+    ///
+    /// The query deadline ([`crate::Query::timeout`], else [`crate::Config::query_timeout`])
+    /// runs from this call: waiting for a pooled connection counts.
     pub async fn stream(&self, query: impl Into<Query>) -> Result<QueryStream<'_>> {
         let mut query: Query = query.into();
         let observer = std::mem::take(&mut query.observer);
+        let deadline = crate::conn::query_deadline(query.timeout, self.shared.cfg().query_timeout);
         let q = crate::wire(query)?;
-        let mut lease = self.shared.acquire().await?;
-        // The connection stays in the lease until the Query is out (see Connection::stream).
-        lease.slot.get().await?.send_query(&q, false).await?;
-        let conn = lease.slot.take().await?;
+        let start = async {
+            let mut lease = self.shared.acquire().await?;
+            // The connection stays in the lease until the Query is out (see Connection::stream).
+            lease.slot.get().await?.send_query(&q, false, deadline).await?;
+            let conn = lease.slot.take().await?;
+            Ok((lease, conn))
+        };
+        let (lease, conn) = crate::conn::within(deadline, start).await?;
         Ok(QueryStream::new(conn, Home::Lease(lease, PhantomData), q.id).observed(observer))
     }
 

@@ -18,6 +18,8 @@ pub struct Query {
     pub(crate) id: Option<String>,
     pub(crate) trace: Option<crate::trace::TraceContext>,
     pub(crate) observer: crate::observe::ObserverSlot,
+    /// This query's deadline, overriding the config's (`ZERO`: none).
+    pub(crate) timeout: Option<std::time::Duration>,
 }
 
 impl Query {
@@ -60,6 +62,26 @@ impl Query {
     /// Watches the query's progress, profile, logs, totals and extremes as it runs.
     pub fn observer(mut self, observer: impl crate::observe::Observer + 'static) -> Self {
         self.observer = crate::observe::ObserverSlot(Some(std::sync::Arc::new(observer)));
+        self
+    }
+
+    /// A deadline for this query, instead of [`crate::Config::query_timeout`];
+    /// `Duration::ZERO` means none, even when the config sets one.
+    ///
+    /// It runs from the call that starts the query (`stream`, `execute`,
+    /// `query_scalar`, …; waiting for a connection counts) to the end of its
+    /// result, the time between [`crate::QueryStream::next`] calls included.
+    /// When it passes, the call (or the next `next()`) fails at once with
+    /// [`crate::Error::Timeout`], whatever the server does: Cancel is sent and
+    /// the rest of the answer is read off the caller's path (see
+    /// [`crate::Config::query_timeout`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let q = chnative::Query::new("SELECT count() FROM big").timeout(Duration::from_secs(5));
+    /// ```
+    pub fn timeout(mut self, d: std::time::Duration) -> Self {
+        self.timeout = Some(d);
         self
     }
 

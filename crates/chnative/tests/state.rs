@@ -179,6 +179,9 @@ async fn query_deadline_cancels_and_keeps_the_connection() {
     let err = c.execute(sleepy).await.unwrap_err();
     assert!(matches!(err, Error::Timeout(_)), "{err:?}");
     assert!(c.is_usable());
+    // The cancelled query is finished in the background; ping waits for that
+    // (the next query would too, but within its own 300 ms deadline).
+    c.ping().await.unwrap();
     assert_eq!(c.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
 }
 

@@ -117,10 +117,24 @@ fn query_tail(revision: u64, compressed: bool) -> Vec<u8> {
 }
 
 fn serve(mut sock: TcpStream, revision: u64, compressed: bool, reply: &[u8], close: bool) -> Received {
+    let query = handshake_and_query(&mut sock, revision, compressed);
+    // The client may stop reading (and close) before the whole reply is written.
+    let _ = sock.write_all(reply);
+    if close {
+        let _ = sock.shutdown(std::net::Shutdown::Write);
+    }
+    let mut after = Vec::new();
+    let _ = sock.read_to_end(&mut after);
+    Received { query, after }
+}
+
+/// Answers the client's Hello and reads its Addendum and Query; returns the
+/// Query's bytes.
+fn handshake_and_query(sock: &mut TcpStream, revision: u64, compressed: bool) -> Vec<u8> {
     // Only a guard against a test that never closes its client.
     sock.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     let mut buf = Vec::new();
-    read_until(&mut sock, &mut buf, |r| {
+    read_until(sock, &mut buf, |r| {
         assert_eq!(r.varuint()?, 0, "client Hello");
         r.string(1 << 20)?;
         r.varuint()?;
@@ -132,7 +146,7 @@ fn serve(mut sock: TcpStream, revision: u64, compressed: bool, reply: &[u8], clo
         Ok(())
     });
     sock.write_all(&hello_capture(revision)).unwrap();
-    read_until(&mut sock, &mut buf, |r| {
+    read_until(sock, &mut buf, |r| {
         r.string(1 << 20)?;
         if revision >= 54470 {
             r.string(64)?;
@@ -150,15 +164,95 @@ fn serve(mut sock: TcpStream, revision: u64, compressed: bool, reply: &[u8], clo
         assert!(n > 0, "client closed the connection before its query was complete");
         buf.extend_from_slice(&chunk[..n]);
     }
-    let query = std::mem::take(&mut buf);
-    // The client may stop reading (and close) before the whole reply is written.
-    let _ = sock.write_all(reply);
-    if close {
-        let _ = sock.shutdown(std::net::Shutdown::Write);
+    buf
+}
+
+/// A fake server that accepts any number of connections and, after each one's
+/// handshake and Query, runs `script` with the connection's number (from 0, in
+/// the order they were accepted) and its socket. It counts the connections it
+/// accepted and those the client closed.
+pub struct ScriptedServer {
+    /// The port it listens on.
+    pub port: u16,
+    accepted: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    closed: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl ScriptedServer {
+    /// Starts the fake (its threads live until the test process ends).
+    pub fn start(
+        revision: u64,
+        compressed: bool,
+        script: impl Fn(usize, &mut TcpStream) + Send + Sync + 'static,
+    ) -> ScriptedServer {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        assert!(REVISIONS.contains(&revision), "no captured ServerHello for {revision}");
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake server");
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let closed = Arc::new(AtomicUsize::new(0));
+        let script = Arc::new(script);
+        let (a, c) = (accepted.clone(), closed.clone());
+        std::thread::spawn(move || {
+            for sock in listener.incoming() {
+                let Ok(mut sock) = sock else { return };
+                let n = a.fetch_add(1, Ordering::SeqCst);
+                let (script, closed) = (script.clone(), c.clone());
+                std::thread::spawn(move || {
+                    handshake_and_query(&mut sock, revision, compressed);
+                    script(n, &mut sock);
+                    // Wait for the client to close its end (or the read guard).
+                    let _ = sock.set_read_timeout(Some(Duration::from_secs(60)));
+                    let _ = sock.read_to_end(&mut Vec::new());
+                    closed.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+        });
+        ScriptedServer { port, accepted, closed }
     }
-    let mut after = Vec::new();
-    let _ = sock.read_to_end(&mut after);
-    Received { query, after }
+
+    /// Connections accepted so far.
+    pub fn accepted(&self) -> usize {
+        self.accepted.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Connections the client has closed so far (after their script ended).
+    pub fn closed(&self) -> usize {
+        self.closed.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// A connection string to the fake.
+    pub fn url(&self, revision: u64, compression: &str) -> String {
+        format!("clickhouse://default@127.0.0.1:{}/default?revision={revision}&compression={compression}", self.port)
+    }
+}
+
+/// Writes `packet` every `every` (ignoring whatever the client sends, Cancel
+/// included) until the client closes the connection or `max` has passed.
+/// Returns what the client sent meanwhile.
+pub fn trickle(sock: &mut TcpStream, packet: &[u8], every: Duration, max: Duration) -> Vec<u8> {
+    let start = std::time::Instant::now();
+    let mut got = Vec::new();
+    let mut next = start;
+    while start.elapsed() < max {
+        if std::time::Instant::now() >= next {
+            if sock.write_all(packet).is_err() {
+                break;
+            }
+            next += every;
+        }
+        let wait = next.saturating_duration_since(std::time::Instant::now()).max(Duration::from_millis(1));
+        sock.set_read_timeout(Some(wait)).unwrap();
+        let mut chunk = [0u8; 4096];
+        match sock.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&chunk[..n]),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(_) => break,
+        }
+    }
+    got
 }
 
 // ----- building server packets -------------------------------------------------
@@ -204,6 +298,22 @@ pub fn exception_packet(levels: usize, message: usize) -> Vec<u8> {
         b.put_u8(u8::from(i + 1 < levels));
     }
     b
+}
+
+/// A Progress packet (one row, one byte read) at `revision`.
+pub fn progress_packet(revision: u64) -> Vec<u8> {
+    use chnative::proto::revision as rev;
+    let mut p = vec![3, 1, 1, 0];
+    if revision >= rev::TOTAL_BYTES_IN_PROGRESS {
+        p.push(0);
+    }
+    if revision >= rev::CLIENT_WRITE_INFO {
+        p.extend_from_slice(&[0, 0]);
+    }
+    if revision >= rev::SERVER_QUERY_TIME_IN_PROGRESS {
+        p.push(0);
+    }
+    p
 }
 
 /// EndOfStream.
