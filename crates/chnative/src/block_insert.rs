@@ -7,7 +7,9 @@ use chnative_proto::Block;
 
 use crate::conn::{Conn, QueryWire};
 use crate::error::{Error, Result};
-use crate::insert::{check_against_header, end_insert, insert_sql, refuse_insert, send_rows, start_insert, InsertBlocks};
+use crate::insert::{
+    check_against_header, end_insert, insert_sql, refuse_insert, send_rows, start_insert, InsertBlocks,
+};
 use crate::pool::Home;
 use crate::InsertSummary;
 
@@ -55,8 +57,10 @@ use crate::InsertSummary;
 ///   INSERT: the connection is closed without ending it (the protocol has no
 ///   other way: a Cancel during an INSERT ends it like the end of data, and
 ///   stores it). The server then discards the rows it had not written yet;
-///   parts it had already written (after each `min_insert_block_size_rows`
-///   rows) stay. A pooled client opens a new connection for its next call; a
+///   parts it had already written stay. (Measured on 26.9 with 65,536-row
+///   blocks into a MergeTree: an INSERT aborted after 3,000,000 rows stored
+///   nothing, one aborted after 12,000,000 kept 7,340,032.) A pooled client
+///   opens a new connection for its next call; a
 ///   [`Connection`](crate::Connection) or [`Session`](crate::Session) reports
 ///   [`ErrorKind::Closed`](crate::ErrorKind::Closed) from then on.
 /// - A server exception (a constraint, a value the table refuses) ends the
@@ -65,6 +69,9 @@ use crate::InsertSummary;
 /// For an all-or-nothing load of more rows than one part holds, load into a
 /// staging table and move it with one `INSERT … SELECT`, or retry the whole
 /// INSERT with a deduplication token on a table that deduplicates.
+///
+/// The server waits for the next block for at most its `receive_timeout`
+/// (300 s by default), so a source slower than that fails the INSERT.
 ///
 /// After any error the `BlockInsert` refuses further calls; start a new one.
 /// Dropping it without [`BlockInsert::end`] after rows were written logs a

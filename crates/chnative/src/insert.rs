@@ -200,6 +200,9 @@ impl<'c, 'a> Insert<'c, 'a> {
     /// If the stream fails, or a block does not fit the table, the INSERT is
     /// aborted as [`BlockInsert`] describes and the error returned.
     ///
+    /// The stream and the INSERT each hold a connection: with one [`Client`](crate::Client)
+    /// for both, its pool must allow two ([`Config::pool_max_size`](crate::Config::pool_max_size)).
+    ///
     /// ```no_run
     /// # async fn demo(source: chnative::Client, target: chnative::Client) -> chnative::Result<()> {
     /// let mut stream = source.stream("SELECT number AS id, toString(number) AS name FROM numbers(1000000)").await?;

@@ -96,7 +96,8 @@ async fn a_select_streams_into_one_insert_of_many_blocks() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blocks_with_their_columns_in_another_order_are_reordered() {
     for comp in ["none", "lz4", "zstd"] {
-        let t = Table::create("insert_order", "(id UInt64, s String, d UInt8 DEFAULT 9) ENGINE = MergeTree ORDER BY id");
+        let t =
+            Table::create("insert_order", "(id UInt64, s String, d UInt8 DEFAULT 9) ENGINE = MergeTree ORDER BY id");
         let mut conn = Connection::connect(&url(&format!("compression={comp}"))).await.unwrap();
         let id = qid("order");
         let mut ins = conn.insert(&t).query_id(id.as_str()).open().await.unwrap();
@@ -111,7 +112,8 @@ async fn blocks_with_their_columns_in_another_order_are_reordered() {
         ins.write_columns(&[("s", strs2.as_slice().into_insert_data()), ("id", fixed(&ids2))]).await.unwrap();
         // A block read from the server, its columns in yet another order.
         let source = client().await;
-        let mut src = source.stream("SELECT toString(number) AS s, number AS id FROM numbers(1500, 500)").await.unwrap();
+        let mut src =
+            source.stream("SELECT toString(number) AS s, number AS id FROM numbers(1500, 500)").await.unwrap();
         let b = src.next().await.unwrap().unwrap().clone();
         drop(src);
         ins.write(&b).await.unwrap();
@@ -123,7 +125,10 @@ async fn blocks_with_their_columns_in_another_order_are_reordered() {
         let sum = ins.end().await.unwrap();
         assert_eq!((sum.rows, sum.blocks), (2000, 3), "{comp}");
         assert_eq!(
-            q(&format!("SELECT count(), sum(id), countIf(s = concat('v', toString(id)) OR s = toString(id)), sum(d) FROM {}", &*t)),
+            q(&format!(
+                "SELECT count(), sum(id), countIf(s = concat('v', toString(id)) OR s = toString(id)), sum(d) FROM {}",
+                &*t
+            )),
             "2000\t1999000\t2000\t18000",
             "{comp}"
         );
@@ -143,7 +148,9 @@ async fn a_block_that_does_not_fit_mid_way_aborts_the_insert() {
             let id = qid("abort");
             let mut ins = target.insert(&t).query_id(id.as_str()).open().await.unwrap();
             let mut st = source
-                .stream("SELECT number AS id, toString(number) AS s FROM numbers(300000) SETTINGS max_block_size = 65536")
+                .stream(
+                    "SELECT number AS id, toString(number) AS s FROM numbers(300000) SETTINGS max_block_size = 65536",
+                )
                 .await
                 .unwrap();
             while let Some(b) = st.next().await.unwrap() {
@@ -155,7 +162,9 @@ async fn a_block_that_does_not_fit_mid_way_aborts_the_insert() {
             let short: Vec<String> = vec!["a".into()];
             let wrong: Vec<u32> = vec![1, 2, 3];
             let cols: Vec<(&str, InsertData<'_>)> = match bad {
-                "extra column" => vec![("id", fixed(&ids)), ("s", strs.as_slice().into_insert_data()), ("z", fixed(&ids))],
+                "extra column" => {
+                    vec![("id", fixed(&ids)), ("s", strs.as_slice().into_insert_data()), ("z", fixed(&ids))]
+                }
                 "missing column" => vec![("id", fixed(&ids))],
                 "wrong type" => vec![("id", fixed(&wrong)), ("s", strs.as_slice().into_insert_data())],
                 _ => vec![("id", fixed(&ids)), ("s", short.as_slice().into_insert_data())],
@@ -165,7 +174,8 @@ async fn a_block_that_does_not_fit_mid_way_aborts_the_insert() {
             assert_eq!(e.kind(), kind, "{what}: {e}");
             assert!(e.to_string().contains("aborted after 300000 rows"), "{what}: {e}");
             // The INSERT is over: nothing more is taken.
-            let again = ins.write_columns(&[("id", fixed(&ids)), ("s", strs.as_slice().into_insert_data())]).await.unwrap_err();
+            let again =
+                ins.write_columns(&[("id", fixed(&ids)), ("s", strs.as_slice().into_insert_data())]).await.unwrap_err();
             assert!(again.to_string().contains("failed or ended earlier"), "{what}: {again}");
             drop(ins);
             wait_gone(&id).await;
@@ -278,7 +288,9 @@ async fn the_same_blocks_with_the_same_token_are_stored_once() {
         let t = t.0.clone();
         async move {
             let mut src = c
-                .stream("SELECT number AS id, toString(number) AS s FROM numbers(200000) SETTINGS max_block_size = 65536")
+                .stream(
+                    "SELECT number AS id, toString(number) AS s FROM numbers(200000) SETTINGS max_block_size = 65536",
+                )
                 .await
                 .unwrap();
             // Another client: the source holds one connection of `c`'s pool, and the INSERT another.
@@ -293,4 +305,33 @@ async fn the_same_blocks_with_the_same_token_are_stored_once() {
     // With another token they are stored again (so it was the token).
     run("etl-2").await;
     assert_eq!(t.count(), 400_000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_cancelled_halfway_aborts_the_insert() {
+    let t = Table::create("insert_cancel", "(id UInt64) ENGINE = MergeTree ORDER BY id");
+    let c = client().await;
+    let small: Vec<u64> = (0..10).collect();
+    let big: Vec<u64> = (0..4_000_000).collect();
+    for first in [true, false] {
+        let id = qid("cancel");
+        let mut ins = c.insert(&t).query_id(id.as_str()).open().await.unwrap();
+        if !first {
+            ins.write_columns(&[("id", fixed(&small))]).await.unwrap();
+        }
+        // Polled once, then dropped: 32 MB do not fit in the socket at once.
+        let cols = [("id", fixed(&big))];
+        tokio::select! {
+            biased;
+            r = ins.write_columns(&cols) => panic!("the write finished at once: {r:?}"),
+            _ = std::future::ready(()) => {}
+        }
+        let e = ins.write_columns(&[("id", fixed(&small))]).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Closed, "{e}");
+        assert!(e.to_string().contains("cancelled halfway"), "{e}");
+        drop(ins);
+        wait_gone(&id).await;
+        assert_eq!(t.count(), 0, "first: {first}");
+        assert_eq!(c.query_scalar::<u64>("SELECT toUInt64(3)").await.unwrap(), 3);
+    }
 }

@@ -102,12 +102,16 @@ async fn rows_older_than_the_period_go_with_the_next_write_or_commit() {
     assert_eq!((ins2.pending(), t.count()), (0, 18));
     assert_eq!(ins2.end().await.unwrap().rows, 2);
     assert_eq!(ins.end().await.unwrap().rows, 3);
-    assert_eq!(q(&format!("SELECT count(), sum(id), countIf(s = concat('s', toString(id))) FROM {}", &*t)), "21\t824\t21");
+    assert_eq!(
+        q(&format!("SELECT count(), sum(id), countIf(s = concat('s', toString(id))) FROM {}", &*t)),
+        "21\t824\t21"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn settings_and_query_ids_reach_the_server() {
-    let t = Table::create("inserter_settings", "(id UInt64, s String) ENGINE = MergeTree PARTITION BY id % 10 ORDER BY id");
+    let t =
+        Table::create("inserter_settings", "(id UInt64, s String) ENGINE = MergeTree PARTITION BY id % 10 ORDER BY id");
     let c = client().await;
     // A setting that changes what the server does: one partition per INSERT at most.
     let mut ins = c.inserter::<Ev>(&t).await.unwrap().setting("max_partitions_per_insert_block", "1");
@@ -139,10 +143,20 @@ async fn settings_and_query_ids_reach_the_server() {
     ins.write(&ev(21)).await.unwrap();
     assert_eq!(ins.end().await.unwrap().rows, 1);
     // A one-shot INSERT with the held id is refused the same way.
-    let e = c.insert(&t).column("id", &one[..]).column("s", &one_s[..]).query_id(format!("{p}-1")).send().await.unwrap_err();
+    let e = c
+        .insert(&t)
+        .column("id", &one[..])
+        .column("s", &one_s[..])
+        .query_id(format!("{p}-1"))
+        .send()
+        .await
+        .unwrap_err();
     assert_eq!(e.server_code(), Some(216), "{e}");
     held.end().await.unwrap();
-    assert_eq!(q(&format!("SELECT groupArray(id) FROM (SELECT id FROM {} WHERE id IN (1, 20, 21) ORDER BY id)", &*t)), "[1,1,21]");
+    assert_eq!(
+        q(&format!("SELECT groupArray(id) FROM (SELECT id FROM {} WHERE id IN (1, 20, 21) ORDER BY id)", &*t)),
+        "[1,1,21]"
+    );
 
     // A setting name that cannot be one is refused before anything is buffered.
     let mut ins = c.inserter::<Ev>(&t).await.unwrap().setting("no such; name", "1");
