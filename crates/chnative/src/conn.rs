@@ -790,6 +790,11 @@ impl ConnSlot {
         self.conn.as_deref()
     }
 
+    /// The connection if it is here right now, to change.
+    pub(crate) fn peek_mut(&mut self) -> Option<&mut Conn> {
+        self.conn.as_deref_mut()
+    }
+
     /// Empties the slot: the connection, or the drain that will return it.
     #[allow(clippy::type_complexity)]
     pub(crate) fn take_parts(&mut self) -> (Option<Box<Conn>>, Option<tokio::sync::oneshot::Receiver<Box<Conn>>>) {

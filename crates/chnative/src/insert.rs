@@ -10,10 +10,11 @@ use chnative_proto::insert::{InsertColumns, TypedInsert};
 use chnative_proto::packet::{BlockKind, Exception, Progress};
 use chnative_proto::Block;
 
+pub use crate::block_insert::BlockInsert;
 use crate::conn::{map_err, new_query_id, Conn, QueryId, QueryWire};
 use crate::error::{Error, Result};
 use crate::ident::{check_setting_name, quote_ident, quote_table};
-use crate::pool::Target;
+use crate::pool::{Home, Target};
 
 /// What an INSERT did.
 #[derive(Debug, Clone, Copy, Default)]
@@ -39,6 +40,7 @@ pub struct Insert<'c, 'a> {
     error: Option<Error>,
     trace: Option<crate::trace::TraceContext>,
     observer: crate::observe::ObserverSlot,
+    id: Option<String>,
 }
 
 /// Columns with a default expression, from a TableColumns description.
@@ -78,6 +80,7 @@ impl<'c, 'a> Insert<'c, 'a> {
             error: None,
             trace: crate::trace::TraceContext::ambient(),
             observer: Default::default(),
+            id: None,
         }
     }
 
@@ -137,9 +140,16 @@ impl<'c, 'a> Insert<'c, 'a> {
         self
     }
 
+    /// Uses this query id instead of a generated one (visible in
+    /// `system.processes` while the INSERT runs, and in the server's logs).
+    pub fn query_id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+
     /// Sends the data and waits for the server to confirm.
     pub async fn send(self) -> Result<InsertSummary> {
-        let id = new_query_id();
+        let id = self.id.clone().map_or_else(new_query_id, QueryId::Given);
         let mut span = crate::trace::OpSpan::insert(&id);
         let res = tracing::Instrument::instrument(self.send_as(id), span.span().clone()).await;
         match &res {
@@ -149,8 +159,73 @@ impl<'c, 'a> Insert<'c, 'a> {
         res
     }
 
+    /// Opens an INSERT that takes any number of blocks, all sent in one INSERT
+    /// statement: see [`BlockInsert`]. The settings, query id, trace context,
+    /// observer and [`Insert::allow_missing_columns`] given here apply; the
+    /// columns come from the blocks written, so none may be given with
+    /// [`Insert::column`] or [`Insert::block`].
+    ///
+    /// A pooled client's connection is taken now and held until the
+    /// `BlockInsert` is ended or dropped.
+    pub async fn open(self) -> Result<BlockInsert<'c>> {
+        let Insert { conn, table, columns, settings, allow_missing, error, trace, observer, id } = self;
+        if let Some(e) = error {
+            return Err(e);
+        }
+        if !columns.is_empty() {
+            return Err(Error::Usage(
+                "an opened INSERT takes its columns from the blocks written to it; give no column() or block() before open()"
+                    .into(),
+            ));
+        }
+        let quoted = quote_table(&table)?;
+        let home = match conn {
+            Target::Slot(s) => Home::Slot(s),
+            Target::Pool(pool) => Home::Lease(pool.acquire().await?, std::marker::PhantomData),
+        };
+        let q = QueryWire {
+            id: id.map_or_else(new_query_id, QueryId::Given),
+            sql: String::new(),
+            settings: sync_by_default(settings),
+            params: Vec::new(),
+            trace: trace.map(|t| t.0),
+        };
+        Ok(BlockInsert::new(home, table, quoted, q, allow_missing, observer))
+    }
+
+    /// Inserts every block of `stream` (a SELECT, perhaps on another server)
+    /// in one INSERT, and returns what it did: [`Insert::open`], then
+    /// [`BlockInsert::write`] for each block and [`BlockInsert::end`].
+    ///
+    /// If the stream fails, or a block does not fit the table, the INSERT is
+    /// aborted as [`BlockInsert`] describes and the error returned.
+    ///
+    /// The stream and the INSERT each hold a connection: with one [`Client`](crate::Client)
+    /// for both, its pool must allow two ([`Config::pool_max_size`](crate::Config::pool_max_size)).
+    ///
+    /// ```no_run
+    /// # async fn demo(source: chnative::Client, target: chnative::Client) -> chnative::Result<()> {
+    /// let mut stream = source.stream("SELECT number AS id, toString(number) AS name FROM numbers(1000000)").await?;
+    /// let summary = target.insert("copy").from_stream(&mut stream).await?;
+    /// assert_eq!(summary.rows, 1_000_000);
+    /// # Ok(()) }
+    /// ```
+    pub async fn from_stream(self, stream: &mut crate::QueryStream<'_>) -> Result<InsertSummary> {
+        let mut ins = self.open().await?;
+        loop {
+            match stream.next().await {
+                Ok(Some(block)) => ins.write(block).await?,
+                Ok(None) => return ins.end().await,
+                Err(e) => {
+                    ins.abort();
+                    return Err(e);
+                }
+            }
+        }
+    }
+
     async fn send_as(self, id: QueryId) -> Result<InsertSummary> {
-        let Insert { conn: slot, table, columns, mut settings, allow_missing, error, trace, observer } = self;
+        let Insert { conn: slot, table, columns, settings, allow_missing, error, trace, observer, id: _ } = self;
         if let Some(e) = error {
             return Err(e);
         }
@@ -159,14 +234,13 @@ impl<'c, 'a> Insert<'c, 'a> {
         }
         let checked = InsertColumns::new(&columns)?;
         let rows = checked.rows();
-        let list: Vec<String> = columns.iter().map(|(n, _)| quote_ident(n)).collect();
-        let sql = format!("INSERT INTO {} ({}) VALUES", quote_table(&table)?, list.join(", "));
-        if !settings.iter().any(|(k, _, _)| k == "async_insert") {
-            // Synchronous by default so that a returned INSERT is stored and
-            // deduplication tokens apply as documented.
-            settings.push(("async_insert".into(), "0".into(), 0));
-        }
-        let q = QueryWire { id, sql, settings, params: Vec::new(), trace: trace.map(|t| t.0) };
+        let q = QueryWire {
+            id,
+            sql: insert_sql(&quote_table(&table)?, columns.iter().map(|(n, _)| n.as_str())),
+            settings: sync_by_default(settings),
+            params: Vec::new(),
+            trace: trace.map(|t| t.0),
+        };
         // A pooled connection is held until `send` ends; dropped halfway, the
         // lease finishes or closes it (see pool.rs).
         let mut lease;
@@ -178,76 +252,125 @@ impl<'c, 'a> Insert<'c, 'a> {
             }
         };
         let conn: &mut Conn = slot.get().await?;
-        let deadline = crate::conn::query_deadline(None, conn.cfg.query_timeout);
-        conn.send_query(&q, true, deadline).await?;
-
-        // Wait for the header; the server describes the table first.
-        let mut described: Vec<(String, bool)> = Vec::new();
-        let mut sink = InsertBlocks { observer, ..InsertBlocks::default() };
-        loop {
-            match conn.next_event(&mut sink).await? {
-                Event::TableColumns { description, .. } => described = columns_with_defaults(&description),
-                Event::Header => break,
-                Event::ProfileEvents => sink.count_written(),
-                Event::Exception(e) => return Err(Error::Server(e.into())),
-                Event::EndOfStream => return Err(Error::Usage("the server sent no INSERT header".into())),
-                _ => {}
-            }
-        }
+        let mut sink = InsertBlocks::observed(observer);
+        let described = start_insert(conn, &q, &mut sink).await?;
 
         let checked = check_against_header(checked, &sink.header, &described, allow_missing);
         sink.header.recycle(conn.proto.pool());
         let typed = match checked {
             Ok(t) => t,
             Err(e) => {
-                // End the INSERT cleanly with no data so the connection stays usable.
-                conn.proto.end_data().map_err(map_err)?;
-                finish_insert(conn, &mut sink).await?;
+                refuse_insert(conn, &mut sink).await?;
                 return Err(e);
             }
         };
-
-        let step = if typed.splittable() {
-            typed.block_rows(conn.cfg.insert_block_bytes, conn.cfg.insert_block_rows)
-        } else {
-            rows.max(1)
-        };
-        let mut blocks = 0u64;
-        let mut lo = 0usize;
-        while lo < rows {
-            let hi = (lo + step).min(rows);
-            let res = conn.proto.send_data(|stage: &mut Vec<u8>, rev| -> Result<()> {
-                typed.write_block(stage, rev, lo, hi)?;
-                Ok(())
-            });
-            if let Err(e) = res {
-                // Blocks already sent cannot be taken back: the INSERT must not end.
-                return Err(conn.poison(e));
-            }
-            if let Some(e) = send_watching(conn, &mut sink).await? {
-                // The server refused the data; the machine queued the end of
-                // data the server now waits for, so the connection stays usable.
-                conn.write_out().await?;
-                return Err(Error::Server(e.into()));
-            }
-            blocks += 1;
-            lo = hi;
-        }
-        conn.proto.end_data().map_err(map_err)?;
-        let mut progress = finish_insert(conn, &mut sink).await?;
-        if progress.written_rows == 0 {
-            progress.written_rows = sink.written_rows;
-            progress.written_bytes = sink.written_bytes;
-        }
+        let blocks = send_rows(conn, &typed, &mut sink).await?;
+        let progress = end_insert(conn, &mut sink).await?;
         Ok(InsertSummary { rows: rows as u64, blocks, progress })
     }
+}
+
+/// `INSERT INTO <table> (<columns>) VALUES` (the table already quoted).
+pub(crate) fn insert_sql<'n>(quoted_table: &str, columns: impl Iterator<Item = &'n str>) -> String {
+    let list: Vec<String> = columns.map(quote_ident).collect();
+    format!("INSERT INTO {quoted_table} ({}) VALUES", list.join(", "))
+}
+
+/// The settings with `async_insert = 0` added unless the caller set it.
+fn sync_by_default(mut settings: Vec<(String, String, u64)>) -> Vec<(String, String, u64)> {
+    if !settings.iter().any(|(k, _, _)| k == "async_insert") {
+        // Synchronous by default so that a returned INSERT is stored and
+        // deduplication tokens apply as documented.
+        settings.push(("async_insert".into(), "0".into(), 0));
+    }
+    settings
+}
+
+/// Sends an INSERT's query and reads what the server sends up to the table's
+/// header block (left in `sink.header`); returns the table's columns and
+/// whether each has a default expression.
+pub(crate) async fn start_insert(
+    conn: &mut Conn,
+    q: &QueryWire,
+    sink: &mut InsertBlocks,
+) -> Result<Vec<(String, bool)>> {
+    let deadline = crate::conn::query_deadline(None, conn.cfg.query_timeout);
+    conn.send_query(q, true, deadline).await?;
+    // Wait for the header; the server describes the table first.
+    let mut described: Vec<(String, bool)> = Vec::new();
+    loop {
+        match conn.next_event(sink).await? {
+            Event::TableColumns { description, .. } => described = columns_with_defaults(&description),
+            Event::Header => return Ok(described),
+            Event::ProfileEvents => sink.count_written(),
+            Event::Exception(e) => return Err(Error::Server(e.into())),
+            Event::EndOfStream => return Err(Error::Usage("the server sent no INSERT header".into())),
+            _ => {}
+        }
+    }
+}
+
+/// Ends an INSERT that has sent no data with the empty block, so that nothing
+/// is inserted and the connection stays usable.
+pub(crate) async fn refuse_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<()> {
+    conn.proto.end_data().map_err(map_err)?;
+    finish_insert(conn, sink).await.map(drop)
+}
+
+/// Sends the rows of `typed` as Data packets (split by the connection's
+/// `insert_block_bytes` / `insert_block_rows` where the data can be split);
+/// returns how many packets went out.
+///
+/// An encoding failure after the first packet closes the connection (sent
+/// blocks cannot be taken back, so the INSERT must not end); a server
+/// exception is returned as [`Error::Server`] with the connection usable.
+pub(crate) async fn send_rows(conn: &mut Conn, typed: &TypedInsert<'_, '_>, sink: &mut InsertBlocks) -> Result<u64> {
+    let rows = typed.rows();
+    let step = if typed.splittable() {
+        typed.block_rows(conn.cfg.insert_block_bytes, conn.cfg.insert_block_rows)
+    } else {
+        rows.max(1)
+    };
+    let mut blocks = 0u64;
+    let mut lo = 0usize;
+    while lo < rows {
+        let hi = (lo + step).min(rows);
+        let res = conn.proto.send_data(|stage: &mut Vec<u8>, rev| -> Result<()> {
+            typed.write_block(stage, rev, lo, hi)?;
+            Ok(())
+        });
+        if let Err(e) = res {
+            // Blocks already sent cannot be taken back: the INSERT must not end.
+            return Err(conn.poison(e));
+        }
+        if let Some(e) = send_watching(conn, sink).await? {
+            // The server refused the data; the machine queued the end of
+            // data the server now waits for, so the connection stays usable.
+            conn.write_out().await?;
+            return Err(Error::Server(e.into()));
+        }
+        blocks += 1;
+        lo = hi;
+    }
+    Ok(blocks)
+}
+
+/// Sends the end of data and waits for the server to confirm the INSERT.
+pub(crate) async fn end_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<Progress> {
+    conn.proto.end_data().map_err(map_err)?;
+    let mut progress = finish_insert(conn, sink).await?;
+    if progress.written_rows == 0 {
+        progress.written_rows = sink.written_rows;
+        progress.written_bytes = sink.written_bytes;
+    }
+    Ok(progress)
 }
 
 /// The blocks an INSERT lends the connection: the table's header, and the
 /// profile events that count the rows the server wrote.
 #[derive(Default)]
-struct InsertBlocks {
-    header: Block,
+pub(crate) struct InsertBlocks {
+    pub(crate) header: Block,
     profile_events: Block,
     written_rows: u64,
     written_bytes: u64,
@@ -265,6 +388,10 @@ impl BlockSink for InsertBlocks {
 }
 
 impl InsertBlocks {
+    pub(crate) fn observed(observer: crate::observe::ObserverSlot) -> Self {
+        InsertBlocks { observer, ..InsertBlocks::default() }
+    }
+
     /// Adds the InsertedRows / InsertedBytes increments of a ProfileEvents block.
     fn count_written(&mut self) {
         if let Some(o) = &self.observer.0 {
@@ -325,7 +452,7 @@ async fn send_watching(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<Optio
     }
 }
 
-fn check_against_header<'s, 'a>(
+pub(crate) fn check_against_header<'s, 'a>(
     checked: InsertColumns<'s, 'a>,
     header: &Block,
     described: &[(String, bool)],

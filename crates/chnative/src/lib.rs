@@ -42,6 +42,7 @@
 //! and the pool's sizes are [`Config`] options (see the README).
 #![warn(missing_docs)]
 
+mod block_insert;
 mod config;
 mod conn;
 mod error;
@@ -90,7 +91,7 @@ pub use chnative_proto::view::{
 pub use chnative_proto::{Block, Column, DataType};
 pub use config::{Compression, Config};
 pub use error::{Error, ErrorKind, Result, ServerError};
-pub use insert::{fixed, Insert, InsertData, InsertSummary, IntoInsertData};
+pub use insert::{fixed, BlockInsert, Insert, InsertData, InsertSummary, IntoInsertData};
 pub use netopts::LoadBalancing;
 pub use observe::Observer;
 pub use params::{Params, ToParam};
@@ -230,6 +231,13 @@ macro_rules! single_socket_api {
         /// quote a name that holds a dot).
         pub fn insert<'a>(&mut self, table: &str) -> Insert<'_, 'a> {
             Insert::new(crate::pool::Target::Slot(&mut self.$($slot)+), table)
+        }
+
+        /// Opens one INSERT into `table` that takes any number of blocks (see
+        /// [`BlockInsert`]); for settings, a query id or a deduplication token use
+        /// [`Insert::open`].
+        pub async fn insert_blocks(&mut self, table: &str) -> Result<BlockInsert<'_>> {
+            self.insert(table).open().await
         }
 
         /// Checks the server answers.

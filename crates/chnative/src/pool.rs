@@ -20,7 +20,7 @@ use crate::config::Config;
 use crate::conn::{Conn, ConnSlot};
 use crate::error::{Error, Result};
 use crate::hosts::Connector;
-use crate::{Insert, Progress, Query, QueryStream, Scalar, ServerInfo, Session};
+use crate::{BlockInsert, Insert, Progress, Query, QueryStream, Scalar, ServerInfo, Session};
 
 /// Counts open connections: one lives beside each pooled connection, so
 /// the count stays right however the connection goes away.
@@ -261,7 +261,7 @@ pub(crate) enum Home<'c> {
 }
 
 impl Home<'_> {
-    fn slot(&mut self) -> &mut ConnSlot {
+    pub(crate) fn slot(&mut self) -> &mut ConnSlot {
         match self {
             Home::Slot(s) => s,
             Home::Lease(l, _) => &mut l.slot,
@@ -401,6 +401,14 @@ impl Client {
     /// Starts an INSERT into `table`; it takes a connection when sent.
     pub fn insert<'a>(&self, table: &str) -> Insert<'_, 'a> {
         Insert::new(Target::Pool(&self.shared), table)
+    }
+
+    /// Opens one INSERT into `table` that takes any number of blocks (see
+    /// [`BlockInsert`]); it holds a pooled connection until it is ended or
+    /// dropped. For settings, a query id or a deduplication token use
+    /// [`Insert::open`]: `client.insert(table).setting(..).open()`.
+    pub async fn insert_blocks(&self, table: &str) -> Result<BlockInsert<'_>> {
+        self.insert(table).open().await
     }
 
     /// Checks the server answers (on a pooled connection).

@@ -1,7 +1,7 @@
 //! A session: one pooled connection pinned for a sequence of calls.
 
 use crate::pool::Lease;
-use crate::{Insert, Progress, Query, QueryStream, Result, Scalar, ServerInfo};
+use crate::{BlockInsert, Insert, Progress, Query, QueryStream, Result, Scalar, ServerInfo};
 
 /// One pooled connection held for a sequence of calls that share server-side
 /// state: `SET`, `USE`, temporary tables and roles set by one call are seen by

@@ -1,6 +1,8 @@
 //! Inserting typed rows: transposed into column buffers, then sent with the
 //! column-tier INSERT.
 
+use std::time::{Duration, Instant};
+
 use chnative_proto::DataType;
 
 use super::{field_mismatch, RowWrite};
@@ -77,13 +79,15 @@ impl Client {
         for (i, row) in rows.iter().enumerate() {
             T::push(row, &mut buffers).map_err(|e| row_error(e, i))?;
         }
-        send::<T>(self, table, &buffers).await
+        send::<T>(self, table, &buffers, None).await
     }
 
     /// A long-lived writer of `T` rows into `table`: rows are buffered by column
     /// and sent as one INSERT every [`Inserter::max_rows`] rows (default
     /// 100,000) or [`Inserter::max_bytes`] bytes (default 64 MiB), whichever
-    /// comes first, so memory stays bounded by one block.
+    /// comes first, or once the oldest buffered row has waited
+    /// [`Inserter::period`] (none by default), so memory stays bounded by one
+    /// block. Call [`Inserter::end`] to send the last rows.
     pub async fn inserter<T: RowWrite>(&self, table: &str) -> Result<Inserter<'_, T>> {
         let types = self.field_types::<T>(table).await?;
         let buffers = T::buffers(&types)?;
@@ -94,6 +98,10 @@ impl Client {
             rows: 0,
             max_rows: DEFAULT_MAX_ROWS,
             max_bytes: DEFAULT_MAX_BYTES,
+            period: None,
+            oldest: None,
+            options: Options::default(),
+            inserts: 0,
             total: InsertSummary::default(),
         })
     }
@@ -106,16 +114,84 @@ fn row_error(e: Error, i: usize) -> Error {
     }
 }
 
-async fn send<T: RowWrite>(client: &Client, table: &str, buffers: &T::Buffers) -> Result<InsertSummary> {
+/// What an [`Inserter`] sends with each INSERT besides the rows.
+#[derive(Default)]
+struct Options {
+    settings: Vec<(String, String)>,
+    query_id: Option<String>,
+    token: Option<String>,
+    /// A setting name refused when it was given (reported by the next call).
+    bad: Option<String>,
+}
+
+async fn send<T: RowWrite>(
+    client: &Client,
+    table: &str,
+    buffers: &T::Buffers,
+    options: Option<(&Options, u64)>,
+) -> Result<InsertSummary> {
     let mut insert = client.insert(table);
     for (name, data) in T::columns(buffers) {
         insert = insert.column(name, data);
     }
+    if let Some((o, n)) = options {
+        for (k, v) in &o.settings {
+            insert = insert.setting(k.as_str(), v.as_str());
+        }
+        if let Some(id) = &o.query_id {
+            insert = insert.query_id(format!("{id}-{n}"));
+        }
+        if let Some(token) = &o.token {
+            insert = insert.deduplication_token(format!("{token}-{n}"));
+        }
+    }
     insert.send().await
 }
 
-/// Writes rows in blocks; see [`Client::inserter`]. Call [`Inserter::end`] to send
-/// the last rows (dropping an inserter discards rows not yet sent).
+/// Writes rows in blocks; see [`Client::inserter`].
+///
+/// Each flush sends the buffered rows as one INSERT. A flush happens when
+/// [`Inserter::write`] finds a limit reached ([`Inserter::max_rows`],
+/// [`Inserter::max_bytes`], or rows older than [`Inserter::period`]), when
+/// [`Inserter::commit`] finds one reached, and on [`Inserter::flush`] and
+/// [`Inserter::end`].
+///
+/// **End it.** Rows still buffered when the inserter is dropped are lost:
+/// call [`Inserter::end`] (which sends them and returns what all the INSERTs
+/// did) before dropping it, including on early-return paths. Dropping an
+/// inserter that holds rows logs a `tracing` warning with their number.
+///
+/// **A failed flush** returns its error and discards the rows it tried to send
+/// (they may or may not have been stored, as with any INSERT whose answer was
+/// lost); the inserter stays usable.
+///
+/// ```no_run
+/// # #[derive(chnative::Row)] struct Event { id: u64 }
+/// # async fn demo(client: chnative::Client, mut rx: tokio::sync::mpsc::Receiver<Event>) -> chnative::Result<()> {
+/// use std::time::Duration;
+/// let mut ins = client
+///     .inserter::<Event>("events")
+///     .await?
+///     .max_rows(50_000)
+///     .period(Duration::from_secs(5))
+///     .setting("insert_quorum", "auto")
+///     .query_id("events-loader");
+/// loop {
+///     // Rows wait at most 5 s even when none arrive: commit() when they are due.
+///     let due = ins.time_left().unwrap_or(Duration::from_secs(3600));
+///     tokio::select! {
+///         event = rx.recv() => match event {
+///             Some(e) => ins.write(&e).await?,
+///             None => break,
+///         },
+///         _ = tokio::time::sleep(due) => {
+///             ins.commit().await?;
+///         }
+///     }
+/// }
+/// ins.end().await?;
+/// # Ok(()) }
+/// ```
 pub struct Inserter<'c, T: RowWrite> {
     client: &'c Client,
     table: String,
@@ -123,6 +199,12 @@ pub struct Inserter<'c, T: RowWrite> {
     rows: usize,
     max_rows: usize,
     max_bytes: usize,
+    period: Option<Duration>,
+    /// When the oldest buffered row was written.
+    oldest: Option<Instant>,
+    options: Options,
+    /// INSERTs sent so far (numbers the query ids and tokens).
+    inserts: u64,
     total: InsertSummary,
 }
 
@@ -140,35 +222,132 @@ impl<T: RowWrite> Inserter<'_, T> {
         self
     }
 
+    /// Sends the buffered rows once the oldest of them has waited `period`.
+    ///
+    /// The inserter has no timer of its own: the age is checked by
+    /// [`Inserter::write`] (after adding its row) and by
+    /// [`Inserter::commit`]. A service whose rows may stop arriving calls
+    /// `commit()` when [`Inserter::time_left`] has passed (see the example on
+    /// [`Inserter`]), or on a `tokio::time::interval`.
+    ///
+    /// (The official `clickhouse` crate's `with_period` differs: its periods
+    /// are ticks of the clock, checked only by its `commit()`, and its rows are
+    /// streamed into an INSERT that stays open between commits. Here rows wait
+    /// in memory, and the period counts from the oldest of them, so no row
+    /// waits longer than `period` as long as writes or commits come.)
+    pub fn period(mut self, period: Duration) -> Self {
+        self.period = Some(period);
+        self
+    }
+
+    /// A server setting for every INSERT this inserter sends (as
+    /// [`Insert::setting`](crate::Insert::setting)). A name that is not an
+    /// identifier is refused by the next call.
+    pub fn setting(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        let name = name.into();
+        if let Some(why) = crate::ident::setting_name_problem(&name) {
+            self.options.bad.get_or_insert(why);
+        }
+        self.options.settings.push((name, value.into()));
+        self
+    }
+
+    /// Names this inserter's INSERTs: the `n`th one it sends (from 1) has the
+    /// query id `<id>-<n>` (visible in `system.processes` while it runs and in
+    /// the server's logs). Without this, each INSERT gets a generated id.
+    pub fn query_id(mut self, id: impl Into<String>) -> Self {
+        self.options.query_id = Some(id.into());
+        self
+    }
+
+    /// Sets `insert_deduplication_token` on every INSERT: the `n`th one sent
+    /// (from 1) carries `<token>-<n>`, so a run that is repeated with the same
+    /// rows, the same token and the same flush points (rows and bytes limits,
+    /// no [`Inserter::period`], whose flush points depend on timing) stores each
+    /// INSERT once, on a table that deduplicates (Replicated*MergeTree, or
+    /// MergeTree with `non_replicated_deduplication_window`).
+    ///
+    /// The client sends `async_insert = 0` unless a setting says otherwise.
+    /// With `async_insert = 1`, the server deduplicates only if
+    /// `deduplicate_insert = 'enable'` (the 26.9 default) or, on servers before
+    /// that setting, `async_insert_deduplicate = 1`.
+    pub fn deduplication_token(mut self, token: impl Into<String>) -> Self {
+        self.options.token = Some(token.into());
+        self
+    }
+
     /// Rows buffered and not yet sent.
     pub fn pending(&self) -> usize {
         self.rows
     }
 
-    /// Adds a row; sends the buffered rows when there are `max_rows` of them or
-    /// they hold `max_bytes`.
+    /// How long until the buffered rows are due under [`Inserter::period`]
+    /// (zero once they are); `None` without a period or without rows.
+    pub fn time_left(&self) -> Option<Duration> {
+        let (period, oldest) = (self.period?, self.oldest?);
+        Some(period.saturating_sub(oldest.elapsed()))
+    }
+
+    /// Whether a limit says the buffered rows must go now.
+    fn due(&self) -> bool {
+        self.rows > 0
+            && (self.rows >= self.max_rows
+                || T::bytes(&self.buffers) >= self.max_bytes
+                || self.time_left().is_some_and(|t| t.is_zero()))
+    }
+
+    fn check_options(&self) -> Result<()> {
+        match &self.options.bad {
+            Some(why) => Err(Error::Usage(why.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Adds a row; sends the buffered rows when there are `max_rows` of them,
+    /// they hold `max_bytes`, or the oldest has waited the [`Inserter::period`].
     /// A row that cannot be written is an error and is not kept (nothing of it is sent).
     pub async fn write(&mut self, row: &T) -> Result<()> {
+        self.check_options()?;
         if let Err(e) = T::push(row, &mut self.buffers) {
             T::truncate(&mut self.buffers, self.rows);
             return Err(row_error(e, self.total.rows as usize + self.rows));
         }
         self.rows += 1;
-        if self.rows >= self.max_rows || T::bytes(&self.buffers) >= self.max_bytes {
+        if self.oldest.is_none() && self.period.is_some() {
+            self.oldest = Some(Instant::now());
+        }
+        if self.due() {
             self.flush().await?;
         }
         Ok(())
     }
 
+    /// Sends the buffered rows if a limit says they are due (rows, bytes, or
+    /// their age under [`Inserter::period`]); returns whether it sent them.
+    /// Call it when [`Inserter::time_left`] has passed, or periodically.
+    #[doc(alias = "tick")]
+    pub async fn commit(&mut self) -> Result<bool> {
+        self.check_options()?;
+        if !self.due() {
+            return Ok(false);
+        }
+        self.flush().await?;
+        Ok(true)
+    }
+
     /// Sends the buffered rows now (no-op when there are none).
     pub async fn flush(&mut self) -> Result<()> {
+        self.check_options()?;
         if self.rows == 0 {
             return Ok(());
         }
-        let res = send::<T>(self.client, &self.table, &self.buffers).await;
+        let n = self.inserts + 1;
+        let res = send::<T>(self.client, &self.table, &self.buffers, Some((&self.options, n))).await;
         // Sent or failed, these rows are done with; the buffers keep their capacity.
         T::truncate(&mut self.buffers, 0);
         self.rows = 0;
+        self.oldest = None;
+        self.inserts = n;
         let s = res?;
         self.total.rows += s.rows;
         self.total.blocks += s.blocks;
@@ -180,5 +359,19 @@ impl<T: RowWrite> Inserter<'_, T> {
     pub async fn end(mut self) -> Result<InsertSummary> {
         self.flush().await?;
         Ok(self.total)
+    }
+}
+
+impl<T: RowWrite> Drop for Inserter<'_, T> {
+    fn drop(&mut self) {
+        if self.rows > 0 {
+            tracing::warn!(
+                table = %self.table,
+                rows = self.rows,
+                "an Inserter was dropped holding {} rows that were never sent: they are lost \
+                 (call end() to send them before dropping it)",
+                self.rows
+            );
+        }
     }
 }

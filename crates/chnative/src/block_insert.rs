@@ -1,0 +1,397 @@
+//! One INSERT statement fed with any number of blocks: the write side of an
+//! ETL pipe (SELECT on one server → INSERT on another), without one INSERT per
+//! source block.
+
+use chnative_proto::insert::{InsertColumns, InsertData, IntoInsertData};
+use chnative_proto::Block;
+
+use crate::conn::{Conn, QueryWire};
+use crate::error::{Error, Result};
+use crate::insert::{
+    check_against_header, end_insert, insert_sql, refuse_insert, send_rows, start_insert, InsertBlocks,
+};
+use crate::pool::Home;
+use crate::InsertSummary;
+
+/// An open INSERT: [`BlockInsert::write`] sends blocks, any number of them,
+/// and [`BlockInsert::end`] ends the statement and waits for the server to
+/// confirm it. Made by [`Client::insert_blocks`](crate::Client::insert_blocks)
+/// or [`Insert::open`](crate::Insert::open) (which takes settings, a query id
+/// and a deduplication token); [`Insert::from_stream`](crate::Insert::from_stream)
+/// pipes a [`QueryStream`](crate::QueryStream) through one.
+///
+/// ```no_run
+/// # async fn demo(source: chnative::Client, target: chnative::Client) -> chnative::Result<()> {
+/// let mut stream = source.stream("SELECT number AS id, toString(number) AS name FROM numbers(1000000)").await?;
+/// let mut ins = target.insert_blocks("copy").await?;
+/// while let Some(block) = stream.next().await? {
+///     ins.write(block).await?;
+/// }
+/// let summary = ins.end().await?;
+/// assert_eq!(summary.rows, 1_000_000);
+/// # Ok(()) }
+/// ```
+///
+/// **Columns.** The INSERT names the columns of the first block written (the
+/// statement goes out with that block). Every later block must have the same
+/// column names, in any order (they are sent in the first block's order), and
+/// every block is checked against the table's types before any of it is
+/// sent. Table columns a block leaves out must have a DEFAULT unless
+/// [`Insert::allow_missing_columns`](crate::Insert::allow_missing_columns) was
+/// given. Blocks without rows are skipped (an empty block would end the
+/// INSERT on the wire). A block read from a SELECT is sent as one Data packet;
+/// [`BlockInsert::write_columns`] data is split like [`Insert`](crate::Insert)'s.
+///
+/// **Errors and what the server keeps.** The server stores rows as it receives
+/// them: it gathers the blocks of an INSERT into parts of
+/// `min_insert_block_size_rows` rows (1,048,449 by default) or
+/// `min_insert_block_size_bytes` (256 MiB) and writes each part when it is
+/// full; the rest is written when the INSERT ends. So:
+///
+/// - A first block that does not fit the table fails before any data is sent:
+///   the INSERT is ended empty, nothing is stored and the connection stays usable.
+/// - A later block that does not fit (other column names, a wrong type, columns
+///   of different lengths), a failed source stream in
+///   [`Insert::from_stream`](crate::Insert::from_stream), [`BlockInsert::abort`],
+///   a dropped `BlockInsert` or a cancelled `write`/`end` future **abort** the
+///   INSERT: the connection is closed without ending it (the protocol has no
+///   other way: a Cancel during an INSERT ends it like the end of data, and
+///   stores it). The server then discards the rows it had not written yet;
+///   parts it had already written stay. (Measured on 26.9 with 65,536-row
+///   blocks into a MergeTree: an INSERT aborted after 3,000,000 rows stored
+///   nothing, one aborted after 12,000,000 kept 7,340,032.) A pooled client
+///   opens a new connection for its next call; a
+///   [`Connection`](crate::Connection) or [`Session`](crate::Session) reports
+///   [`ErrorKind::Closed`](crate::ErrorKind::Closed) from then on.
+/// - A server exception (a constraint, a value the table refuses) ends the
+///   INSERT on the server with nothing more stored; the connection stays usable.
+///
+/// For an all-or-nothing load of more rows than one part holds, load into a
+/// staging table and move it with one `INSERT … SELECT`, or retry the whole
+/// INSERT with a deduplication token on a table that deduplicates.
+///
+/// The server waits for the next block for at most its `receive_timeout`
+/// (300 s by default), so a source slower than that fails the INSERT.
+///
+/// After any error the `BlockInsert` refuses further calls; start a new one.
+/// Dropping it without [`BlockInsert::end`] after rows were written logs a
+/// warning through `tracing`.
+pub struct BlockInsert<'c> {
+    home: Home<'c>,
+    table: String,
+    quoted: String,
+    /// The query without its SQL until the first block, then as sent.
+    q: QueryWire,
+    allow_missing: bool,
+    sink: InsertBlocks,
+    /// The INSERT's columns in the order sent (the first block's); empty
+    /// until the INSERT is sent.
+    columns: Vec<String>,
+    state: State,
+    rows: u64,
+    packets: u64,
+    span: crate::trace::OpSpan,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Ready for a call.
+    Ready,
+    /// A call is under way (still set when its future was dropped halfway).
+    InCall,
+    /// A call failed; the INSERT is over.
+    Failed,
+    /// Ended or aborted.
+    Done,
+}
+
+impl<'c> BlockInsert<'c> {
+    pub(crate) fn new(
+        home: Home<'c>,
+        table: String,
+        quoted: String,
+        q: QueryWire,
+        allow_missing: bool,
+        observer: crate::observe::ObserverSlot,
+    ) -> Self {
+        let span = crate::trace::OpSpan::insert(&q.id);
+        BlockInsert {
+            home,
+            table,
+            quoted,
+            q,
+            allow_missing,
+            sink: InsertBlocks::observed(observer),
+            columns: Vec::new(),
+            state: State::Ready,
+            rows: 0,
+            packets: 0,
+            span,
+        }
+    }
+
+    /// The query id the INSERT is sent with.
+    pub fn query_id(&self) -> &str {
+        self.q.id.as_str()
+    }
+
+    /// Rows sent so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Sends the rows of `block` (e.g. one read from a SELECT) as part of this
+    /// INSERT. The first block fixes the INSERT's columns; see [`BlockInsert`]
+    /// for the checks and for what a failure leaves.
+    pub async fn write(&mut self, block: &Block) -> Result<()> {
+        if block.rows() == 0 {
+            return self.check_open();
+        }
+        let cols: Vec<(&str, InsertData<'_>)> =
+            block.columns().iter().map(|c| (c.name(), c.into_insert_data())).collect();
+        self.write_columns(&cols).await
+    }
+
+    /// Sends columns given as data, `(name, data)` like
+    /// [`Insert::column`](crate::Insert::column), as part of this INSERT
+    /// (split into Data packets by [`Config::insert_block_rows`](crate::Config::insert_block_rows)
+    /// and [`Config::insert_block_bytes`](crate::Config::insert_block_bytes)).
+    pub async fn write_columns(&mut self, columns: &[(&str, InsertData<'_>)]) -> Result<()> {
+        let span = self.span.span().clone();
+        tracing::Instrument::instrument(self.write_inner(columns), span).await
+    }
+
+    async fn write_inner(&mut self, columns: &[(&str, InsertData<'_>)]) -> Result<()> {
+        self.enter()?;
+        let res = self.send(columns).await;
+        match res {
+            Ok(()) => self.state = State::Ready,
+            Err(_) => {
+                self.state = State::Failed;
+                self.span.finish(Some(self.rows), 0, "error");
+            }
+        }
+        res
+    }
+
+    /// Ends the INSERT and waits for the server to confirm it; returns what
+    /// it did. An INSERT that was given no rows sends nothing and returns an
+    /// empty summary.
+    pub async fn end(mut self) -> Result<InsertSummary> {
+        let span = self.span.span().clone();
+        let res = tracing::Instrument::instrument(self.end_inner(), span).await;
+        match &res {
+            Ok(s) => self.span.finish(Some(s.rows), s.progress.written_bytes, "ok"),
+            Err(_) => self.span.finish(Some(self.rows), 0, "error"),
+        }
+        res
+    }
+
+    async fn end_inner(&mut self) -> Result<InsertSummary> {
+        self.enter()?;
+        if self.columns.is_empty() {
+            self.state = State::Done;
+            return Ok(InsertSummary::default());
+        }
+        let conn = match self.home.slot().get().await {
+            Ok(c) => c,
+            Err(e) => {
+                self.state = State::Failed;
+                return Err(e);
+            }
+        };
+        let res = end_insert(conn, &mut self.sink).await;
+        self.sink.header.recycle(conn.proto.pool());
+        self.state = if res.is_ok() { State::Done } else { State::Failed };
+        Ok(InsertSummary { rows: self.rows, blocks: self.packets, progress: res? })
+    }
+
+    /// Aborts the INSERT: closes its connection without ending it, so the
+    /// server discards what it has not written yet (see [`BlockInsert`]).
+    /// Does nothing when no rows were sent (the connection is then kept).
+    pub fn abort(mut self) {
+        self.close("the INSERT was aborted");
+        self.state = State::Done;
+    }
+
+    /// Ok while further calls are allowed (for an empty block, which sends nothing).
+    fn check_open(&self) -> Result<()> {
+        match self.state {
+            State::Ready => Ok(()),
+            _ => Err(self.refused()),
+        }
+    }
+
+    fn refused(&self) -> Error {
+        match self.state {
+            State::InCall => {
+                Error::Closed("a write() or end() of this INSERT was cancelled halfway; the INSERT was aborted".into())
+            }
+            _ => Error::Usage(format!(
+                "the INSERT into {} failed or ended earlier; start a new one (rows are not resent)",
+                self.table
+            )),
+        }
+    }
+
+    /// Starts a call: refused after a failure, and after a call whose future
+    /// was dropped halfway (its connection may hold half a packet).
+    fn enter(&mut self) -> Result<()> {
+        match self.state {
+            State::Ready => {
+                self.state = State::InCall;
+                Ok(())
+            }
+            State::InCall => {
+                let e = self.refused();
+                self.close("a write() or end() of the INSERT was cancelled halfway");
+                self.state = State::Failed;
+                Err(e)
+            }
+            State::Failed | State::Done => Err(self.refused()),
+        }
+    }
+
+    /// Closes the connection if the INSERT is under way on it.
+    fn close(&mut self, why: &str) {
+        if let Some(conn) = self.home.slot().peek_mut() {
+            if !conn.proto.is_idle() && !conn.is_broken() {
+                conn.poison(Error::Closed(why.to_string()));
+            }
+        }
+    }
+
+    /// Aborts the INSERT under way and returns `e` with a word on what happened.
+    fn abort_with(&mut self, e: Error) -> Error {
+        self.close("an INSERT was aborted after an invalid block");
+        let note = format!(
+            "; the INSERT into {} was aborted after {} rows by closing its connection \
+             (the server discards the rows it has not written into parts yet)",
+            self.table, self.rows
+        );
+        match e {
+            Error::Usage(m) => Error::Usage(m + &note),
+            // Displayed as "column `c` is <actual>, not <requested>": the note reads last.
+            Error::TypeMismatch { column, requested, actual } => {
+                Error::TypeMismatch { column, requested: requested + &note, actual }
+            }
+            e => e,
+        }
+    }
+
+    /// `columns` in the INSERT's column order, or why they do not fit it.
+    fn ordered<'a>(&self, columns: &[(&str, InsertData<'a>)]) -> Result<Vec<(String, InsertData<'a>)>> {
+        let mut out = Vec::with_capacity(self.columns.len());
+        for name in &self.columns {
+            match columns.iter().filter(|(n, _)| n == name).count() {
+                1 => {}
+                0 => {
+                    return Err(Error::Usage(format!(
+                        "block {}: no column `{name}` (this INSERT's columns are {})",
+                        self.packets + 1,
+                        list(&self.columns)
+                    )))
+                }
+                _ => return Err(Error::Usage(format!("block {}: column `{name}` given twice", self.packets + 1))),
+            }
+            let (_, data) = columns.iter().find(|(n, _)| n == name).expect("counted above");
+            out.push((name.clone(), data.clone()));
+        }
+        if let Some((extra, _)) = columns.iter().find(|(n, _)| !self.columns.iter().any(|c| c == n)) {
+            return Err(Error::Usage(format!(
+                "block {}: column `{extra}` is not one of this INSERT's columns ({}, fixed by its first block)",
+                self.packets + 1,
+                list(&self.columns)
+            )));
+        }
+        Ok(out)
+    }
+
+    async fn send(&mut self, columns: &[(&str, InsertData<'_>)]) -> Result<()> {
+        if columns.is_empty() {
+            let e = Error::Usage("a block to insert needs at least one column".into());
+            return Err(if self.columns.is_empty() { e } else { self.abort_with(e) });
+        }
+        if self.columns.is_empty() {
+            return self.send_first(columns).await;
+        }
+        let ordered = match self.ordered(columns) {
+            Ok(o) => o,
+            Err(e) => return Err(self.abort_with(e)),
+        };
+        let typed = match InsertColumns::new(&ordered).and_then(|c| c.with_header(&self.sink.header)) {
+            Ok(t) => t,
+            Err(e) => return Err(self.abort_with(e.into())),
+        };
+        if typed.rows() == 0 {
+            return Ok(());
+        }
+        let conn: &mut Conn = self.home.slot().get().await?;
+        let n = send_rows(conn, &typed, &mut self.sink).await?;
+        self.rows += typed.rows() as u64;
+        self.packets += n;
+        Ok(())
+    }
+
+    /// Sends the INSERT with the first block's columns, then the block.
+    async fn send_first(&mut self, columns: &[(&str, InsertData<'_>)]) -> Result<()> {
+        for (i, (name, _)) in columns.iter().enumerate() {
+            if columns[..i].iter().any(|(n, _)| n == name) {
+                return Err(Error::Usage(format!("column `{name}` given twice")));
+            }
+        }
+        let owned: Vec<(String, InsertData<'_>)> = columns.iter().map(|(n, d)| (n.to_string(), d.clone())).collect();
+        let checked = InsertColumns::new(&owned)?;
+        if checked.rows() == 0 {
+            return Ok(());
+        }
+        self.q.sql = insert_sql(&self.quoted, columns.iter().map(|(n, _)| *n));
+        let conn: &mut Conn = self.home.slot().get().await?;
+        let described = start_insert(conn, &self.q, &mut self.sink).await?;
+        let typed = match check_against_header(checked, &self.sink.header, &described, self.allow_missing) {
+            Ok(t) => t,
+            Err(e) => {
+                // Nothing was sent: end the INSERT empty, the connection stays usable.
+                refuse_insert(conn, &mut self.sink).await?;
+                return Err(e);
+            }
+        };
+        self.columns = owned.iter().map(|(n, _)| n.clone()).collect();
+        let n = send_rows(conn, &typed, &mut self.sink).await?;
+        self.rows += typed.rows() as u64;
+        self.packets += n;
+        Ok(())
+    }
+}
+
+fn list(names: &[String]) -> String {
+    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}
+
+impl std::fmt::Debug for BlockInsert<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockInsert")
+            .field("table", &self.table)
+            .field("query_id", &self.q.id)
+            .field("columns", &self.columns)
+            .field("rows", &self.rows)
+            .field("state", &self.state)
+            .finish()
+    }
+}
+
+impl Drop for BlockInsert<'_> {
+    fn drop(&mut self) {
+        if !matches!(self.state, State::Ready | State::InCall) || self.columns.is_empty() {
+            return;
+        }
+        tracing::warn!(
+            table = %self.table,
+            rows = self.rows,
+            "a BlockInsert was dropped without end(): the INSERT was aborted and the {} rows sent \
+             are discarded (call end() to store them)",
+            self.rows
+        );
+        self.close("a BlockInsert was dropped without end()");
+    }
+}
