@@ -365,3 +365,13 @@ async fn webpki_roots_need_their_feature() {
         assert!(e.to_string().contains("needs chnative built with the `webpki-roots` cargo feature"), "{e}");
     }
 }
+
+#[tokio::test]
+async fn tls_to_the_http_port_says_so() {
+    let s = server();
+    let (e, took) = connect_err(cfg_at(&s.host, s.http_port).secure(true)).await;
+    eprintln!("TLS to the HTTP port ({took:?}): {e}");
+    assert!(took < FAST, "took {took:?}: {e}");
+    let shown = e.to_string();
+    assert!(shown.contains("did not answer in TLS") && shown.contains("plaintext port"), "{shown}");
+}
