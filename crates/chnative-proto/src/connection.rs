@@ -287,6 +287,44 @@ impl BlockSink for Discard {
 /// unknown and it is not reused.
 pub const CLOSING_EXCEPTION_CODES: [i32; 5] = [100, 101, 115, 193, 210];
 
+/// Where ClickHouse serves which protocol by default, for the messages about a
+/// port that does not speak the native protocol.
+pub const PORTS_HINT: &str =
+    "ClickHouse's native protocol is on port 9000 (9440 with TLS), its HTTP interface on 8123 (8443 with TLS)";
+
+/// Recognises an answer to the client's Hello in another protocol than the
+/// native one, from its first bytes: `Ok(Some(why))` for HTTP (a wrong port)
+/// or TLS (a TLS port spoken to in plaintext), `Ok(None)` when the bytes may
+/// be a Hello or an Exception, `Err(needed)` when more bytes are needed to tell.
+pub fn foreign_answer(b: &[u8]) -> Result<Option<String>, usize> {
+    const HTTP: &[u8] = b"HTTP/";
+    match b.first() {
+        None => Ok(None),
+        Some(&c) if c as u64 == packet::server_code::HELLO || c as u64 == packet::server_code::EXCEPTION => Ok(None),
+        Some(b'H') if b.len() < HTTP.len() && HTTP.starts_with(b) => Err(HTTP.len()),
+        Some(b'H') if b.starts_with(HTTP) => {
+            // The status line as far as it has arrived, printable ASCII only.
+            let line: String = b
+                .iter()
+                .take_while(|&&c| c != b'\r' && c != b'\n')
+                .take(80)
+                .map(|&c| if c.is_ascii_graphic() || c == b' ' { c as char } else { '?' })
+                .collect();
+            Ok(Some(format!(
+                "the server answered in HTTP (`{line}`), not in ClickHouse's native protocol: \
+                 this is an HTTP port; {PORTS_HINT}"
+            )))
+        }
+        // A TLS record: an alert (21) or a handshake (22), version 3.x.
+        Some(21 | 22) if b.len() < 2 => Err(2),
+        Some(21 | 22) if b[1] == 3 => Ok(Some(format!(
+            "the server answered in TLS: this port expects TLS, so set secure=true (URL option, or \
+             connect with clickhouses://) or Config::secure; {PORTS_HINT}"
+        ))),
+        Some(_) => Ok(None),
+    }
+}
+
 /// Whether the server closes the connection after sending this exception.
 pub fn exception_closes_connection(e: &Exception) -> bool {
     CLOSING_EXCEPTION_CODES.contains(&e.code)
@@ -933,6 +971,14 @@ impl Connection {
             }
             let body = match self.reading {
                 Reading::Head => {
+                    let handshake = self.state == State::Handshake;
+                    if handshake {
+                        match foreign_answer(&self.input[self.ipos..self.iend]) {
+                            Ok(None) => {}
+                            Ok(Some(why)) => return Err(self.fail(Error::Unsupported(why))),
+                            Err(needed) => return self.need(needed),
+                        }
+                    }
                     let compressing = self.compressing && matches!(self.state, State::Busy(_));
                     let mut r = Reader::new(&self.input[self.ipos..self.iend]);
                     match packet::read_server_packet(&mut r, self.options.revision, self.revision, compressing) {
@@ -944,6 +990,12 @@ impl Connection {
                             }
                         }
                         Err(ProtoError::Incomplete { needed }) => return self.need(needed),
+                        Err(ProtoError::Violation(why)) if handshake => {
+                            return Err(self.violation(format!(
+                                "{why} where the server's Hello was expected: is this ClickHouse's native \
+                                 protocol port? {PORTS_HINT}"
+                            )))
+                        }
                         Err(e) => return Err(self.fail(e.into())),
                     }
                 }

@@ -20,6 +20,7 @@ pub mod compression;
 pub mod connection;
 pub mod convert;
 pub mod error;
+pub mod error_codes;
 pub mod insert;
 pub mod packet;
 pub mod qbit;

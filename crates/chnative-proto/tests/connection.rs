@@ -250,6 +250,54 @@ fn packet_other_than_hello_in_handshake_is_a_violation() {
 }
 
 #[test]
+fn an_http_answer_to_hello_names_the_native_port() {
+    let mut c = Connection::new(options(54492));
+    c.start_handshake(&HELLO, "").unwrap();
+    // A prefix of `HTTP/` is not enough to tell: more is asked for.
+    feed(&mut c, b"HT");
+    assert_eq!(c.poll(&mut Discard).unwrap(), Poll::NeedInput { needed: 5 });
+    feed(&mut c, b"TP/1.1 400 Bad Request\r\nConnection: Close\r\n\r\n");
+    match c.poll(&mut Discard) {
+        Err(Error::Unsupported(why)) => {
+            assert!(why.contains("answered in HTTP (`HTTP/1.1 400 Bad Request`)"), "{why}");
+            assert!(why.contains("native protocol is on port 9000 (9440 with TLS)"), "{why}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(c.is_closed());
+}
+
+#[test]
+fn a_tls_answer_to_hello_says_secure() {
+    // A TLS alert record (21, version 3.1), as a TLS port answers plaintext.
+    let mut c = Connection::new(options(54492));
+    c.start_handshake(&HELLO, "").unwrap();
+    feed(&mut c, &[21, 3, 1, 0, 2, 2, 70]);
+    match c.poll(&mut Discard) {
+        Err(Error::Unsupported(why)) => {
+            assert!(why.contains("answered in TLS") && why.contains("secure=true"), "{why}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_unknown_first_byte_in_the_handshake_asks_about_the_port() {
+    let mut c = Connection::new(options(54492));
+    c.start_handshake(&HELLO, "").unwrap();
+    feed(&mut c, b"SSH-2.0-OpenSSH_9.6\r\n");
+    let e = c.poll(&mut Discard).unwrap_err();
+    assert!(is_violation(&e), "{e:?}");
+    let e = e.to_string();
+    assert!(e.contains("unexpected server packet code 83") && e.contains("native protocol port"), "{e}");
+    // `H` not followed by `TTP/` is not HTTP.
+    let mut c = Connection::new(options(54492));
+    c.start_handshake(&HELLO, "").unwrap();
+    feed(&mut c, b"Hello");
+    assert!(c.poll(&mut Discard).unwrap_err().to_string().contains("code 72"));
+}
+
+#[test]
 fn handshake_twice_is_refused() {
     let mut c = idle();
     assert!(matches!(c.start_handshake(&HELLO, ""), Err(Error::State { state: State::Idle, .. })));

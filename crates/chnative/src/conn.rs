@@ -369,7 +369,13 @@ impl Conn {
             blocks: None,
             timer: None,
         };
-        c.handshake().await?;
+        // A port that does not answer the Hello may be an HTTP port: ask it.
+        let probe = crate::hosts::http_probe(c.cfg.host.clone(), c.cfg.effective_port(), tls.cloned());
+        tokio::select! {
+            biased;
+            r = c.handshake() => r?,
+            Some(e) = probe => return Err(e),
+        }
         Ok(c)
     }
 

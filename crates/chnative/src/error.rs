@@ -4,13 +4,20 @@ use chnative_proto::packet::Exception;
 use chnative_proto::ProtoError;
 
 /// An exception raised by the server, with its nested chain.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// `Display` is one line: the code's name and number, then the server's
+/// message (`UNKNOWN_TABLE (60): Table default.x does not exist. …`), then
+/// each nested exception after `; caused by: `. `Debug` shows every field but
+/// the stack trace, which it counts (the trace is in [`ServerError::stack_trace`]).
+#[derive(Clone, PartialEq, Eq)]
 pub struct ServerError {
-    /// ClickHouse error code (e.g. 516 AUTHENTICATION_FAILED, 60 UNKNOWN_TABLE).
+    /// ClickHouse error code (e.g. 516 AUTHENTICATION_FAILED, 60 UNKNOWN_TABLE);
+    /// [`ServerError::code_name`] has its name.
     pub code: i32,
     /// Exception class name, e.g. `DB::Exception`.
     pub name: String,
-    /// Message text.
+    /// Message text, as the server sent it (starting with the class name, e.g.
+    /// `DB::Exception: `).
     pub message: String,
     /// Server-side stack trace (may be empty).
     pub stack_trace: String,
@@ -30,13 +37,67 @@ impl From<Exception> for ServerError {
     }
 }
 
-impl std::fmt::Display for ServerError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "code {}: {}", self.code, self.message)?;
-        for n in &self.nested {
-            write!(f, " (caused by: {n})")?;
+impl ServerError {
+    /// The name of the code in ClickHouse's list of error codes
+    /// (`Some("UNKNOWN_TABLE")` for 60), `None` for a code this version of
+    /// chnative does not know (see [`chnative_proto::error_codes`]).
+    pub fn code_name(&self) -> Option<&'static str> {
+        chnative_proto::error_codes::name(self.code)
+    }
+
+    /// The message without the class name the server puts before it
+    /// (`DB::Exception: `).
+    fn text(&self) -> &str {
+        let m = self.message.as_str();
+        [self.name.as_str(), "DB::Exception"]
+            .iter()
+            .filter(|p| !p.is_empty())
+            .find_map(|p| m.strip_prefix(p).and_then(|r| r.strip_prefix(": ")))
+            .unwrap_or(m)
+    }
+
+    /// `NAME (code): message` on one line.
+    fn fmt_one(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.code_name() {
+            Some(name) => write!(f, "{name} ({}):", self.code)?,
+            None => write!(f, "code {}:", self.code)?,
+        }
+        // A multi-line message is joined into one line (the field keeps it as sent).
+        for line in self.text().lines().map(str::trim).filter(|l| !l.is_empty()) {
+            write!(f, " {line}")?;
         }
         Ok(())
+    }
+}
+
+impl std::fmt::Display for ServerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.fmt_one(f)?;
+        // Depth-first: the server sends the chain flat, outermost first.
+        for n in &self.nested {
+            write!(f, "; caused by: {n}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Every field but the stack trace, which is counted in lines: a trace is
+/// dozens of raw addresses that would bury the message wherever `{:?}` is
+/// printed (`main` returning an error, `unwrap`).
+impl std::fmt::Debug for ServerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("ServerError");
+        d.field("code", &self.code);
+        if let Some(name) = self.code_name() {
+            d.field("code_name", &format_args!("{name}"));
+        }
+        d.field("name", &self.name).field("message", &self.message);
+        match self.stack_trace.lines().count() {
+            0 => d.field("stack_trace", &format_args!("<empty>")),
+            1 => d.field("stack_trace", &format_args!("<1 line>")),
+            n => d.field("stack_trace", &format_args!("<{n} lines>")),
+        };
+        d.field("nested", &self.nested).finish()
     }
 }
 
@@ -48,14 +109,15 @@ impl std::fmt::Display for ServerError {
 #[non_exhaustive]
 pub enum Error {
     /// The server raised an exception.
-    #[error("server exception {0}")]
+    #[error("server error {0}")]
     Server(ServerError),
     /// Socket error, including the server closing the connection.
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
     /// The connection could not be made: TCP connect or the handshake failed at
-    /// the socket level. No query was sent.
-    #[error("connecting: {0}")]
+    /// the socket level. No query was sent. The text names the host and port
+    /// (`connecting to db1:9000 failed: Connection refused`).
+    #[error("{0}")]
     Connect(std::io::Error),
     /// The server's bytes broke the protocol (the connection is closed).
     #[error("protocol: {0}")]
@@ -174,13 +236,19 @@ impl Error {
 
     /// True when the connection this error came from can no longer be used
     /// (socket errors, timeouts, protocol violations, an already closed
-    /// connection): make a new [`crate::Client`].
+    /// connection).
+    ///
+    /// With the pooled [`crate::Client`] there is nothing to do: the pool drops
+    /// a closed connection when it comes back and the next call takes another
+    /// one or opens a new one, so keep using the same `Client`. A
+    /// [`crate::Connection`] or [`crate::Session`] is one connection: after such
+    /// an error make a new one.
     ///
     /// False for errors that leave the connection as it was: server exceptions,
     /// cancelled queries, invalid input caught before sending, type mismatches and
     /// conversions. ClickHouse itself closes the connection after a few server
-    /// exceptions (an unknown setting, for one); [`crate::Client::is_usable`] is
-    /// the authority on a live client.
+    /// exceptions (an unknown setting, for one); on a `Connection` or `Session`,
+    /// `is_usable()` is the authority on whether it is still open.
     pub fn is_closed(&self) -> bool {
         match self {
             Error::Io(_) | Error::Connect(_) | Error::Timeout(_) | Error::Closed(_) => true,
@@ -238,6 +306,53 @@ mod tests {
             stack_trace: String::new(),
             nested: Vec::new(),
         })
+    }
+
+    fn exception(code: i32, name: &str, message: &str, nested: Vec<ServerError>) -> ServerError {
+        ServerError {
+            code,
+            name: name.into(),
+            message: message.into(),
+            stack_trace: "0. ? @ 0x000000001d967133\n1. ? @ 0x000000000e717b9e\n".into(),
+            nested,
+        }
+    }
+
+    #[test]
+    fn server_errors_display_on_one_line_with_the_code_name() {
+        let e = exception(60, "DB::Exception", "DB::Exception: Table default.x does not exist.", vec![]);
+        assert_eq!(e.code_name(), Some("UNKNOWN_TABLE"));
+        assert_eq!(e.to_string(), "UNKNOWN_TABLE (60): Table default.x does not exist.");
+        assert_eq!(Error::Server(e).to_string(), "server error UNKNOWN_TABLE (60): Table default.x does not exist.");
+        // Another class's prefix, a message without one, an unknown code, several lines.
+        let e = exception(210, "DB::NetException", "DB::NetException: Connection reset by peer", vec![]);
+        assert_eq!(e.to_string(), "NETWORK_ERROR (210): Connection reset by peer");
+        let e = exception(99999, "DB::Exception", "no prefix here\n  second line\n\nthird", vec![]);
+        assert_eq!((e.code_name(), e.to_string().as_str()), (None, "code 99999: no prefix here second line third"));
+        // Nested exceptions follow on the same line, outermost first.
+        let inner = exception(241, "DB::Exception", "DB::Exception: Memory limit exceeded", vec![]);
+        let middle = exception(210, "DB::Exception", "DB::Exception: from shard 2", vec![inner]);
+        let e = exception(279, "DB::Exception", "DB::Exception: All connection tries failed", vec![middle]);
+        assert_eq!(
+            e.to_string(),
+            "ALL_CONNECTION_TRIES_FAILED (279): All connection tries failed; caused by: NETWORK_ERROR (210): \
+             from shard 2; caused by: MEMORY_LIMIT_EXCEEDED (241): Memory limit exceeded"
+        );
+    }
+
+    #[test]
+    fn server_error_debug_counts_the_stack_trace_lines() {
+        let e = Error::Server(exception(62, "DB::Exception", "DB::Exception: Syntax error", vec![]));
+        let d = format!("{e:?}");
+        assert_eq!(
+            d,
+            "Server(ServerError { code: 62, code_name: SYNTAX_ERROR, name: \"DB::Exception\", \
+             message: \"DB::Exception: Syntax error\", stack_trace: <2 lines>, nested: [] })"
+        );
+        let mut s = exception(99999, "X", "m", vec![]);
+        s.stack_trace.clear();
+        assert!(format!("{s:?}").contains("code: 99999, name: \"X\", message: \"m\", stack_trace: <empty>"));
+        assert!(!format!("{s:#?}").contains("0x"));
     }
 
     #[test]

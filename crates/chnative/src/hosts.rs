@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::net::TcpStream;
 
@@ -88,26 +88,29 @@ impl Connector {
             cfg.net.more_hosts.clear();
             let started = Instant::now();
             let res = tracing::Instrument::instrument(Conn::connect(cfg, self.tls.as_ref()), span.clone()).await;
-            match res {
+            let e = match res {
                 Ok(c) => {
                     self.mark(i, false);
                     tracing::debug!(parent: &span, elapsed_us = started.elapsed().as_micros() as u64, "connected");
                     return Ok(c);
                 }
-                Err(e) if fails_over(&e) => {
-                    let e = self.explain(e);
-                    tracing::warn!(parent: &span, error = %e, "connect failed");
-                    self.mark(i, true);
-                    failures.push(format!("{host}:{port}: {e}"));
-                    last = Some(e);
-                }
-                Err(e) => return Err(e),
+                Err(e) => at_host(self.explain(e), host, *port),
+            };
+            if !fails_over(&e) {
+                return Err(e);
             }
+            tracing::warn!(parent: &span, error = %e, "connect failed");
+            self.mark(i, true);
+            failures.push(match &e {
+                Error::Io(io) => io.to_string(),
+                e => format!("connecting to {} failed: {e}", address(host, *port)),
+            });
+            last = Some(e);
         }
         match last {
             // Several hosts: say what happened at each, keeping the last error's kind.
             Some(Error::Io(io)) if failures.len() > 1 => {
-                Err(Error::Io(std::io::Error::new(io.kind(), format!("no host answered ({})", failures.join("; ")))))
+                Err(Error::Io(std::io::Error::new(io.kind(), format!("no host answered: {}", failures.join("; ")))))
             }
             Some(e) => Err(e),
             None => Err(Error::Config("no host to connect to".into())),
@@ -131,6 +134,47 @@ impl Connector {
     }
 }
 
+/// `host:port`, with an IPv6 address in brackets.
+fn address(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// A socket error while connecting to one host, naming the host as configured
+/// and the port (the error it wraps is its `source`).
+#[derive(Debug)]
+struct ConnectFailed {
+    address: String,
+    source: std::io::Error,
+}
+
+impl std::fmt::Display for ConnectFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "connecting to {} failed: {}", self.address, self.source)
+    }
+}
+
+impl std::error::Error for ConnectFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// Names the host in a connect error whose text would not: a socket error
+/// (keeping its kind), or a server this client cannot talk to (a wrong port).
+fn at_host(e: Error, host: &str, port: u16) -> Error {
+    match e {
+        Error::Io(source) => {
+            Error::Io(std::io::Error::new(source.kind(), ConnectFailed { address: address(host, port), source }))
+        }
+        Error::Config(why) => Error::Config(format!("connecting to {} failed: {why}", address(host, port))),
+        e => e,
+    }
+}
+
 /// Connect errors worth trying the next host for (not bad credentials,
 /// an unknown database or a bad config: those are the same everywhere).
 fn fails_over(e: &Error) -> bool {
@@ -151,9 +195,95 @@ pub(crate) async fn open(cfg: &Config, tls: Option<&Tls>) -> Result<Box<dyn Tran
     }
 }
 
+/// How long the server may leave the client's Hello unanswered before
+/// [`http_probe`] asks the port whether it speaks HTTP. A native server
+/// answers at once, after checking the password; ClickHouse's HTTP port reads
+/// the Hello (about 25 bytes, no line end) as the start of a request line and
+/// waits for the rest of it, past the connect timeout (measured on 26.9).
+const PROBE_AFTER: Duration = Duration::from_secs(1);
+
+/// Bounds the probe's own connection, request and answer.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Waits [`PROBE_AFTER`], then sends `GET /ping` to `host:port` on a second
+/// connection (over TLS when the client uses it) and returns the error to
+/// report if the port speaks HTTP: ClickHouse's HTTP port (or any HTTP
+/// server) does not answer the native Hello until its own timeout, but it
+/// answers a request at once. `None` (and the handshake goes on) when the
+/// probe fails or finds the native port, which answers `GET` with an HTTP 400
+/// saying it is "for clickhouse-client program".
+pub(crate) async fn http_probe(host: String, port: u16, tls: Option<Tls>) -> Option<Error> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    tokio::time::sleep(PROBE_AFTER).await;
+    let ask = async {
+        let tcp = TcpStream::connect((host.as_str(), port)).await.ok()?;
+        let mut io: Box<dyn Transport> = match &tls {
+            Some(tls) => tls.connect(&host, tcp).await.ok()?,
+            None => Box::new(tcp),
+        };
+        io.write_all(b"GET /ping HTTP/1.0\r\n\r\n").await.ok()?;
+        let mut answer = Vec::new();
+        // HTTP/1.0: the server closes after its answer.
+        (&mut io).take(4096).read_to_end(&mut answer).await.ok()?;
+        Some(answer)
+    };
+    let answer = tokio::time::timeout(PROBE_TIMEOUT, ask).await.ok()??;
+    tracing::debug!(answer = %String::from_utf8_lossy(&answer[..answer.len().min(200)]), "HTTP probe answered");
+    http_answer(&answer)
+}
+
+/// The error for a probe's answer that is HTTP from something else than the
+/// native port.
+fn http_answer(answer: &[u8]) -> Option<Error> {
+    let text = String::from_utf8_lossy(answer);
+    if !text.starts_with("HTTP/") || text.contains("for clickhouse-client") {
+        return None;
+    }
+    let status: String = text.lines().next().unwrap_or("").chars().take(80).filter(|c| !c.is_control()).collect();
+    let head = text.split("\r\n\r\n").next().unwrap_or("").to_ascii_lowercase();
+    let what = if head.contains("\nx-clickhouse-") { "ClickHouse's HTTP port" } else { "an HTTP port" };
+    Some(Error::Config(format!(
+        "the server did not answer the native protocol's Hello, and the port answers HTTP (`{status}`): \
+         this is {what}; {}",
+        chnative_proto::connection::PORTS_HINT
+    )))
+}
+
 fn random() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(Instant::now().elapsed().as_nanos());
     h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_answers() {
+        // What ClickHouse 26.9's native port answers to `GET /ping`: not an HTTP port.
+        let native = b"HTTP/1.0 400 Bad Request\r\n\r\nPort 19000 is for clickhouse-client program\r\n\
+            You must use port 18123 for HTTP.\r\n";
+        assert!(http_answer(native).is_none());
+        // Its HTTP port.
+        let http = b"HTTP/1.0 200 OK\r\nX-ClickHouse-Summary: {}\r\nConnection: Close\r\n\r\nOk.\n";
+        let e = http_answer(http).unwrap().to_string();
+        assert!(e.contains("(`HTTP/1.0 200 OK`): this is ClickHouse's HTTP port"), "{e}");
+        let e = http_answer(b"HTTP/1.1 301 Moved\r\nLocation: /\r\n\r\n").unwrap().to_string();
+        assert!(e.contains("this is an HTTP port"), "{e}");
+        assert!(http_answer(b"").is_none());
+        assert!(http_answer(b"SSH-2.0-x\r\n").is_none());
+    }
+
+    #[test]
+    fn hosts_are_named_with_their_port() {
+        let refused = || std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let e = at_host(Error::Io(refused()), "db1", 9000);
+        assert!(e.to_string().ends_with("connecting to db1:9000 failed: connection refused"), "{e}");
+        let e = at_host(Error::Io(refused()), "::1", 9440);
+        assert!(e.to_string().contains("connecting to [::1]:9440 failed"), "{e}");
+        let e = at_host(Error::Config("wrong port".into()), "h", 8123);
+        assert_eq!(e.to_string(), "configuration: connecting to h:8123 failed: wrong port");
+    }
 }

@@ -92,7 +92,7 @@ pub use chnative_proto::{Block, Column, DataType};
 pub use config::{Compression, Config};
 pub use error::{Error, ErrorKind, Result, ServerError};
 pub use insert::{fixed, BlockInsert, Insert, InsertData, InsertSummary, IntoInsertData};
-pub use netopts::LoadBalancing;
+pub use netopts::{LoadBalancing, TlsRoots};
 pub use observe::Observer;
 pub use params::{Params, ToParam};
 pub use pool::{Client, PoolStatus};

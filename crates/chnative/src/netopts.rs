@@ -47,10 +47,29 @@ impl Default for PoolOptions {
     }
 }
 
+/// Which root certificates a TLS client trusts, besides [`Config::tls_ca_file`]
+/// (URL option `tls_roots`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TlsRoots {
+    /// The operating system's certificate store (the default; `tls_roots=system`):
+    /// the roots an administrator installed are trusted like everywhere else on
+    /// the machine.
+    #[default]
+    System,
+    /// Mozilla's roots as bundled by the `webpki-roots` crate (`tls_roots=webpki`),
+    /// for containers without a system store. Needs chnative's `webpki-roots`
+    /// cargo feature; the list is as new as the build.
+    WebPki,
+    /// Both (`tls_roots=both`).
+    Both,
+}
+
 /// TLS settings (see [`Config::secure`]).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TlsOptions {
     pub enabled: bool,
+    pub roots: TlsRoots,
     pub ca_file: Option<PathBuf>,
     pub cert_file: Option<PathBuf>,
     pub key_file: Option<PathBuf>,
@@ -127,6 +146,14 @@ impl NetOptions {
             "pool_health_check_after" => self.pool.health_check_after = optional_duration(key, v)?,
             "secure" => self.tls.enabled = flag(key, v)?,
             "tls_ca_file" => self.tls.ca_file = Some(path(key, v)?),
+            "tls_roots" => {
+                self.tls.roots = match v {
+                    "system" => TlsRoots::System,
+                    "webpki" => TlsRoots::WebPki,
+                    "both" => TlsRoots::Both,
+                    _ => return Err(Error::Config(format!("tls_roots: `{v}` is not system, webpki or both"))),
+                }
+            }
             "tls_cert_file" => self.tls.cert_file = Some(path(key, v)?),
             "tls_key_file" => self.tls.key_file = Some(path(key, v)?),
             "tls_server_name" if !v.is_empty() => self.tls.server_name = Some(v.to_string()),
@@ -225,9 +252,18 @@ impl Config {
         self.net.tls.enabled = on;
         self
     }
-    /// A PEM file of CA certificates trusted in addition to the system's roots.
+    /// A PEM file of CA certificates trusted in addition to the roots of
+    /// [`Config::tls_roots`] (URL option `tls_ca_file`): the way to trust a
+    /// server whose certificate is self-signed or from a private CA.
     pub fn tls_ca_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.net.tls.ca_file = Some(path.into());
+        self
+    }
+    /// Which root certificates to trust besides [`Config::tls_ca_file`]: the
+    /// system's (the default), the bundled web PKI roots (cargo feature
+    /// `webpki-roots`), or both. URL option `tls_roots=system|webpki|both`.
+    pub fn tls_roots(mut self, roots: TlsRoots) -> Self {
+        self.net.tls.roots = roots;
         self
     }
     /// A client certificate chain and its private key (PEM), for mutual TLS.
@@ -291,6 +327,11 @@ mod tests {
         let c = Config::from_url("clickhouses://h:9000/db").unwrap();
         assert_eq!(c.address(), "h:9000");
         assert_eq!(Config::from_url("clickhouse://h/db").unwrap().address(), "h:9000");
+        assert_eq!(c.net.tls.roots, TlsRoots::System);
+        for (v, roots) in [("system", TlsRoots::System), ("webpki", TlsRoots::WebPki), ("both", TlsRoots::Both)] {
+            let c = Config::from_url(&format!("clickhouses://h?tls_roots={v}")).unwrap();
+            assert_eq!(c.net.tls.roots, roots);
+        }
         for bad in [
             "clickhouse://h1,/db",
             "clickhouse://h1,h2:x/db",
@@ -300,6 +341,7 @@ mod tests {
             "clickhouse://h?pool_max_size=2&pool_min_idle=3",
             "clickhouse://h?secure=maybe",
             "clickhouse://h?tls_cert_file=/a",
+            "clickhouse://h?tls_roots=mozilla",
         ] {
             assert!(Config::from_url(bad).is_err(), "{bad}");
         }

@@ -2,11 +2,13 @@
 //!
 //! The crypto provider is *ring*: it builds with only a C compiler (aws-lc-rs,
 //! rustls' default, needs cmake and takes minutes to build), and the native
-//! protocol needs nothing ring lacks. Trust roots are the operating system's
-//! store (rustls-native-certs), so the certificates an administrator installs
-//! (a company CA, a cloud provider's chain) are trusted like everywhere else
-//! on the machine; a bundled list (webpki-roots) would ignore them and go stale
-//! with the binary. A CA file given in the config is trusted in addition.
+//! protocol needs nothing ring lacks. Trust roots are by default the operating
+//! system's store (rustls-native-certs), so the certificates an administrator
+//! installs (a company CA, a cloud provider's chain) are trusted like
+//! everywhere else on the machine; a bundled list would ignore them and go
+//! stale with the binary. For containers without a store, the `webpki-roots`
+//! feature bundles Mozilla's roots, used with `tls_roots=webpki` (or `both`).
+//! A CA file given in the config is trusted in addition.
 
 use std::sync::Arc;
 
@@ -23,7 +25,7 @@ use tokio_rustls::TlsConnector;
 
 use crate::conn::Transport;
 use crate::error::{Error, Result};
-use crate::netopts::TlsOptions;
+use crate::netopts::{TlsOptions, TlsRoots};
 
 /// A ready TLS client configuration (built once per client: reading the
 /// system's roots costs milliseconds).
@@ -51,11 +53,23 @@ impl Tls {
         }
         let provider = Arc::new(ring::default_provider());
         let mut roots = RootCertStore::empty();
-        // Unreadable system certificates are skipped: one bad file in
-        // /etc/ssl/certs must not stop a client that trusts a custom CA.
-        let native = rustls_native_certs::load_native_certs();
-        for cert in native.certs {
-            let _ = roots.add(cert);
+        let mut system_problem = None;
+        if matches!(o.roots, TlsRoots::System | TlsRoots::Both) {
+            // Unreadable system certificates are skipped: one bad file in
+            // /etc/ssl/certs must not stop a client that trusts a custom CA.
+            let native = rustls_native_certs::load_native_certs();
+            for cert in native.certs {
+                let _ = roots.add(cert);
+            }
+            if roots.is_empty() {
+                system_problem = Some(match native.errors.first() {
+                    Some(e) => format!("the system's certificates could not be loaded ({e})"),
+                    None => "the system has no certificate store (no CA certificates installed)".to_string(),
+                });
+            }
+        }
+        if matches!(o.roots, TlsRoots::WebPki | TlsRoots::Both) {
+            add_webpki_roots(&mut roots)?;
         }
         if let Some(path) = &o.ca_file {
             let mut n = 0;
@@ -71,7 +85,8 @@ impl Tls {
             }
         }
         if roots.is_empty() {
-            return Err(Error::Config("TLS: no trusted roots (no system certificates and no tls_ca_file)".into()));
+            let why = system_problem.unwrap_or_else(|| "no roots".into());
+            return Err(Error::Config(format!("TLS: no trusted root certificates: {why}; {NO_ROOTS_HINT}")));
         }
         let roots = Arc::new(roots);
         let builder = ClientConfig::builder_with_provider(provider.clone())
@@ -112,12 +127,56 @@ impl Tls {
     }
 }
 
-/// A TLS handshake failure, with a hint when the peer is not speaking TLS.
+/// What to do when no root certificate is trusted.
+#[cfg(feature = "webpki-roots")]
+const NO_ROOTS_HINT: &str = "set tls_ca_file=<path to the CA certificate> (URL option) or Config::tls_ca_file, \
+     or tls_roots=webpki to trust the bundled web PKI roots";
+#[cfg(not(feature = "webpki-roots"))]
+const NO_ROOTS_HINT: &str = "set tls_ca_file=<path to the CA certificate> (URL option) or Config::tls_ca_file, \
+     or build chnative with the `webpki-roots` cargo feature and set tls_roots=webpki to trust the bundled web PKI roots";
+
+/// Adds Mozilla's roots (the `webpki-roots` crate).
+#[cfg(feature = "webpki-roots")]
+fn add_webpki_roots(roots: &mut RootCertStore) -> Result<()> {
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    Ok(())
+}
+
+#[cfg(not(feature = "webpki-roots"))]
+fn add_webpki_roots(_: &mut RootCertStore) -> Result<()> {
+    Err(Error::Config(
+        "TLS: tls_roots=webpki needs chnative built with the `webpki-roots` cargo feature \
+         (the bundled roots are not compiled in)"
+            .into(),
+    ))
+}
+
+/// The hint for a server certificate the trusted roots do not vouch for.
+const UNTRUSTED_HINT: &str = "the server's certificate is not signed by a trusted CA (self-signed or a private CA?): \
+     set tls_ca_file=<path to the CA certificate> (URL option) or Config::tls_ca_file";
+
+/// A TLS handshake failure, with a hint when the peer is not speaking TLS or
+/// its certificate is not trusted.
 fn handshake_error(e: std::io::Error) -> Error {
     let hint = match e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
         Some(rustls::Error::InvalidMessage(_)) => {
-            " (the server did not answer in TLS: is this the plaintext port? TLS is usually on 9440)"
+            " (the server did not answer in TLS: is this a plaintext port? ClickHouse's native protocol \
+             over TLS is usually on 9440, in plaintext on 9000)"
         }
+        Some(rustls::Error::InvalidCertificate(c)) => match c {
+            CertificateError::UnknownIssuer | CertificateError::BadSignature => return untrusted(e),
+            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
+                " (the certificate is for another name: connect by the name it carries, or set \
+                 tls_server_name=<that name> (URL option) or Config::tls_server_name)"
+            }
+            CertificateError::Expired
+            | CertificateError::ExpiredContext { .. }
+            | CertificateError::NotValidYet
+            | CertificateError::NotValidYetContext { .. } => {
+                " (check the server's certificate dates and this machine's clock)"
+            }
+            _ => "",
+        },
         Some(_) => "",
         None if e.kind() == std::io::ErrorKind::UnexpectedEof => {
             " (the server closed the connection during the TLS handshake)"
@@ -125,6 +184,10 @@ fn handshake_error(e: std::io::Error) -> Error {
         None => "",
     };
     Error::Io(std::io::Error::new(e.kind(), format!("TLS handshake failed: {e}{hint}")))
+}
+
+fn untrusted(e: std::io::Error) -> Error {
+    Error::Io(std::io::Error::new(e.kind(), format!("TLS handshake failed: {e} ({UNTRUSTED_HINT})")))
 }
 
 // Writes from `Drop` are left to the background drain: a TLS record half
