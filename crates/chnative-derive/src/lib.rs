@@ -1,8 +1,12 @@
-//! Derive macros for chnative: `#[derive(Row)]` makes a struct a typed row.
+//! Derive macros for [chnative](https://docs.rs/chnative), a ClickHouse client over
+//! the native TCP protocol. Use them through the `chnative` crate, which re-exports
+//! them: `#[derive(chnative::Row)]`, `#[derive(chnative::Enum)]`,
+//! `#[derive(chnative::Variant)]`; depending on this crate directly is not needed.
 //!
-//! The macro only lists the fields; binding by name, type checks, per-block
-//! column resolution and insert buffers live in `chnative::row`, so the
-//! generated code stays a few lines per field. Use it through `chnative::Row`.
+//! The macros only list the fields; binding by name, type checks, per-block
+//! column resolution and insert buffers live in chnative's
+//! [`row` module](https://docs.rs/chnative/latest/chnative/row/index.html), so the
+//! generated code stays a few lines per field.
 
 use proc_macro::TokenStream;
 use proc_macro2::{Group, Ident, TokenStream as Tokens, TokenTree};
@@ -10,7 +14,10 @@ use quote::{quote, ToTokens};
 use syn::{parse_macro_input, Data, DeriveInput, Fields, GenericParam, LitStr};
 
 /// Derives `chnative::row::Row` (read) and `chnative::row::RowWrite` (insert) for a
-/// struct with named fields. See `chnative::row` for the attributes.
+/// struct with named fields. See chnative's
+/// [`row` module](https://docs.rs/chnative/latest/chnative/row/index.html) for the
+/// attributes (`#[row(rename = "col")]`, `#[row(skip)]`, `#[row(default)]`,
+/// `#[row(ignore_extra_columns)]`).
 #[proc_macro_derive(Row, attributes(row))]
 pub fn derive_row(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
@@ -33,11 +40,14 @@ pub fn derive_enum(input: TokenStream) -> TokenStream {
     }
 }
 
-/// Derives `chnative::row::FromColumn` for a Rust enum of one-field tuple variants,
-/// read from a `Variant(T1, T2, …)` column: each alternative of the column's type is
-/// read by the first Rust variant whose field type accepts it (checked when a result is
-/// bound). A NULL is `None` when the field is `Option<Enum>`. Reading only: inserting
-/// into Variant columns is refused with an error.
+/// Derives `chnative::row::FromColumn` (read) and `chnative::row::ToColumn` (insert)
+/// for a Rust enum of one-field tuple variants, mapped to a `Variant(T1, T2, …)`
+/// column. Reading: each alternative of the column's type is read by the first Rust
+/// variant whose field type accepts it (checked when a result is bound). Inserting:
+/// each Rust variant goes to the first of the column's remaining alternatives its
+/// field type can be written to (checked when the table's columns arrive; a variant
+/// that fits none is an error naming it and the column type). A NULL is `None` when
+/// the field is `Option<Enum>`, in both directions.
 #[proc_macro_derive(Variant, attributes(row))]
 pub fn derive_variant(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);

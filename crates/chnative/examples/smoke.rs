@@ -1,3 +1,9 @@
+//! A quick check against a running server: handshake, ping, `SELECT 1`, and a
+//! 100,000-row stream.
+//!
+//! `cargo run -p chnative --example smoke [-- clickhouse://user@host:port/db]`; without a
+//! URL it connects to 127.0.0.1:19000, the test server that `scripts/server.sh start` runs.
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> chnative::Result<()> {
     let url = std::env::args().nth(1).unwrap_or("clickhouse://default@127.0.0.1:19000/default".into());

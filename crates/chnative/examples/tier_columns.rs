@@ -1,6 +1,9 @@
 //! The column tier: borrowed blocks, one typed slice or view per column.
 //!
-//! `cargo run -p chnative --example tier_columns -- clickhouse://default@127.0.0.1:9000/default`
+//! `cargo run -p chnative --example tier_columns -- clickhouse://default@127.0.0.1:19000/default`
+//!
+//! Without a URL it connects to 127.0.0.1:19000, the test server that
+//! `scripts/server.sh start` runs; pass your own server's URL (port 9000 by default).
 
 const QUERY: &str = "SELECT number AS id, concat('user', toString(number)) AS name, \
                      if(number % 3 = 0, NULL, number / 4) AS score FROM numbers(10)";

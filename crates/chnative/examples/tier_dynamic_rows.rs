@@ -1,7 +1,10 @@
 //! The dynamic-row tier: rows of `Value`s for queries whose shape is not known
 //! at compile time. `Display` prints each value like the server's `toString`.
 //!
-//! `cargo run -p chnative --example tier_dynamic_rows -- clickhouse://default@127.0.0.1:9000/default "SELECT …"`
+//! `cargo run -p chnative --example tier_dynamic_rows -- clickhouse://default@127.0.0.1:19000/default "SELECT …"`
+//!
+//! Without a URL it connects to 127.0.0.1:19000, the test server that
+//! `scripts/server.sh start` runs; pass your own server's URL (port 9000 by default).
 
 const QUERY: &str = "SELECT number AS id, concat('user', toString(number)) AS name, \
                      if(number % 3 = 0, NULL, number / 4) AS score FROM numbers(10)";

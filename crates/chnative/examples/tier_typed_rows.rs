@@ -1,6 +1,9 @@
 //! The typed-row tier: `#[derive(Row)]` structs, read and inserted.
 //!
-//! `cargo run -p chnative --example tier_typed_rows -- clickhouse://default@127.0.0.1:9000/default`
+//! `cargo run -p chnative --example tier_typed_rows -- clickhouse://default@127.0.0.1:19000/default`
+//!
+//! Without a URL it connects to 127.0.0.1:19000, the test server that
+//! `scripts/server.sh start` runs; pass your own server's URL (port 9000 by default).
 
 use chnative::Row;
 

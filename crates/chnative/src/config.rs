@@ -427,6 +427,8 @@ impl Config {
             given.push(k);
         }
         c.net.validate()?;
+        // No port given: the field holds the one a connection uses, so `Debug` shows it too.
+        c.port = c.effective_port();
         Ok(c)
     }
 

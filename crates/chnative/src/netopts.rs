@@ -250,6 +250,10 @@ impl Config {
     /// `secure=true` in a URL turn it on.
     pub fn secure(mut self, on: bool) -> Self {
         self.net.tls.enabled = on;
+        if !self.net.port_given {
+            // The default port follows TLS; kept in the field so `Debug` shows it.
+            self.port = if on { SECURE_PORT } else { 9000 };
+        }
         self
     }
     /// A PEM file of CA certificates trusted in addition to the roots of
@@ -344,6 +348,30 @@ mod tests {
             "clickhouse://h?tls_roots=mozilla",
         ] {
             assert!(Config::from_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// `Debug` shows the port a connection uses: 9440 for TLS when none is given
+    /// (it said 9000 for `clickhouses://h`, which connects on 9440).
+    #[test]
+    fn debug_shows_the_port_in_use() {
+        let port = |c: &Config| {
+            let d = format!("{c:?}");
+            let at = d.find("port: ").expect("a port field");
+            d[at + 6..].split(|ch: char| !ch.is_ascii_digit()).next().unwrap().to_string()
+        };
+        for (c, want) in [
+            (Config::from_url("clickhouses://h/db").unwrap(), "9440"),
+            (Config::from_url("clickhouse://h/db?secure=true").unwrap(), "9440"),
+            (Config::from_url("clickhouses://h:9000/db").unwrap(), "9000"),
+            (Config::from_url("clickhouse://h/db").unwrap(), "9000"),
+            (Config::new().host("h").secure(true), "9440"),
+            (Config::new().host("h").secure(true).secure(false), "9000"),
+            (Config::new().port(9000).secure(true), "9000"),
+            (Config::new().secure(true).port(9001), "9001"),
+        ] {
+            assert_eq!(port(&c), want, "{c:?}");
+            assert_eq!(c.address(), format!("{}:{want}", c.host));
         }
     }
 }

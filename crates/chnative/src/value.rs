@@ -637,6 +637,7 @@ impl<'r> ColumnReader<'r> {
 
 /// A typed-row field of type [`Value`] reads any column, as the dynamic tier does
 /// (`Dynamic`, `Variant` and `JSON` included): the field's type is chosen per row.
+#[doc(hidden)]
 pub struct ValueReader<'r>(ColumnReader<'r>);
 
 impl<'r> crate::row::FromColumn<'r> for Value {
@@ -660,6 +661,7 @@ impl<'r> crate::row::FromColumn<'r> for Value {
 /// any other column's value goes through [`Value`]'s `Serialize` (numbers as
 /// numbers, Int256/Decimal/dates as their text, arrays as arrays, maps as objects).
 #[cfg(feature = "serde_json")]
+#[doc(hidden)]
 pub struct JsonValueReader<'r> {
     values: ValueReader<'r>,
     json_text: bool,

@@ -92,14 +92,19 @@ pub use temporal::{
 /// ```
 pub mod ext {
     #[cfg(feature = "chrono")]
+    #[doc(no_inline)]
     pub use ::chrono;
     #[cfg(feature = "chrono")]
+    #[doc(no_inline)]
     pub use ::chrono_tz;
     #[cfg(feature = "jiff")]
+    #[doc(no_inline)]
     pub use ::jiff;
     #[cfg(feature = "rust_decimal")]
+    #[doc(no_inline)]
     pub use ::rust_decimal;
     #[cfg(feature = "time")]
+    #[doc(no_inline)]
     pub use ::time;
 }
 

@@ -62,21 +62,35 @@ use chnative_proto::DataType;
 
 use crate::error::{Error, Result};
 
+pub use enums::EnumLabels;
+pub use insert::{Inserter, DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS};
+pub use stream::{BlockRows, RowStream};
+pub use to_column::{ColumnBuffer, ToColumn};
+
+// What the code `#[derive(Row)]`, `#[derive(Enum)]` and `#[derive(Variant)]` generate
+// refers to (`::chnative::row::…`): public so that it resolves in the user's crate,
+// hidden from the docs because nobody calls it by hand. They are the per-block
+// readers (`FromColumn::Reader`) and the insert buffers (`ToColumn::Buffer`) of the
+// supported field types, and the helpers a derived impl calls.
+#[doc(hidden)]
 pub use crate::value_insert::ValueBuffer;
-pub use enums::{enum_accepts, enum_writes, EnumBuffer, EnumLabels, EnumReader};
+#[doc(hidden)]
+pub use enums::{enum_accepts, enum_writes, EnumBuffer, EnumReader};
+#[doc(hidden)]
 pub use from_column::{
     ArrayReader, BytesOrArray, DecimalReader, F32Reader, FixedStrings, MapReader, NullableReader, SliceReader, Strings,
     Values,
 };
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+#[doc(hidden)]
 pub use from_column::{DateReader, DateTimeReader, DurationReader};
-pub use insert::{Inserter, DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS};
-pub use stream::{BlockRows, RowStream};
+#[doc(hidden)]
 pub use to_column::{
-    buffer_for, buffer_of, push_error, writes, ArrayBuffer, ColumnBuffer, DecimalBuffer, FixedBuffer,
-    FixedStringBuffer, MapBuffer, NoBuffer, NullableBuffer, StringBuffer, ToColumn, TupleBuffer, VecBuffer,
+    buffer_for, buffer_of, push_error, writes, ArrayBuffer, DecimalBuffer, FixedBuffer, FixedStringBuffer, MapBuffer,
+    NoBuffer, NullableBuffer, StringBuffer, TupleBuffer, VecBuffer,
 };
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+#[doc(hidden)]
 pub use to_column::{DateBuffer, DateTimeBuffer, DurationBuffer};
 
 /// One field of a row struct, as the derive describes it.
@@ -107,7 +121,7 @@ pub trait Row {
     const IGNORE_EXTRA_COLUMNS: bool;
     /// The row at the lifetime of the block it borrows from (`Self` for owned rows).
     type Value<'r>;
-    /// Per-block state: one resolved [`Reader`] per field.
+    /// Per-block state: one resolved reader per field.
     type Readers<'r>;
     /// Resolves each field's reader from its column (`None` for a missing
     /// `#[row(default)]` column), once per block.
@@ -151,7 +165,7 @@ pub struct ReadContext {
 ///
 /// `accepts` is the bind-time type check; `reader` runs once per block and
 /// resolves the typed view; `read` builds the value of one row by indexing it.
-/// LowCardinality and SimpleAggregateFunction wrappers are handled by [`Reader`],
+/// LowCardinality and SimpleAggregateFunction wrappers are handled by the caller,
 /// so implementations see the plain type.
 pub trait FromColumn<'r>: Sized {
     /// The per-block view.
@@ -201,6 +215,7 @@ fn plain(ty: &DataType) -> &DataType {
 }
 
 /// Whether `T` can be read from a column of type `ty`, LowCardinality included.
+#[doc(hidden)]
 pub fn accepts<'r, T: FromColumn<'r>>(ty: &DataType) -> bool {
     match plain(ty) {
         DataType::LowCardinality(t) => T::accepts(t),
@@ -223,6 +238,7 @@ struct LcKeys<'r> {
 
 /// A field's per-block reader: the type's own reader, plus the keys when the
 /// column is LowCardinality (values are then read from the dictionary).
+#[doc(hidden)]
 pub struct Reader<'r, T: FromColumn<'r>> {
     inner: T::Reader,
     lc: Option<LcKeys<'r>>,
@@ -299,6 +315,7 @@ fn map_entry(k: &DataType, v: &DataType) -> DataType {
 
 /// The error for a row index past the end of column `column` (a corrupt or
 /// inconsistent block; used by derived readers).
+#[doc(hidden)]
 #[cold]
 #[inline(never)]
 pub fn out_of_bounds(column: &str, i: usize) -> Error {
@@ -346,6 +363,7 @@ pub(crate) fn bind<T: Row + ?Sized>(columns: &[chnative_proto::Column]) -> Resul
 /// Whether a Tuple type can be read as the row struct `T` (a field of another
 /// row): with named elements, by name like a result's columns; with unnamed
 /// ones, by position.
+#[doc(hidden)]
 pub fn tuple_accepts<T: Row + ?Sized>(ty: &DataType) -> bool {
     let DataType::Tuple(elems) = ty else { return false };
     if elems.iter().all(|(n, _)| n.is_some()) {
@@ -361,6 +379,7 @@ pub fn tuple_accepts<T: Row + ?Sized>(ty: &DataType) -> bool {
 }
 
 /// The element views of a Tuple column in `T`'s field order (see [`tuple_accepts`]).
+#[doc(hidden)]
 pub fn tuple_columns<'r, T: Row + ?Sized>(view: &ColumnView<'r>) -> Result<Vec<Option<ColumnView<'r>>>> {
     let shape = view.data_type().wire_shape().into_owned();
     let DataType::Tuple(elems) = shape else {
@@ -383,6 +402,7 @@ pub fn tuple_columns<'r, T: Row + ?Sized>(view: &ColumnView<'r>) -> Result<Vec<O
 
 /// The reader of a Variant column for a `#[derive(chnative::Variant)]` enum: which
 /// Rust variant reads each alternative of the column's type, bound once per block.
+#[doc(hidden)]
 pub struct VariantReader<'r> {
     view: chnative_proto::view::VariantView<'r>,
     /// For alternative `k` of the column type, the Rust variant that reads it.
@@ -392,6 +412,7 @@ pub struct VariantReader<'r> {
 
 /// Whether an enum whose variants are picked by `pick` can read a column of type `ty`:
 /// a Variant whose every alternative some Rust variant reads.
+#[doc(hidden)]
 pub fn variant_accepts(ty: &DataType, pick: fn(&DataType) -> Option<usize>) -> bool {
     matches!(ty, DataType::Variant(alts) if alts.iter().all(|a| pick(a).is_some()))
 }
@@ -453,6 +474,7 @@ impl<'r> VariantReader<'r> {
 /// alternatives each Rust alternative goes to (bound once, when the INSERT's header
 /// arrives) and one discriminator per row. The derive keeps one buffer per Rust
 /// alternative beside it.
+#[doc(hidden)]
 #[derive(Debug)]
 pub struct VariantSlots {
     /// Per Rust alternative, its column alternative's type.
@@ -531,6 +553,7 @@ impl VariantSlots {
 
 /// A nested row struct written to a Tuple column: one buffer per field, sent in
 /// the tuple's element order (by name when the tuple names its elements).
+#[doc(hidden)]
 pub struct NestedBuffer<T: RowWrite> {
     buffers: T::Buffers,
     /// Element `j` of the tuple is field `order[j]`.
@@ -567,6 +590,7 @@ fn nested_binding<T: Row + ?Sized>(ty: &DataType) -> Option<(Vec<usize>, Vec<Dat
 }
 
 /// Whether the nested row `T` can be written to a column of type `ty` (a Tuple).
+#[doc(hidden)]
 pub fn nested_writes<T: RowWrite + ?Sized>(ty: &DataType) -> bool {
     nested_binding::<T>(ty).is_some()
 }
