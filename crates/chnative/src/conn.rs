@@ -333,12 +333,31 @@ async fn bounded<F: std::future::Future>(
 
 impl Conn {
     /// Connects to `cfg`'s first host (see `hosts::Connector` for the rest).
+    ///
+    /// A deadline passing (the connect timeout, or the read timeout during the
+    /// handshake) is an I/O error of kind `TimedOut`, so that the caller names
+    /// the host and port in it like any other connect failure.
     pub(crate) async fn connect(cfg: Config, tls: Option<&crate::tls::Tls>) -> Result<Conn> {
-        let Some(deadline) = cfg.connect_deadline() else { return Self::connect_inner(cfg, tls).await };
-        match tokio::time::timeout(deadline, Self::connect_inner(cfg, tls)).await {
-            Ok(r) => r,
-            Err(_) => Err(Error::Timeout("connecting")),
-        }
+        let limit = cfg.connect_deadline();
+        let r = match limit {
+            None => Self::connect_inner(cfg, tls).await,
+            Some(d) => match tokio::time::timeout(d, Self::connect_inner(cfg, tls)).await {
+                Ok(r) => r,
+                Err(_) => Err(Error::Timeout("connecting")),
+            },
+        };
+        r.map_err(|e| match e {
+            Error::Timeout(what) => {
+                let why = match limit {
+                    Some(d) if what == "connecting" => {
+                        format!("timed out after {d:?} (TCP connect and handshake; connect_timeout sets the limit)")
+                    }
+                    _ => format!("timed out {what} during the handshake (read_timeout sets the limit)"),
+                };
+                Error::Io(std::io::Error::new(std::io::ErrorKind::TimedOut, why))
+            }
+            e => e,
+        })
     }
 
     async fn connect_inner(cfg: Config, tls: Option<&crate::tls::Tls>) -> Result<Conn> {

@@ -132,8 +132,9 @@ pub enum Error {
         /// The column's ClickHouse type.
         actual: String,
     },
-    /// A connect or read deadline passed (the connection is closed). The text
-    /// says what was being waited for; `"connecting"` means no query was sent.
+    /// A read, write or query deadline passed. The text says what was being
+    /// waited for. (A connect deadline is [`Error::Connect`] naming the host,
+    /// with [`ErrorKind::Timeout`].)
     #[error("timed out {0}")]
     Timeout(&'static str),
     /// A bad connection string or option.
@@ -214,6 +215,7 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::Server(_) => ErrorKind::Server,
+            Error::Connect(e) if e.kind() == std::io::ErrorKind::TimedOut => ErrorKind::Timeout,
             Error::Io(_) | Error::Connect(_) => ErrorKind::Io,
             Error::Protocol(ProtoError::TypeMismatch { .. }) | Error::TypeMismatch { .. } => ErrorKind::TypeMismatch,
             Error::Protocol(_) => ErrorKind::Protocol,
@@ -268,7 +270,8 @@ impl Error {
     /// That holds for exactly these errors:
     /// - [`Error::Connect`]: connecting failed at the socket level, so no query
     ///   was sent;
-    /// - [`Error::Timeout`] while `"connecting"` (TCP connect plus handshake);
+    ///   this includes the connect timeout (TCP connect plus handshake), whose
+    ///   [`Error::kind`] is [`ErrorKind::Timeout`];
     /// - a server exception with code 202 TOO_MANY_SIMULTANEOUS_QUERIES, which
     ///   the server raises while admitting the query, before running any of it.
     ///
@@ -281,15 +284,11 @@ impl Error {
     pub fn is_retryable(&self) -> bool {
         match self {
             Error::Connect(_) => true,
-            Error::Timeout(what) => *what == TIMEOUT_CONNECTING,
             Error::Server(e) => RETRYABLE_SERVER_CODES.contains(&e.code),
             _ => false,
         }
     }
 }
-
-/// What [`Error::Timeout`] says while connecting.
-pub(crate) const TIMEOUT_CONNECTING: &str = "connecting";
 
 /// Result alias.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -396,7 +395,11 @@ mod tests {
     fn retryable_only_when_the_server_cannot_have_started() {
         let io = || std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
         assert!(Error::Connect(io()).is_retryable());
-        assert!(Error::Timeout(TIMEOUT_CONNECTING).is_retryable());
+        let timed_out =
+            Error::Connect(std::io::Error::new(std::io::ErrorKind::TimedOut, "connecting to h:9000 failed"));
+        assert!(timed_out.is_retryable());
+        assert_eq!(timed_out.kind(), ErrorKind::Timeout);
+        assert!(!Error::Timeout("connecting").is_retryable());
         assert!(server(202).is_retryable());
         for e in [
             Error::Io(io()),

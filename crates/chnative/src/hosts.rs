@@ -64,12 +64,13 @@ impl Connector {
 
     /// Connects (TCP, TLS, handshake) to the first host that answers.
     ///
-    /// A socket error is [`Error::Connect`] and a deadline `Timeout("connecting")`:
-    /// no query was sent, so both are retryable.
+    /// A socket error or a connect deadline is [`Error::Connect`] (a deadline
+    /// with an I/O error of kind `TimedOut`, whose [`Error::kind`] is
+    /// `Timeout`), naming the host and port: no query was sent, so it is
+    /// retryable.
     pub(crate) async fn connect(&self) -> Result<Conn> {
         self.connect_any().await.map_err(|e| match e {
             Error::Io(e) => Error::Connect(e),
-            Error::Timeout(_) => Error::Timeout(crate::error::TIMEOUT_CONNECTING),
             e => e,
         })
     }

@@ -207,6 +207,29 @@ async fn a_refused_connect_names_the_host_and_port() {
 }
 
 #[tokio::test]
+async fn a_connect_timeout_names_the_host_and_port() {
+    // A port that accepts the TCP connection and never says anything: the
+    // handshake runs into the connect timeout.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let cfg = cfg_at("localhost", port).connect_timeout(Duration::from_millis(1500));
+    let (e, _) = connect_err(cfg.clone()).await;
+    assert!(matches!(e, Error::Connect(_)) && e.is_retryable(), "{e:?}");
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    let shown = e.to_string();
+    assert!(shown.starts_with(&format!("connecting to localhost:{port} failed: timed out after 1.5s")), "{shown}");
+    assert!(shown.contains("connect_timeout"), "{shown}");
+
+    // With a second host, both are named, whatever each failure was.
+    let closed = closed_port();
+    let (e, _) = connect_err(cfg.add_host("127.0.0.1", Some(closed))).await;
+    let shown = e.to_string();
+    assert!(shown.contains(&format!("connecting to localhost:{port} failed: timed out")), "{shown}");
+    assert!(shown.contains(&format!("connecting to 127.0.0.1:{closed} failed: ")), "{shown}");
+    drop(silent);
+}
+
+#[tokio::test]
 async fn with_several_hosts_each_failure_is_named() {
     let (p1, p2) = (closed_port(), closed_port());
     let cfg = cfg_at("127.0.0.1", p1).add_host("localhost", Some(p2));
