@@ -944,6 +944,15 @@ impl Connection {
                             }
                         }
                         Err(ProtoError::Incomplete { needed }) => return self.need(needed),
+                        Err(_)
+                            if self.state == State::Handshake && is_tls_record(&self.input[self.ipos..self.iend]) =>
+                        {
+                            return Err(self.violation(
+                                "the server answered the Hello with a TLS record: this port expects TLS \
+                                 (set secure=true)"
+                                    .into(),
+                            ));
+                        }
                         Err(e) => return Err(self.fail(e.into())),
                     }
                 }
@@ -1291,6 +1300,14 @@ impl Connection {
             BlockKind::ProfileEvents => Event::ProfileEvents,
         })
     }
+}
+
+/// Whether `input` starts like a TLS record (an alert or a handshake record,
+/// TLS version 3.x): what a TLS server such as rustls sends a client that
+/// spoke plaintext to it. Only asked once the bytes failed to decode as a
+/// packet (no server packet has code 21 or 22).
+fn is_tls_record(input: &[u8]) -> bool {
+    matches!(input, [0x15 | 0x16] | [0x15 | 0x16, 0x03, ..])
 }
 
 /// A packet's name for error messages (without its possibly huge contents).
