@@ -9,7 +9,7 @@ Standalone, Python 3 standard library only.
         [--compress 0|1] [--method LZ4|ZSTD|NONE]
         [--setting name=value ...] [--client-info-tail HEX] [--quiet]
         [--chunked]   (ask for chunked framing both ways, revision >= 54470)
-        [--tls-ca CERT.pem --port 19440]   (through scripts/tls-proxy.sh)
+        [--tls-ca CERT.pem --port 9440]    (a TLS port, trusting CERT.pem)
 
 What it does:
   1. ClientHello (client_name "chnative-capture", version 1.0, --revision, database,
@@ -863,7 +863,7 @@ def main():
                     help="seconds of server silence that end a capture (default 1)")
     ap.add_argument("--connect-timeout", type=float, default=10.0)
     ap.add_argument("--tls-ca", metavar="PEM",
-                    help="connect with TLS (e.g. to scripts/tls-proxy.sh), trusting this CA/cert")
+                    help="connect with TLS, trusting this CA/cert")
     ap.add_argument("--chunked", action="store_true",
                     help="ask for chunked framing in both directions (the server must allow it)")
     ap.add_argument("--quiet", action="store_true")

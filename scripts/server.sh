@@ -4,13 +4,11 @@
 # The server is the chdb-core wheel (the whole ClickHouse engine as a Python
 # extension) run by scripts/chserver.py with its TCP and HTTP listeners on.
 #
-# Usage: scripts/server.sh start|stop|restart|status|env|logs|tls-start|tls-stop|tls-check
+# Usage: scripts/server.sh start|stop|restart|status|env|logs
 #   start    create/reuse the venv, write config, start the server, wait until ready.
 #            If a server already answers on the ports, reuse it (no second server).
 #            Safe to call from several processes at once (flock).
-#   stop     stop the server started by this script (pidfile; only that process group),
-#            and the TLS proxy if scripts/tls-proxy.sh started one for this run dir.
-#   tls-*    same as scripts/tls-proxy.sh start|stop|check (TLS on CHNATIVE_TLS_PORT).
+#   stop     stop the server started by this script (pidfile; only that process group).
 #   status   exit 0 and print details if the server answers, else exit 3.
 #   env      print `export VAR=value` lines for tests:  eval "$(scripts/server.sh env)"
 #   logs     print the tail of the server logs.
@@ -20,7 +18,6 @@
 #   CHNATIVE_SERVER_DIR    run dir             (default ${TMPDIR:-/tmp}/chnative-server)
 #   CHNATIVE_TCP_PORT      native TCP port     (default 19000)
 #   CHNATIVE_HTTP_PORT     HTTP port           (default 18123)
-#   CHNATIVE_TLS_PORT      TLS proxy port      (default 19440; see scripts/tls-proxy.sh)
 #   CHNATIVE_START_TIMEOUT seconds to wait for readiness (default 120)
 #   CHNATIVE_PYTHON        python used to create the venv (default python3)
 #   CHNATIVE_LISTEN_HOST   address(es) the server listens on, comma-separated
@@ -62,7 +59,6 @@ case "$HOST" in
 esac
 TCP_PORT="${CHNATIVE_TCP_PORT:-19000}"
 HTTP_PORT="${CHNATIVE_HTTP_PORT:-18123}"
-TLS_PORT="${CHNATIVE_TLS_PORT:-19440}"
 START_TIMEOUT="${CHNATIVE_START_TIMEOUT:-120}"
 PYTHON="${CHNATIVE_PYTHON:-python3}"
 PROTO_SEND="${CHNATIVE_SERVER_PROTO_CAPS_SEND:-${CHNATIVE_SERVER_PROTO_CAPS:-}}"
@@ -319,9 +315,6 @@ cmd_start() {
 
 cmd_stop() {
     [[ -d "$RUN_DIR" ]] || { log "not running (no $RUN_DIR)"; return 0; }
-    if [[ -f "$RUN_DIR/tls-proxy.pid" ]]; then
-        "$SCRIPT_DIR/tls-proxy.sh" stop || true
-    fi
     exec 9>"$LOCKFILE"
     flock -w $((START_TIMEOUT + 60)) 9 || die "timeout waiting for lock $LOCKFILE"
     local pid
@@ -352,8 +345,6 @@ cmd_env() {
 export CHNATIVE_HOST=$HOST
 export CHNATIVE_TCP_PORT=$TCP_PORT
 export CHNATIVE_HTTP_PORT=$HTTP_PORT
-export CHNATIVE_TLS_PORT=$TLS_PORT
-export CHNATIVE_TLS_CA=$RUN_DIR/tls/cert.pem
 export CHNATIVE_SERVER_DIR=$RUN_DIR
 export CHNATIVE_USER=default
 export CHNATIVE_PASSWORD=
@@ -378,11 +369,8 @@ restart) cmd_stop; cmd_start ;;
 status) cmd_status ;;
 env) cmd_env ;;
 logs) cmd_logs ;;
-tls-start) exec "$SCRIPT_DIR/tls-proxy.sh" start ;;
-tls-stop) exec "$SCRIPT_DIR/tls-proxy.sh" stop ;;
-tls-check) exec "$SCRIPT_DIR/tls-proxy.sh" check ;;
 *)
-    sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -203,6 +203,29 @@ fn start_to_handshake_to_idle_at_three_revisions() {
 }
 
 #[test]
+fn a_tls_answer_to_the_hello_says_the_port_expects_tls() {
+    // What a rustls server sends a plaintext client: a fatal alert record
+    // (decode_error), or for some servers a handshake record.
+    for answer in [&[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x32][..], &[0x16, 0x03, 0x01, 0x00, 0x05], &[0x15, 0x03]] {
+        let mut c = Connection::new(options(54492));
+        c.start_handshake(&HELLO, "").unwrap();
+        sent(&mut c);
+        feed(&mut c, answer);
+        let e = c.poll(&mut Discard).unwrap_err();
+        assert!(matches!(e, Error::Unsupported(_)), "{e:?}");
+        assert!(e.to_string().contains("answered in TLS") && e.to_string().contains("secure=true"), "{e}");
+        assert!(c.is_closed());
+    }
+    // Any other undecodable answer keeps the decoder's own error.
+    let mut c = Connection::new(options(54492));
+    c.start_handshake(&HELLO, "").unwrap();
+    sent(&mut c);
+    feed(&mut c, &[0x15, 0x04]);
+    let e = c.poll(&mut Discard).unwrap_err();
+    assert!(e.to_string().contains("unexpected server packet code 21"), "{e}");
+}
+
+#[test]
 fn handshake_writes_hello_then_the_addendum() {
     let mut c = Connection::new(options(54492));
     assert_eq!(c.poll(&mut Discard).unwrap(), Poll::Idle, "nothing expected before the handshake");

@@ -4,10 +4,13 @@
 //! main test server's, a run dir of its own, CHNATIVE_SERVER_PROTO_CAPS*) and
 //! stops it when the test ends, whether it passes or not.
 
+mod common_tls;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use chnative::{ChunkMode, Client, Compression, Config, ErrorKind};
+use common_tls::{certs, TlsProxy};
 
 /// A server of this test's own, stopped on drop.
 struct ChunkServer {
@@ -37,13 +40,11 @@ impl ChunkServer {
     fn start(offset: u16, name: &str, send: &str, recv: &str) -> ChunkServer {
         let tcp_port = env_port("CHNATIVE_TCP_PORT", 19000) + offset;
         let http_port = env_port("CHNATIVE_HTTP_PORT", 18123) + offset;
-        let tls_port = env_port("CHNATIVE_TLS_PORT", 19440) + offset;
         let base = std::env::var("CHNATIVE_SERVER_DIR")
             .unwrap_or_else(|_| format!("{}/chnative-server", std::env::temp_dir().display()));
         let envs = vec![
             ("CHNATIVE_TCP_PORT", tcp_port.to_string()),
             ("CHNATIVE_HTTP_PORT", http_port.to_string()),
-            ("CHNATIVE_TLS_PORT", tls_port.to_string()),
             ("CHNATIVE_SERVER_DIR", format!("{base}-{name}")),
             ("CHNATIVE_SERVER_PROTO_CAPS_SEND", send.to_string()),
             ("CHNATIVE_SERVER_PROTO_CAPS_RECV", recv.to_string()),
@@ -58,18 +59,17 @@ impl ChunkServer {
         ChunkServer { tcp_port, http_port, envs }
     }
 
-    /// Starts scripts/tls-proxy.sh in front of the server; returns a config
-    /// for it (the proxy stops with the server).
-    fn tls_config(&self) -> Config {
-        let out = server_script("tls-start", &self.envs);
-        assert!(out.status.success(), "tls-start failed: {}", String::from_utf8_lossy(&out.stderr));
-        let get = |k: &str| self.envs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone()).unwrap();
+    /// Starts a TLS terminator (tests/common_tls) in front of the server's
+    /// native port; returns it (it stops when dropped) and a config for it.
+    fn tls(&self) -> (TlsProxy, Config) {
+        let cert = &certs().server;
+        let proxy = TlsProxy::start(self.tcp_port, cert, None);
         let url = format!(
-            "clickhouse://default@127.0.0.1:{}/default?secure=true&tls_ca_file={}/tls/cert.pem",
-            get("CHNATIVE_TLS_PORT"),
-            get("CHNATIVE_SERVER_DIR")
+            "clickhouse://default@127.0.0.1:{}/default?secure=true&tls_ca_file={}",
+            proxy.port(),
+            cert.cert_file()
         );
-        Config::from_url(&url).unwrap()
+        (proxy, Config::from_url(&url).unwrap())
     }
 
     fn url(&self, options: &str) -> String {
@@ -227,7 +227,7 @@ async fn server_that_requires_chunking() {
 
     workload(&server, server.config(), "strict server").await;
     // Under TLS the framing is inside the TLS stream, as any other byte.
-    let tls = server.tls_config();
+    let (_proxy, tls) = server.tls();
     assert_eq!(negotiated(tls.clone()).await, (true, true));
     workload(&server, tls, "strict server through TLS").await;
 

@@ -1,173 +1,30 @@
-//! TLS through scripts/tls-proxy.sh (socat with a generated certificate in
-//! front of the real server), and through short-lived socat proxies with
-//! certificates made here by openssl: a wrong CA, a wrong name, an expired
-//! certificate, a client certificate, and the two port mix-ups. Every failure
-//! is a clear error that arrives well within the connect timeout.
+//! TLS through an in-process TLS terminator (tests/common_tls) in front of the
+//! real server's plaintext port, with certificates made in-process: the
+//! server's, a wrong CA, an expired one, a client certificate, and the two
+//! port mix-ups. Every failure is a clear error that arrives well within the
+//! connect timeout. Nothing outside the test binary is needed (no openssl, no
+//! socat).
 
 mod common;
+mod common_tls;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use chnative::{Client, Config, Connection, Error};
 use common::server;
+use common_tls::{certs, TlsProxy};
 
-fn script(name: &str) -> String {
-    format!("{}/../../scripts/{name}", env!("CARGO_MANIFEST_DIR"))
-}
-
+/// The shared proxy presenting the server certificate, started on first use;
+/// its port.
 fn tls_port() -> u16 {
-    std::env::var("CHNATIVE_TLS_PORT").ok().and_then(|p| p.parse().ok()).unwrap_or(19440)
+    static PROXY: OnceLock<TlsProxy> = OnceLock::new();
+    PROXY.get_or_init(|| TlsProxy::start(server().tcp_port, &certs().server, None)).port()
 }
 
-/// The proxy of scripts/tls-proxy.sh, started if needed; its certificate.
-fn proxy_cert() -> &'static PathBuf {
-    static CERT: OnceLock<PathBuf> = OnceLock::new();
-    CERT.get_or_init(|| {
-        server();
-        let run = |arg: &str| {
-            let out = Command::new("bash").arg(script("tls-proxy.sh")).arg(arg).output().expect("run tls-proxy.sh");
-            assert!(
-                out.status.success(),
-                "tls-proxy.sh {arg}: {}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8_lossy(&out.stdout).trim().to_string()
-        };
-        run("start");
-        PathBuf::from(run("cert"))
-    })
-}
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl").args(args).current_dir(dir).output().expect("openssl");
-    assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
-/// Certificates for the failure cases, made once per run.
-struct Certs {
-    dir: PathBuf,
-}
-
-fn certs() -> &'static Certs {
-    static CERTS: OnceLock<Certs> = OnceLock::new();
-    CERTS.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("chn-tls-test-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("db")).unwrap();
-        let server_ext = [
-            "-addext",
-            "subjectAltName=DNS:localhost,IP:127.0.0.1",
-            "-addext",
-            "basicConstraints=critical,CA:FALSE",
-            "-addext",
-            "extendedKeyUsage=serverAuth",
-        ];
-        // A valid server certificate nobody here trusts (the "wrong CA").
-        let mut a = vec!["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30", "-subj", "/CN=chn-other"];
-        a.extend(["-keyout", "other_key.pem", "-out", "other_cert.pem"]);
-        a.extend(server_ext);
-        openssl(&dir, &a);
-        // An expired one: `openssl ca` takes explicit validity dates.
-        std::fs::write(dir.join("db/index.txt"), "").unwrap();
-        std::fs::write(dir.join("db/serial"), "01\n").unwrap();
-        std::fs::write(
-            dir.join("ca.cnf"),
-            "[ca]\ndefault_ca = d\n[d]\ndatabase = db/index.txt\nserial = db/serial\nnew_certs_dir = db\n\
-             default_md = sha256\npolicy = p\ncopy_extensions = copy\nunique_subject = no\n[p]\ncommonName = supplied\n",
-        )
-        .unwrap();
-        let mut a = vec!["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost"];
-        a.extend(["-keyout", "expired_key.pem", "-out", "expired.csr"]);
-        a.extend(server_ext);
-        openssl(&dir, &a);
-        openssl(
-            &dir,
-            &[
-                "ca", "-batch", "-config", "ca.cnf", "-selfsign", "-keyfile", "expired_key.pem", "-in", "expired.csr",
-                "-out", "expired_cert.pem", "-startdate", "20200101000000Z", "-enddate", "20200201000000Z",
-            ],
-        );
-        // A client certificate for mutual TLS.
-        openssl(
-            &dir,
-            &[
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30", "-subj", "/CN=chn-client", "-keyout",
-                "client_key.pem", "-out", "client_cert.pem", "-addext", "basicConstraints=critical,CA:FALSE",
-                "-addext", "extendedKeyUsage=clientAuth",
-            ],
-        );
-        Certs { dir }
-    })
-}
-
-impl Certs {
-    fn path(&self, name: &str) -> String {
-        self.dir.join(name).display().to_string()
-    }
-}
-
-/// A socat TLS proxy of our own in front of the server's TCP port.
-struct Socat {
-    child: Child,
-    port: u16,
-}
-
-impl Socat {
-    fn start(cert: &str, key: &str, client_ca: Option<&str>) -> Socat {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        Self::start_at(port, cert, key, client_ca, true)
-    }
-
-    /// `fork`: serve many connections; without, serve one and exit (killing
-    /// the process then cuts that connection).
-    fn start_at(port: u16, cert: &str, key: &str, client_ca: Option<&str>, fork: bool) -> Socat {
-        let fork = if fork { ",fork" } else { "" };
-        let verify = match client_ca {
-            Some(ca) => format!("verify=1,cafile={ca}"),
-            None => "verify=0".into(),
-        };
-        let spawn = || {
-            Command::new("socat")
-                .arg(format!("OPENSSL-LISTEN:{port},bind=127.0.0.1,reuseaddr{fork},cert={cert},key={key},{verify}"))
-                .arg(format!("TCP:127.0.0.1:{}", server().tcp_port))
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("socat (apt-get install socat)")
-        };
-        let mut child = spawn();
-        for _ in 0..200 {
-            // A socat that could not bind yet (the previous one on this port still
-            // closing, on a loaded machine) has exited: start it again.
-            if matches!(child.try_wait(), Ok(Some(_))) {
-                child = spawn();
-            }
-            // A single-connection socat is ready once its port is bound (a probe would use it up).
-            let ready = if fork.is_empty() {
-                std::net::TcpListener::bind(("127.0.0.1", port)).is_err()
-            } else {
-                std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-            };
-            if ready {
-                return Socat { child, port };
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("socat did not listen on {port}");
-    }
-}
-
-impl Drop for Socat {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The certificate of the shared proxy (trusted as a root by the tests).
+fn proxy_cert() -> String {
+    certs().server.cert_file()
 }
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -199,7 +56,7 @@ fn expect_err(r: chnative::Result<u8>, needle: &str) -> Error {
 
 #[tokio::test]
 async fn tls_with_a_custom_ca_works_by_url_and_by_builder() {
-    let cert = proxy_cert().display().to_string();
+    let cert = proxy_cert();
     let url = format!("clickhouse://default@127.0.0.1:{}/default?secure=true&tls_ca_file={cert}", tls_port());
     assert_eq!(try_connect(Config::from_url(&url).unwrap()).await.unwrap(), 1);
     // By name: the certificate names localhost too.
@@ -233,19 +90,18 @@ async fn uncompressed_columns_arrive_straight_from_the_tls_stream() {
 
 #[tokio::test]
 async fn an_untrusted_certificate_is_refused() {
-    proxy_cert();
     // Only the system roots: the proxy's self-signed certificate is unknown.
     expect_err(try_connect(tls_cfg(tls_port())).await, "invalid peer certificate");
     // A CA file that is not the one that signed the certificate.
     expect_err(
-        try_connect(tls_cfg(tls_port()).tls_ca_file(certs().path("other_cert.pem"))).await,
+        try_connect(tls_cfg(tls_port()).tls_ca_file(&certs().other.cert_path)).await,
         "invalid peer certificate",
     );
 }
 
 #[tokio::test]
 async fn a_certificate_for_another_name_is_refused_unless_explicitly_allowed() {
-    let cert = proxy_cert().display().to_string();
+    let cert = proxy_cert();
     let cfg = tls_cfg(tls_port()).tls_ca_file(&cert).tls_server_name("db.example.org");
     expect_err(try_connect(cfg.clone()).await, "not valid for name");
     assert_eq!(try_connect(cfg.danger_disable_hostname_verification()).await.unwrap(), 1);
@@ -257,34 +113,31 @@ async fn a_certificate_for_another_name_is_refused_unless_explicitly_allowed() {
 #[tokio::test]
 async fn an_expired_certificate_is_refused() {
     let c = certs();
-    let proxy = Socat::start(&c.path("expired_cert.pem"), &c.path("expired_key.pem"), None);
-    let cfg = tls_cfg(proxy.port).tls_ca_file(c.path("expired_cert.pem"));
+    let proxy = TlsProxy::start(server().tcp_port, &c.expired, None);
+    let cfg = tls_cfg(proxy.port()).tls_ca_file(&c.expired.cert_path);
     expect_err(try_connect(cfg).await, "certificate expired");
 }
 
 #[tokio::test]
 async fn mutual_tls_with_a_client_certificate() {
     let c = certs();
-    let cert = proxy_cert().display().to_string();
-    let key = cert.replace("cert.pem", "key.pem");
-    let proxy = Socat::start(&cert, &key, Some(&c.path("client_cert.pem")));
-    let cfg = tls_cfg(proxy.port).tls_ca_file(&cert);
+    let proxy = TlsProxy::start(server().tcp_port, &c.server, Some(&c.client));
+    let cfg = tls_cfg(proxy.port()).tls_ca_file(&c.server.cert_path);
     // Without a client certificate the server side refuses the handshake.
     let e = try_connect(cfg.clone()).await.expect_err("a client certificate is required");
     eprintln!("no client certificate: {e}");
     assert!(matches!(e, Error::Connect(_)), "{e:?}");
-    let cfg = cfg.tls_client_cert(c.path("client_cert.pem"), c.path("client_key.pem"));
+    let cfg = cfg.tls_client_cert(&c.client.cert_path, &c.client.key_path);
     assert_eq!(try_connect(cfg).await.unwrap(), 1);
 }
 
 #[tokio::test]
 async fn plaintext_to_the_tls_port_and_tls_to_the_plaintext_port_fail_fast() {
-    proxy_cert();
     let plain_to_tls = Config::from_url(&format!("clickhouse://default@127.0.0.1:{}/default", tls_port())).unwrap();
     let e = try_connect(plain_to_tls).await.expect_err("plaintext to a TLS port");
     eprintln!("plaintext client to the TLS port: {e}");
     assert!(e.to_string().contains("secure=true") || matches!(e, Error::Timeout(_)), "{e}");
-    let cert = proxy_cert().display().to_string();
+    let cert = proxy_cert();
     let tls_to_plain = tls_cfg(server().tcp_port).tls_ca_file(&cert);
     let e = try_connect(tls_to_plain).await.expect_err("TLS to a plaintext port");
     eprintln!("TLS client to the plaintext port: {e}");
@@ -306,17 +159,19 @@ fn bad_tls_files_are_config_errors() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tls_connection_closed_while_idle_is_replaced_at_checkout() {
-    let cert = proxy_cert().display().to_string();
-    let key = cert.replace("cert.pem", "key.pem");
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let first = Socat::start_at(port, &cert, &key, None, false);
+    let c = certs();
+    let first = TlsProxy::start(server().tcp_port, &c.server, None);
+    let port = first.port();
     // No health-check ping: the dead connection must be noticed without one.
-    let cfg = tls_cfg(port).tls_ca_file(&cert).pool_max_size(1).pool_health_check_after(None);
+    let cfg = tls_cfg(port).tls_ca_file(&c.server.cert_path).pool_max_size(1).pool_health_check_after(None);
     let client = Client::connect_with(cfg).await.unwrap();
     assert_eq!(client.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
-    drop(first); // the connection's only proxy dies: the idle TLS connection is closed
-    let _second = Socat::start_at(port, &cert, &key, None, false);
+    // The proxy dies, closing every connection it carries: the idle TLS
+    // connection is closed. Another one takes over the same port.
+    drop(first);
+    let second = TlsProxy::start_at(port, server().tcp_port, &c.server, None);
     // Loopback delivers the close at once; this only lets the runtime see it.
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(client.query_scalar::<u8>("SELECT 2").await.unwrap(), 2, "the stale connection was reused");
+    assert_eq!(second.accepted(), 1, "the query did not run on a new connection");
 }
