@@ -161,6 +161,7 @@
 //! | `compression` | `none` | `none`, `lz4`, `zstd` (level 1), `zstd:LEVEL` (-131072..=22) |
 //! | `connect_timeout` | `10s` | TCP connect plus handshake (`0`: none); durations are `250ms`, `5s`, `2m`, `1h` |
 //! | `read_timeout` | `300s` | longest silence between reads, and longest write (`0`: none) |
+//! | `query_timeout` | none | deadline per query (`0`: none); [`Query::timeout`] overrides it per query |
 //! | `revision` | `54492` | the protocol revision announced (54459..=54492) |
 //! | `user`, `password`, `database` | `default`, empty, the server's | instead of the user info and the path |
 //! | `client_name`, `quota_key` | `chnative`, empty | shown in `system.processes` / used for quotas |
@@ -171,6 +172,7 @@
 //! | `secure` | `false` (`true` with `clickhouses://`) | TLS; the default port becomes 9440 |
 //! | `tls_ca_file`, `tls_cert_file` + `tls_key_file`, `tls_server_name` | | extra trusted CA (PEM), client certificate (mTLS), name to verify |
 //! | `danger_disable_hostname_verification` | `false` | accept a certificate for another name (the chain is still checked) |
+//! | `tls_roots` | `system` | roots that verify the server: `system`, `webpki` (feature `webpki-roots`), `both` |
 //! | `load_balancing` | `in_order` | `in_order`, `round_robin`, `random` across `h1:9000,h2:9000,h3` |
 //! | `host_cooldown` | `30s` | how long a host that failed is tried last |
 //! | `tcp_keepalive` | `60s` | keepalive idle time (`0`: off) |
@@ -189,6 +191,7 @@
 //! | `serde` | `Serialize` for [`Value`] and [`ValueRow`] (print dynamic rows as JSON) |
 //! | `serde_json` | `serde_json::Value` row fields (JSON columns parsed; any column read as JSON); implies `serde` |
 //! | `opentelemetry` | the current OpenTelemetry span's context is sent with each query (`TraceContext::current()`) |
+//! | `webpki-roots` | Mozilla's roots bundled in the binary, for containers without a system trust store (`tls_roots=webpki`) |
 //!
 //! # Layers
 //!
