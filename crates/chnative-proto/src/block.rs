@@ -191,11 +191,25 @@ struct Partial {
     /// The memory budget as it was before that column (after it, for a
     /// direct fill, which is not read again from its header).
     budget: Budget,
-    /// Set while the column (plain fixed-width) has its values filled straight
-    /// from the socket: the decode that started it (the connection's number for
-    /// the packet). Its header is consumed, its buffer holds what has arrived and
-    /// has room for all `rows`. (A number, not a struct, keeps `Block` small.)
-    direct: Option<DirectToken>,
+    /// The decode that stopped here (the connection's number for the packet),
+    /// when it was given one: its caller may then let go of the input before
+    /// `offset` ([`Block::release_input`]), so the decode can only go on in
+    /// this block. (A number, not a struct, keeps `Block` small.)
+    token: Option<DirectToken>,
+    /// Set while the column (plain fixed-width) has its values filled as they
+    /// arrive: its header is consumed, its buffer holds what has arrived and
+    /// has room for all `rows`.
+    fill: Option<Fill>,
+}
+
+/// How the values of a column being filled as they arrive come in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fill {
+    /// Straight from the socket into [`Block::direct_spare`] (the column was
+    /// missing at least [`DIRECT_MIN_BYTES`] when it started).
+    Slot,
+    /// Through the input, taken into the column piece by piece.
+    Input,
 }
 
 type DirectToken = std::num::NonZeroU64;
@@ -322,11 +336,14 @@ impl Block {
         self.read_with(r, revision, limits, pool, None)
     }
 
-    /// [`Block::read`], with direct fills allowed when `direct` is the decode's
-    /// token: a plain fixed-width column still missing at least
-    /// [`DIRECT_MIN_BYTES`] when the input runs out takes the input's part of
-    /// its values into its buffer, and the rest is to be written into
-    /// [`Block::direct_spare`] (see [`Block::direct_consume`]).
+    /// [`Block::read`] for a caller that lets go of its input as the block
+    /// takes it, when `direct` is the decode's token: after an `Incomplete`,
+    /// [`Block::release_input`] says how much of the input's front the block no
+    /// longer needs (the decode then resumes on the rest). A plain fixed-width
+    /// column that has not fully arrived takes the input's part of its values
+    /// into its buffer, and the rest as it comes: through the input, or, when
+    /// it still misses at least [`DIRECT_MIN_BYTES`], written straight into
+    /// [`Block::direct_spare`].
     pub(crate) fn read_with(
         &mut self,
         r: &mut Reader<'_>,
@@ -353,20 +370,22 @@ impl Block {
             Some(p) => {
                 r.bytes(p.offset)?;
                 r.set_budget(p.budget);
-                match p.direct {
+                match p.fill {
                     None => (p.column, p.columns, p.rows),
                     Some(_) => {
-                        // The column's header is behind us; its values end here.
+                        // The column's header is behind us; the input's part of its
+                        // values goes into its buffer, whether or not that completes it.
                         let Some((buf, total)) = self.direct_buf(p.column, p.rows) else {
                             return Err(ProtoError::violation("a direct fill lost its column"));
                         };
                         let missing = total.saturating_sub(buf.len());
-                        if r.remaining() < missing {
-                            let needed = r.position().saturating_add(missing);
-                            self.partial = Some(Partial { offset: 0, ..p });
-                            return Err(ProtoError::Incomplete { needed });
+                        let here = missing.min(r.remaining());
+                        buf.extend_from(r.bytes(here)?);
+                        if here < missing {
+                            let offset = r.position();
+                            self.partial = Some(Partial { offset, ..p });
+                            return Err(ProtoError::Incomplete { needed: offset.saturating_add(missing - here) });
                         }
-                        buf.extend_from(r.bytes(missing)?);
                         self.scan.clear();
                         (p.column + 1, p.columns, p.rows)
                     }
@@ -392,20 +411,22 @@ impl Block {
             }
         };
         let layout = Layout::for_revision(revision);
+        let token = direct.and_then(DirectToken::new);
         for i in first..ncols {
             let offset = r.position();
             let budget = r.budget();
-            match self.read_column(i, r, rows, revision, layout, limits, pool, direct) {
+            match self.read_column(i, r, rows, revision, layout, limits, pool, token) {
                 Ok(None) => self.scan.clear(),
                 Ok(Some((fill, missing))) => {
                     // Everything up to the reader's position is in the block now.
                     let (offset, budget) = (r.position(), r.budget());
-                    self.partial =
-                        Some(Partial { column: i, offset, columns: ncols, rows, budget, direct: Some(fill) });
+                    let columns = ncols;
+                    self.partial = Some(Partial { column: i, offset, columns, rows, budget, token, fill: Some(fill) });
                     return Err(ProtoError::Incomplete { needed: offset.saturating_add(missing) });
                 }
                 Err(ProtoError::Incomplete { needed }) => {
-                    self.partial = Some(Partial { column: i, offset, columns: ncols, rows, budget, direct: None });
+                    let columns = ncols;
+                    self.partial = Some(Partial { column: i, offset, columns, rows, budget, token, fill: None });
                     return Err(ProtoError::Incomplete { needed });
                 }
                 Err(e) => {
@@ -433,28 +454,51 @@ impl Block {
         }
     }
 
-    /// The direct fill in progress: its column buffer and total size.
-    fn direct_fill(&mut self) -> Option<(&mut AlignedBuf, usize)> {
+    /// The fill in progress: its column buffer and total size.
+    fn filling(&mut self) -> Option<(&mut AlignedBuf, usize)> {
         let p = self.partial?;
-        p.direct?;
+        p.fill?;
         self.direct_buf(p.column, p.rows)
     }
 
-    /// Whether this block holds the direct fill started by the decode `token`.
-    pub(crate) fn holds_direct(&self, token: u64) -> bool {
-        self.partial.and_then(|p| p.direct).is_some_and(|d| d.get() == token)
+    /// The fill in progress that takes its values straight from the socket:
+    /// its column buffer and total size.
+    fn direct_fill(&mut self) -> Option<(&mut AlignedBuf, usize)> {
+        if self.partial?.fill? != Fill::Slot {
+            return None;
+        }
+        self.filling()
     }
 
-    /// After a read that ended in `Incomplete`: when a direct fill is in
-    /// progress, how many input bytes that read took into the block (the caller
-    /// consumes them; asked again it is 0) and how many bytes the column still
-    /// misses.
-    pub(crate) fn direct_consume(&mut self) -> Option<(usize, usize)> {
+    /// Whether this block holds the decode `token` stopped in.
+    pub(crate) fn holds_direct(&self, token: u64) -> bool {
+        self.partial.and_then(|p| p.token).is_some_and(|d| d.get() == token)
+    }
+
+    /// After a read with a token that ended in `Incomplete`: lets go of the
+    /// input the block no longer needs, so the caller's input holds only the
+    /// column being decoded. `None` when the decode stopped before its first
+    /// column (it starts over from the input's start). Otherwise: how many
+    /// bytes from the input's start the caller consumes (asked again it is 0;
+    /// `needed` shrinks by as much), and for a column being filled, how many
+    /// bytes it still misses and whether they are to come through
+    /// [`Block::direct_spare`].
+    ///
+    /// A column being filled has taken the input's part of its values; any
+    /// other column is decoded from its header once it has fully arrived, so
+    /// only what comes before that header goes.
+    pub(crate) fn release_input(&mut self) -> Option<(usize, Option<(usize, bool)>)> {
         let p = self.partial.as_mut()?;
-        p.direct?;
+        p.token?;
         let consumed = std::mem::take(&mut p.offset);
-        let (buf, total) = self.direct_fill()?;
-        Some((consumed, total.saturating_sub(buf.len())))
+        let fill = p.fill;
+        // The measure's positions count from the input's start.
+        self.scan.shift(consumed);
+        let missing = match self.filling() {
+            Some((buf, total)) => total.saturating_sub(buf.len()),
+            None => return Some((consumed, None)),
+        };
+        Some((consumed, Some((missing, fill == Some(Fill::Slot)))))
     }
 
     /// Takes the front of `src` (at most what the column misses) into the
@@ -493,8 +537,8 @@ impl Block {
         layout: Layout,
         limits: &BlockLimits,
         pool: &mut BufferPool,
-        direct: Option<u64>,
-    ) -> Result<Option<(DirectToken, usize)>> {
+        token: Option<DirectToken>,
+    ) -> Result<Option<(Fill, usize)>> {
         // Names come from the query text (an expression's name is its text), so
         // their bound is the block's, not a small constant; they count against it.
         let name = r.string(limits.max_bytes)?;
@@ -531,19 +575,22 @@ impl Block {
         } else {
             None
         };
-        if let (Some(token), None, ColumnData::Fixed(f)) = (direct.and_then(DirectToken::new), &info, &mut col.data) {
+        if let (Some(_), None, ColumnData::Fixed(f)) = (token, &info, &mut col.data) {
             // A plain fixed-width column has no prefix and its size is known: if
-            // much of it is still to come, the rest goes straight into its buffer.
+            // it has not fully arrived, it takes what has, and the rest as it
+            // comes, so the input never has to hold it whole. When much of it is
+            // still to come, the rest goes straight into its buffer.
             let total = crate::column::checked_len(rows, f.width)?;
             let missing = total.saturating_sub(r.remaining());
-            if missing >= DIRECT_MIN_BYTES {
+            if missing > 0 {
                 // Charged before the buffer is reserved, as `read_body` would.
                 r.charge(total)?;
                 let here = r.bytes(r.remaining())?;
                 f.data.clear();
                 f.data.reserve_total(total);
                 f.data.extend_from(here);
-                return Ok(Some((token, missing)));
+                let fill = if missing >= DIRECT_MIN_BYTES { Fill::Slot } else { Fill::Input };
+                return Ok(Some((fill, missing)));
             }
         }
         if rows > 0 {

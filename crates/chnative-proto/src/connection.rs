@@ -67,15 +67,22 @@
 //!
 //! # Direct fills
 //!
-//! Without compression and chunked framing, the values of a plain fixed-width
-//! column that is still missing at least 256 KiB when the input runs out are
-//! received straight into the column's buffer: the machine takes the input's
-//! part of the column into the buffer, lets the input go, and
-//! [`Connection::direct_slot`] lends the rest of the buffer for the caller to
-//! read the socket into (exactly the column's missing bytes, so what follows
-//! still goes through [`Connection::recv_buffer`]). This saves copying the
-//! column out of the input buffer. A caller that never asks for the slot loses
-//! nothing: bytes appended to the input finish the column as before.
+//! Without compression, a query's Data block lets go of the input as it takes
+//! it: when the input runs out, the columns decoded so far leave it, and a
+//! plain fixed-width column takes the input's part of its values into its
+//! buffer and the rest as it arrives. The input then only ever holds the
+//! column being decoded (a String column whole, until it is decoded), so how
+//! large it grows depends on the result, not on how the reads fell: a
+//! connection that read a result once reads it again without allocating.
+//!
+//! Without chunked framing either, the values of a plain fixed-width column
+//! that is still missing at least 256 KiB when the input runs out are received
+//! straight into the column's buffer: [`Connection::direct_slot`] lends the
+//! rest of the buffer for the caller to read the socket into (exactly the
+//! column's missing bytes, so what follows still goes through
+//! [`Connection::recv_buffer`]). This saves copying the column out of the
+//! input buffer. A caller that never asks for the slot loses nothing: bytes
+//! appended to the input finish the column as before.
 //! [`Connection::direct_slots`] adds a small buffer for the bytes after the
 //! column, so one vectored read per column suffices. Reads into the input are
 //! not capped: a read that brings a whole column leaves nothing to fill
@@ -136,6 +143,10 @@ pub const DEFAULT_MAX_SILENT_PACKETS: u64 = 10_000_000;
 /// column's or packet's head (a read that brings more just leaves it on the
 /// socket for the next one).
 const DIRECT_TAIL: usize = 4 << 10;
+
+/// The input buffer's first capacity (64 KiB), and the least room a read into
+/// it gets while it holds less than that.
+const INPUT_MIN_CAPACITY: usize = 64 << 10;
 
 /// Room beyond `max_block_bytes` for a packet's own fields (names, headers).
 const PACKET_SLACK: usize = 1 << 20;
@@ -379,9 +390,13 @@ pub struct Connection {
     scratch: Block,
     /// Numbers the block packets, so a direct fill knows its block (see [`Block::holds_direct`]).
     block_seq: u64,
-    /// The kind and packet number of the block whose fixed-width column is being
-    /// filled straight from the socket ([`Connection::direct_slot`]).
+    /// The kind and packet number of the block being decoded once the input
+    /// no longer holds its start (it let go of what the block had taken), so
+    /// the decode can only go on in that block.
     direct: Option<(BlockKind, u64)>,
+    /// Whether that block's fixed-width column is being filled straight from
+    /// the socket ([`Connection::direct_slot`]).
+    lend: bool,
     /// Bytes received through [`Connection::direct_slot`], ever.
     direct_bytes: u64,
     /// Where the bytes after a direct fill's column land in the same read
@@ -416,7 +431,7 @@ impl Connection {
             header_seen: false,
             silent: 0,
             last_exception: None,
-            input: Vec::with_capacity(64 << 10),
+            input: Vec::with_capacity(INPUT_MIN_CAPACITY),
             ipos: 0,
             iend: 0,
             dechunker: None,
@@ -429,6 +444,7 @@ impl Connection {
             scratch: Block::new(),
             block_seq: 0,
             direct: None,
+            lend: false,
             direct_bytes: 0,
             direct_tail: Vec::new(),
             output: Vec::with_capacity(16 << 10),
@@ -823,12 +839,19 @@ impl Connection {
 
     /// The buffer received bytes are appended to (never overwrite what is in
     /// it), with room for at least `additional` more.
+    ///
+    /// It grows only when the bytes not consumed yet and the `additional` ones
+    /// do not fit: what [`Poll::NeedInput`] asks for is what a decode needs
+    /// to hold at once (a column, a compressed frame, a small packet whole), so
+    /// once a result has been read the input is large enough to read it again,
+    /// however the reads fall. The room beyond `additional` (at least 64 KiB
+    /// in all while little is held) is for reads to take more.
     pub fn recv_buffer(&mut self, additional: usize) -> &mut Vec<u8> {
         if self.ipos == self.input.len() {
             self.input.clear();
             self.ipos = 0;
             self.iend = 0;
-        } else if self.ipos > 0 && self.input.capacity() - self.input.len() < additional.max(64 << 10) {
+        } else if self.ipos > 0 && self.input.capacity() - self.input.len() < additional.max(INPUT_MIN_CAPACITY) {
             // Out of room at the tail: move the unconsumed bytes to the front
             // rather than growing the buffer. (Decoders resume relative to the
             // first unconsumed byte, so this moves nothing they remember.)
@@ -836,7 +859,9 @@ impl Connection {
             self.iend -= self.ipos;
             self.ipos = 0;
         }
-        self.input.reserve(additional.max(64 << 10));
+        // Grows only a buffer with less than `additional` free (or less than
+        // 64 KiB in all).
+        self.input.reserve(additional.max(INPUT_MIN_CAPACITY.saturating_sub(self.input.len())));
         &mut self.input
     }
 
@@ -862,7 +887,7 @@ impl Connection {
     /// bytes beyond the slot from this buffer into the input, in order.
     pub fn direct_slots<'a>(&'a mut self, sink: &'a mut dyn BlockSink) -> Option<(&'a mut [u8], &'a mut [u8])> {
         let (kind, token) = self.direct?;
-        if self.state == State::Closed || self.input_error.is_some() {
+        if !self.lend || self.state == State::Closed || self.input_error.is_some() {
             return None;
         }
         let block = match sink.block(kind) {
@@ -891,14 +916,14 @@ impl Connection {
     /// `None`, polls again without reading (the column has all its bytes, or
     /// the poll says why not).
     pub fn direct_pending(&self) -> bool {
-        self.direct.is_some() && self.state != State::Closed
+        self.lend && self.direct.is_some() && self.state != State::Closed
     }
 
     /// Records that `n` bytes were received into the last
     /// [`Connection::direct_slot`], and beyond it (after
     /// [`Connection::direct_slots`]) into the buffer that follows it.
     pub fn direct_filled(&mut self, sink: &mut dyn BlockSink, n: usize) {
-        let Some((kind, token)) = self.direct else { return };
+        let Some((kind, token)) = self.direct.filter(|_| self.lend) else { return };
         let block = match sink.block(kind) {
             Some(b) => b,
             None => &mut self.scratch,
@@ -1076,20 +1101,28 @@ impl Connection {
                         self.scratch.recycle(&mut self.pool);
                     }
                     return Err(self.violation(
-                        "the block being filled straight from the socket was not lent again \
-                         (a BlockSink must lend the same block until its event)"
+                        "the block being decoded was not lent again: its start went into it, straight from \
+                         the socket or out of the input (a BlockSink must lend the same block until its event)"
                             .into(),
                     ));
                 }
             }
-            // Chunk headers and compression frames sit between the values, so the
-            // socket's bytes are the column's only when neither is in use.
-            let direct = (!compressed && self.dechunker.is_none()).then_some(self.block_seq);
+            // Without compression a query's Data block takes its bytes from the
+            // input, which then lets go of them as the decode goes (see
+            // `release_input`). Only there: the decode can then go on in no other
+            // block, and only a query's stream keeps lending its Data block when
+            // it is dropped half way (other blocks are small: the input holds
+            // them whole, whatever the reads).
+            let anchored = !compressed
+                && kind == BlockKind::Data
+                && matches!(self.state, State::Busy(Phase::Query | Phase::Cancelled));
+            let direct = anchored.then_some(self.block_seq);
             let src: &[u8] = if compressed { &self.plain } else { &self.input[self.ipos..self.iend] };
             let mut r = Reader::new(src);
             match block.read_with(&mut r, self.revision, &self.options.limits, &mut self.pool, direct) {
                 Ok(()) => {
                     self.direct = None;
+                    self.lend = false;
                     let (rows, has_columns) = (block.rows(), !block.columns().is_empty());
                     let used = r.position();
                     if to_scratch {
@@ -1106,14 +1139,26 @@ impl Connection {
                 }
                 Err(ProtoError::Incomplete { needed }) if compressed => self.plain_needed = needed,
                 Err(ProtoError::Incomplete { needed }) => {
-                    if let Some((consumed, missing)) = block.direct_consume() {
-                        // The block holds everything up to here: the input lets go of it.
-                        self.ipos += consumed;
-                        self.direct = Some((kind, self.block_seq));
-                        return Ok(Body::Need(missing));
-                    }
-                    self.direct = None;
-                    return Ok(Body::Need(needed));
+                    // The input lets go of what the block has taken, so it only
+                    // ever holds the column being decoded: how large it grows
+                    // does not depend on how the reads fell.
+                    let Some((consumed, fill)) = block.release_input() else {
+                        self.direct = None;
+                        self.lend = false;
+                        return Ok(Body::Need(needed));
+                    };
+                    self.ipos += consumed;
+                    self.direct = Some((kind, self.block_seq));
+                    // Chunk headers sit between the socket's bytes: no slot then.
+                    self.lend = matches!(fill, Some((_, true))) && self.dechunker.is_none();
+                    return Ok(Body::Need(match fill {
+                        Some((missing, _)) if self.lend => missing,
+                        // Taken into the column piece by piece: any bytes do, and
+                        // asking for no more than the input's first capacity
+                        // never makes it grow.
+                        Some((missing, _)) => missing.min(INPUT_MIN_CAPACITY),
+                        None => needed.saturating_sub(consumed),
+                    }));
                 }
                 Err(e) => {
                     if to_scratch {
@@ -1213,6 +1258,7 @@ impl Connection {
                 self.scratch.forget_partial();
                 self.block_seq += 1;
                 self.direct = None;
+                self.lend = false;
                 self.plain.clear();
                 self.plain_needed = 1;
                 self.reading = Reading::Block { kind, compressed };

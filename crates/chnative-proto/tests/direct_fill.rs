@@ -253,7 +253,7 @@ fn a_different_sink_mid_fill_closes_the_connection() {
     // The input no longer holds the block's start: it cannot start over elsewhere.
     assert!(c.direct_slot(&mut Keep::default()).is_none());
     let err = c.poll(&mut Discard).unwrap_err();
-    assert!(matches!(&err, Error::Proto(ProtoError::Violation(m)) if m.contains("straight from the socket")), "{err}");
+    assert!(matches!(&err, Error::Proto(ProtoError::Violation(m)) if m.contains("not lent again")), "{err}");
     assert_eq!(c.state(), State::Closed);
     assert!(!c.direct_pending());
 }

@@ -638,8 +638,9 @@ impl Conn {
     /// Reads and discards the rest of the outstanding command.
     pub(crate) async fn drain(&mut self) -> Result<()> {
         // Into the blocks a dropped stream left here rather than a `Discard`:
-        // a block whose column was being filled straight from the socket can
-        // only be finished in the block it started in (the machine closes the
+        // a Data block half decoded (its start no longer in the input: the
+        // block took it, or it came straight from the socket) can only be
+        // finished in the block it started in (the machine closes the
         // connection otherwise).
         let mut blocks = self.blocks.take();
         let mut res = Ok(());

@@ -306,6 +306,15 @@ impl ScanMemo {
         self.runs.clear();
     }
 
+    /// The input lost its first `by` bytes (all before the runs): positions
+    /// move back by as much.
+    pub(crate) fn shift(&mut self, by: usize) {
+        for run in &mut self.runs {
+            run.start = run.start.saturating_sub(by);
+            run.next = run.next.saturating_sub(by);
+        }
+    }
+
     fn skip_strings(&mut self, r: &mut Reader<'_>, rows: usize) -> Result<()> {
         let start = r.position();
         let i = match self.runs.iter().position(|x| x.start == start && x.rows == rows) {

@@ -107,7 +107,9 @@ pub struct Certs {
 pub fn certs() -> &'static Certs {
     static CERTS: OnceLock<Certs> = OnceLock::new();
     CERTS.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("chn-tls-test-{}", std::process::id()));
+        // In the target directory (cargo's scratch space for integration tests),
+        // one directory per process: test binaries run side by side.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("chn-tls-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("certificate directory");
         Certs {
