@@ -166,12 +166,21 @@ fn wire(q: Query) -> Result<QueryWire> {
     })
 }
 
-async fn scalar_of<T: Scalar>(mut s: QueryStream<'_>) -> Result<T> {
+/// The first value of the first row of a result, read by `T`'s typed-row rules
+/// with the server's time zone `server_tz` for DateTime columns that name none.
+async fn scalar_of<T: Scalar>(mut s: QueryStream<'_>, server_tz: &str) -> Result<T> {
+    let ctx = row::ReadContext { server_timezone: server_tz.to_string() };
     let mut out: Option<T> = None;
     while let Some(block) = s.next().await? {
-        if out.is_none() {
+        if out.is_none() && block.rows() > 0 {
             let col = block.columns().first().ok_or_else(|| Error::Usage("the query returned no columns".into()))?;
-            out = Some(T::from_column(&col.view())?);
+            out = Some(T::from_column(&col.view(), &ctx)?);
+        }
+    }
+    if out.is_none() {
+        // No rows: still check the type, so that a mismatch is reported as one.
+        if let Some(col) = s.header().and_then(|h| h.columns().first()) {
+            T::check(&col.view())?;
         }
     }
     out.ok_or_else(|| Error::Usage("the query returned no rows".into()))
@@ -213,7 +222,8 @@ macro_rules! single_socket_api {
 
         /// Runs a query returning one value: the first column of the first row.
         pub async fn query_scalar<T: Scalar>(&mut self, query: impl Into<Query>) -> Result<T> {
-            crate::scalar_of(self.stream(query).await?).await
+            let tz = self.info.timezone.clone();
+            crate::scalar_of(self.stream(query).await?, &tz).await
         }
 
         /// Starts an INSERT into `table`: `table` or `db.table`, each part quoted as an
@@ -256,30 +266,28 @@ impl Connection {
     single_socket_api!(slot);
 }
 
-/// A value [`Client::query_scalar`] can return.
+/// A value [`Client::query_scalar`] can return: any type a typed-row field can
+/// have ([`row::FromColumn`]), read by the same rules (`u64` reads UInt8 … UInt64,
+/// `f64` reads Float32, `Option<T>` reads Nullable(T), `String` must be UTF-8, …).
 pub trait Scalar: Sized {
-    /// Reads row 0 of `col`.
-    fn from_column(col: &ColumnView<'_>) -> Result<Self>;
+    /// Checks that `Self` can read a column of `col`'s type (the typed-row check,
+    /// with the same error).
+    fn check(col: &ColumnView<'_>) -> Result<()>;
+    /// Reads row 0 of `col` (`ctx`: the server's time zone, for DateTime columns
+    /// that name none).
+    fn from_column(col: &ColumnView<'_>, ctx: &row::ReadContext) -> Result<Self>;
 }
 
-macro_rules! fixed_scalar {
-    ($($t:ty),*) => {$(
-        impl Scalar for $t {
-            fn from_column(col: &ColumnView<'_>) -> Result<Self> {
-                col.values::<$t>()?.first().copied().ok_or_else(|| Error::Usage("empty column".into()))
-            }
-        }
-    )*};
-}
-fixed_scalar!(u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, f32, f64, WireUuid, [u8; 16], [u8; 32], I256, U256);
-
-impl Scalar for String {
-    fn from_column(col: &ColumnView<'_>) -> Result<Self> {
-        let s = col.as_strings()?;
-        if s.is_empty() {
+impl<T: for<'r> row::FromColumn<'r>> Scalar for T {
+    fn check(col: &ColumnView<'_>) -> Result<()> {
+        row::positional_check::<T>(col)
+    }
+    fn from_column(col: &ColumnView<'_>, ctx: &row::ReadContext) -> Result<Self> {
+        Self::check(col)?;
+        if col.is_empty() {
             return Err(Error::Usage("empty column".into()));
         }
-        Ok(String::from_utf8_lossy(s.bytes(0)).into_owned())
+        row::Reader::<T>::new(col, ctx)?.get(0)
     }
 }
 

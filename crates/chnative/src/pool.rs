@@ -387,7 +387,8 @@ impl Client {
 
     /// Runs a query returning one value: the first column of the first row.
     pub async fn query_scalar<T: Scalar>(&self, query: impl Into<Query>) -> Result<T> {
-        crate::scalar_of(self.stream(query).await?).await
+        let tz = self.server_info().timezone;
+        crate::scalar_of(self.stream(query).await?, &tz).await
     }
 
     /// Starts an INSERT into `table`; it takes a connection when sent.

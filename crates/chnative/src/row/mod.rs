@@ -53,6 +53,7 @@
 mod enums;
 mod from_column;
 mod insert;
+mod positional;
 mod stream;
 mod to_column;
 mod utf8;
@@ -65,12 +66,13 @@ use crate::error::{Error, Result};
 pub use crate::value_insert::ValueBuffer;
 pub use enums::{enum_accepts, enum_writes, EnumBuffer, EnumLabels, EnumReader};
 pub use from_column::{
-    ArrayReader, BytesOrArray, DecimalReader, F32Reader, FixedStrings, MapReader, NullableReader, SliceReader, Strings,
-    Values,
+    ArrayReader, BytesOrArray, DecimalReader, F32Reader, FixedStrings, MapReader, NullableReader, Numbers, SliceReader,
+    Strings, Values,
 };
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
 pub use from_column::{DateReader, DateTimeReader, DurationReader};
 pub use insert::{Inserter, DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS};
+pub(crate) use positional::check_column as positional_check;
 pub use stream::{BlockRows, RowStream};
 pub use to_column::{
     buffer_for, buffer_of, push_error, writes, ArrayBuffer, ColumnBuffer, DecimalBuffer, FixedBuffer,
@@ -94,10 +96,31 @@ pub struct Field {
     pub accepts: fn(&DataType) -> bool,
     /// Whether the field can be written to a column of this type.
     pub writes: fn(&DataType) -> bool,
+    /// Why the field cannot be read from a column of this type, when there is more
+    /// to say than the two types (see [`FromColumn::refusal`]).
+    pub refusal: fn(&DataType) -> Option<&'static str>,
 }
 
-/// A struct that can be read from a result, row by row. Implemented by
-/// `#[derive(Row)]`; see the [module docs](self).
+/// A type that can be read from a result, row by row: a `#[derive(Row)]` struct
+/// (columns bound by name; see the [module docs](self)), a single value (`u64`,
+/// `String`, `Option<T>`, `Vec<T>`, … : a result of one column) or a tuple of them
+/// (`(u64, String)`: columns by position).
+///
+/// A type that is none of these fails to compile with this message:
+///
+/// ```text
+/// error[E0277]: `Event` is not a row type chnative can read
+///   = help: derive it for a struct whose fields are named like the columns: `#[derive(chnative::Row)]`
+///   = note: a single value (`u64`, `String`, `Option<T>`, …) reads a one-column result and a tuple
+///           `(u64, String)` reads the columns by position; `query_scalar::<T>()` reads the first value
+///           of the first row
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a row type chnative can read",
+    label = "not a row type",
+    note = "derive it for a struct whose fields are named like the columns: `#[derive(chnative::Row)]`",
+    note = "a single value (`u64`, `String`, `Option<T>`, …) reads a one-column result and a tuple `(u64, String)` reads the columns by position; `query_scalar::<T>()` reads the first value of the first row"
+)]
 pub trait Row {
     /// The struct's name, for error messages.
     const NAME: &'static str;
@@ -114,9 +137,22 @@ pub trait Row {
     fn readers<'r>(cols: &[Option<ColumnView<'r>>], ctx: &ReadContext) -> Result<Self::Readers<'r>>;
     /// Builds row `i` of the block the readers were resolved from.
     fn read<'r>(readers: &Self::Readers<'r>, i: usize) -> Result<Self::Value<'r>>;
+    /// Binds the fields to a result's columns and checks their types, once per
+    /// result: the column index of each field, in field order (`None` for an absent
+    /// `#[row(default)]` column). Derived rows bind [`FIELDS`](Row::FIELDS) by name;
+    /// single values and tuples bind by position.
+    fn bind(columns: &[chnative_proto::Column]) -> Result<Vec<Option<usize>>> {
+        bind_by_name::<Self>(columns)
+    }
 }
 
 /// A [`Row`] that borrows nothing: what [`crate::Client::fetch_all`] and friends return.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an owned row type",
+    label = "not an owned row type",
+    note = "a row type is a `#[derive(chnative::Row)]` struct, a single value (`u64`, `String`, `Option<T>`, …) or a tuple of them `(u64, String)` (columns by position); `query_scalar::<T>()` reads the first value of the first row",
+    note = "rows that borrow from the block (`&str`, `&[u8]` fields) are read with `query::<T<'_>>()` and `next()`: `fetch_*` return owned rows"
+)]
 pub trait OwnedRow: for<'r> Row<Value<'r> = Self> + 'static {}
 impl<T: for<'r> Row<Value<'r> = T> + 'static> OwnedRow for T {}
 
@@ -191,9 +227,17 @@ pub trait FromColumn<'r>: Sized {
     fn qbit_row(_view: &chnative_proto::qbit::QBitView<'r>, _i: usize) -> Option<Result<Vec<Self>>> {
         None
     }
+    /// Why a column of type `ty` that [`accepts`](Self::accepts) refuses cannot be
+    /// read as `Self`, when there is more to say than the two types: `"narrowing"`
+    /// for a number column wider than a number type. Shown in the type-mismatch
+    /// error.
+    fn refusal(_ty: &DataType) -> Option<&'static str> {
+        None
+    }
 }
 
-fn plain(ty: &DataType) -> &DataType {
+/// The type a column's values have, under SimpleAggregateFunction wrappers.
+pub(crate) fn plain(ty: &DataType) -> &DataType {
     match ty {
         DataType::SimpleAggregateFunction(_, t) => plain(t),
         t => t,
@@ -212,6 +256,15 @@ pub fn accepts<'r, T: FromColumn<'r>>(ty: &DataType) -> bool {
         | DataType::Polygon
         | DataType::MultiPolygon) => T::accepts(&t.wire_shape()),
         t => T::accepts(t),
+    }
+}
+
+/// Why `T` cannot read a column of type `ty` ([`FromColumn::refusal`]), with
+/// LowCardinality and SimpleAggregateFunction wrappers stripped like [`accepts`].
+pub fn refusal<'r, T: FromColumn<'r>>(ty: &DataType) -> Option<&'static str> {
+    match plain(ty) {
+        DataType::LowCardinality(t) => T::refusal(t),
+        t => T::refusal(t),
     }
 }
 
@@ -305,16 +358,17 @@ pub fn out_of_bounds(column: &str, i: usize) -> Error {
     Error::Protocol(chnative_proto::ProtoError::violation(format!("column `{column}`: index {i} is out of bounds")))
 }
 
-/// Binds a row type's fields to a result's columns by name and checks their types.
-/// Returns the column index of each field (`None` for an absent default field).
-pub(crate) fn bind<T: Row + ?Sized>(columns: &[chnative_proto::Column]) -> Result<Vec<Option<usize>>> {
+/// Binds a row type's fields to a result's columns by name and checks their types
+/// ([`Row::bind`] of derived rows). Returns the column index of each field (`None`
+/// for an absent default field).
+pub fn bind_by_name<T: Row + ?Sized>(columns: &[chnative_proto::Column]) -> Result<Vec<Option<usize>>> {
     let mut out = Vec::with_capacity(T::FIELDS.len());
     for f in T::FIELDS {
         match columns.iter().position(|c| c.name() == f.column) {
             Some(idx) => {
                 let c = &columns[idx];
                 if !(f.accepts)(c.data_type()) {
-                    return Err(field_mismatch::<T>(f, c.type_name()));
+                    return Err(field_mismatch::<T>(f, c.type_name(), (f.refusal)(c.data_type())));
                 }
                 out.push(Some(idx));
             }
@@ -616,10 +670,13 @@ impl<T: RowWrite> ColumnBuffer for NestedBuffer<T> {
     }
 }
 
-pub(crate) fn field_mismatch<T: Row + ?Sized>(f: &Field, type_name: &str) -> Error {
+/// The error for field `f` of `T` and a column of type `type_name` it cannot read
+/// or be written to, with the reason when there is one (`narrowing`).
+pub(crate) fn field_mismatch<T: Row + ?Sized>(f: &Field, type_name: &str, why: Option<&str>) -> Error {
+    let why = why.map(|w| format!("{w}; ")).unwrap_or_default();
     Error::TypeMismatch {
         column: f.column.to_string(),
-        requested: format!("{} (field `{}` of {})", f.rust_type, f.field, T::NAME),
+        requested: format!("{} ({why}field `{}` of {})", f.rust_type, f.field, T::NAME),
         actual: type_name.to_string(),
     }
 }
