@@ -166,14 +166,28 @@ fn wire(q: Query) -> Result<QueryWire> {
     })
 }
 
+/// Starts a query on the connection in `slot` (see `stream` of [`Connection`]).
+async fn slot_stream(slot: &mut ConnSlot, mut query: Query) -> Result<QueryStream<'_>> {
+    let observer = std::mem::take(&mut query.observer);
+    let q = crate::wire(query)?;
+    // The connection stays in its slot until the Query is out: a future
+    // dropped halfway must leave it where the next call finds (and closes) it.
+    slot.get().await?.send_query(&q, false).await?;
+    let conn = slot.take().await?;
+    Ok(QueryStream::new(conn, crate::pool::Home::Slot(slot), q.id).observed(observer))
+}
+
 /// The first value of the first row of a result, read by `T`'s typed-row rules
 /// with the server's time zone `server_tz` for DateTime columns that name none.
 async fn scalar_of<T: Scalar>(mut s: QueryStream<'_>, server_tz: &str) -> Result<T> {
-    let ctx = row::ReadContext { server_timezone: server_tz.to_string() };
     let mut out: Option<T> = None;
     while let Some(block) = s.next().await? {
         if out.is_none() && block.rows() > 0 {
             let col = block.columns().first().ok_or_else(|| Error::Usage("the query returned no columns".into()))?;
+            // The zone only where a value may need it: no allocation for the rest.
+            let name = col.type_name();
+            let zoned = ["DateTime", "Dynamic", "JSON", "Object"].iter().any(|k| name.contains(k));
+            let ctx = row::ReadContext { server_timezone: if zoned { server_tz.to_string() } else { String::new() } };
             out = Some(T::from_column(&col.view(), &ctx)?);
         }
     }
@@ -204,15 +218,7 @@ macro_rules! single_socket_api {
 
         /// Starts a query and streams its result block by block.
         pub async fn stream(&mut self, query: impl Into<Query>) -> Result<QueryStream<'_>> {
-            let mut query: Query = query.into();
-            let observer = std::mem::take(&mut query.observer);
-            let q = crate::wire(query)?;
-            let slot = &mut self.$($slot)+;
-            // The connection stays in its slot until the Query is out: a future
-            // dropped halfway must leave it where the next call finds (and closes) it.
-            slot.get().await?.send_query(&q, false).await?;
-            let conn = slot.take().await?;
-            Ok(QueryStream::new(conn, crate::pool::Home::Slot(slot), q.id).observed(observer))
+            crate::slot_stream(&mut self.$($slot)+, query.into()).await
         }
 
         /// Runs a statement (DDL, INSERT … SELECT, SYSTEM …) and discards any result.
@@ -222,8 +228,9 @@ macro_rules! single_socket_api {
 
         /// Runs a query returning one value: the first column of the first row.
         pub async fn query_scalar<T: Scalar>(&mut self, query: impl Into<Query>) -> Result<T> {
-            let tz = self.info.timezone.clone();
-            crate::scalar_of(self.stream(query).await?, &tz).await
+            // The slot and the server's zone borrowed apart: no copy of the zone.
+            let stream = crate::slot_stream(&mut self.$($slot)+, query.into()).await?;
+            crate::scalar_of(stream, &self.info.timezone).await
         }
 
         /// Starts an INSERT into `table`: `table` or `db.table`, each part quoted as an

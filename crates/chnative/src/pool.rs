@@ -387,8 +387,8 @@ impl Client {
 
     /// Runs a query returning one value: the first column of the first row.
     pub async fn query_scalar<T: Scalar>(&self, query: impl Into<Query>) -> Result<T> {
-        let tz = self.server_info().timezone;
-        crate::scalar_of(self.stream(query).await?, &tz).await
+        let stream = self.stream(query).await?;
+        crate::scalar_of(stream, &self.shared.info.timezone).await
     }
 
     /// Starts an INSERT into `table`; it takes a connection when sent.
