@@ -328,7 +328,7 @@ async fn derived_rows_widen_per_block() {
         let n = n as u64;
         let want = Wide {
             a: n % 256,
-            b: (n % 3 != 0).then(|| (n % 30000) as i64 - 15000),
+            b: (!n.is_multiple_of(3)).then(|| (n % 30000) as i64 - 15000),
             c: f64::from(n as f32 / 4.0),
             d: vec![u128::from(n), u128::from(u64::MAX)],
             e: (n % 256) as i32 - 128,
