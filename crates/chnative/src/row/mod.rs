@@ -25,6 +25,26 @@
 //! reader, …), and rows are built by plain indexing into those views
 //! ([`FromColumn::read`]), without dynamic dispatch, boxing or lookups per value.
 //!
+//! **Lossless widening.** A number field reads its own column type and every
+//! narrower one it holds without loss: an unsigned integer into a wider unsigned
+//! or a strictly wider signed type (UInt8 into `u16` … `u128`, `i16` … `i128`,
+//! [`U256`](crate::U256)/[`I256`](crate::I256); UInt32 into `i64`), a signed one
+//! into a wider signed type (Int8 into `i16` … `i128`), Float32 and BFloat16 into
+//! `f64`; Date (days) into `i32` like Date32, DateTime (seconds) into `i64` like
+//! DateTime64(0). Everything else is refused when the result's header arrives,
+//! naming both types: ``column `x` is UInt64, not u8 (narrowing; field `x` of
+//! Event)``. The widening is decided once per column per block (a narrower column
+//! is widened into a buffer then); a column of the field's own type is read in
+//! place, as before. The same rules hold inside `Option`, `Vec`, maps and tuples,
+//! and for [`crate::Client::query_scalar`].
+//!
+//! **Single values and tuples.** A one-column result reads as a single value
+//! (`client.fetch_one::<u64>("SELECT count() FROM t")`, any [`FromColumn`] type),
+//! and several columns as a tuple of up to 12 of them, by position
+//! (`client.fetch_all::<(u64, String)>("SELECT id, name FROM t")`). The number of
+//! columns must match. Their elements are owned (`String`, not `&str`): rows
+//! that borrow need a derived struct.
+//!
 //! **Attributes.** On a field: `#[row(rename = "column")]`, `#[row(skip)]` (not
 //! read or written; filled with `Default`), `#[row(default)]` (the column may be
 //! missing from a result; the field is then `Default`). On the struct:
