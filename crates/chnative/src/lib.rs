@@ -178,7 +178,8 @@ async fn slot_stream(slot: &mut ConnSlot, mut query: Query) -> Result<QueryStrea
 }
 
 /// The first value of the first row of a result, read by `T`'s typed-row rules
-/// with the server's time zone `server_tz` for DateTime columns that name none.
+/// with `server_tz` (the server's time zone, or the query's `session_timezone`)
+/// for DateTime columns that name none.
 async fn scalar_of<T: Scalar>(mut s: QueryStream<'_>, server_tz: &str) -> Result<T> {
     let mut out: Option<T> = None;
     while let Some(block) = s.next().await? {
@@ -187,7 +188,8 @@ async fn scalar_of<T: Scalar>(mut s: QueryStream<'_>, server_tz: &str) -> Result
             // The zone only where a value may need it: no allocation for the rest.
             let name = col.type_name();
             let zoned = ["DateTime", "Dynamic", "JSON", "Object"].iter().any(|k| name.contains(k));
-            let ctx = row::ReadContext { server_timezone: if zoned { server_tz.to_string() } else { String::new() } };
+            let zone = if zoned { server_tz.to_string() } else { String::new() };
+            let ctx = row::ReadContext { server_timezone: zone };
             out = Some(T::from_column(&col.view(), &ctx)?);
         }
     }
@@ -226,11 +228,14 @@ macro_rules! single_socket_api {
             self.stream(query).await?.finish_all().await
         }
 
-        /// Runs a query returning one value: the first column of the first row.
+        /// Runs a query returning one value: the first column of the first row, read
+        /// by the rules of a typed-row field ([`Scalar`]).
         pub async fn query_scalar<T: Scalar>(&mut self, query: impl Into<Query>) -> Result<T> {
+            let query: Query = query.into();
+            let session_tz = query.session_timezone().map(str::to_string);
             // The slot and the server's zone borrowed apart: no copy of the zone.
-            let stream = crate::slot_stream(&mut self.$($slot)+, query.into()).await?;
-            crate::scalar_of(stream, &self.info.timezone).await
+            let stream = crate::slot_stream(&mut self.$($slot)+, query).await?;
+            crate::scalar_of(stream, session_tz.as_deref().unwrap_or(&self.info.timezone)).await
         }
 
         /// Starts an INSERT into `table`: `table` or `db.table`, each part quoted as an

@@ -235,13 +235,20 @@ impl Client {
 
     /// Runs a query and streams its result as typed rows (`#[derive(Row)]`).
     ///
+    /// DateTime columns whose type names no zone are read in the query's
+    /// `session_timezone` setting when it sets one, else the server's zone (a
+    /// `session_timezone` set by `SET` or a profile is not visible to the client).
+    ///
     /// For a struct with borrowed fields, name it with an elided lifetime:
     /// `client.query::<Event<'_>>(…)`. JSON columns arrive as their text (for
     /// `Value` and `serde_json::Value` fields; the query gets
     /// `output_format_native_write_json_as_string = 1`).
     pub async fn query<T: Row>(&self, query: impl Into<Query>) -> Result<RowStream<'_, T>> {
-        let ctx = self.read_context();
         let query = query.into().setting("output_format_native_write_json_as_string", "1");
+        let mut ctx = self.read_context();
+        if let Some(tz) = query.session_timezone() {
+            ctx.server_timezone = tz.to_string();
+        }
         Ok(RowStream::new(self.stream(query).await?, ctx))
     }
 
