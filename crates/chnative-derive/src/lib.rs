@@ -446,6 +446,7 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                 default: #default,
                 accepts: #krate::row::accepts::<#ty_static>,
                 writes: #krate::row::writes::<#ty_static>,
+                refusal: #krate::row::refusal::<#ty_static>,
             }
         });
         if f.default {

@@ -333,12 +333,42 @@ fn wire(q: Query) -> Result<QueryWire> {
     })
 }
 
-async fn scalar_of<T: Scalar>(mut s: QueryStream<'_>) -> Result<T> {
+/// Starts a query on the connection in `slot` (see `stream` of [`Connection`]).
+async fn slot_stream(slot: &mut ConnSlot, mut query: Query) -> Result<QueryStream<'_>> {
+    let observer = std::mem::take(&mut query.observer);
+    let deadline = crate::conn::query_deadline(query.timeout, slot.query_timeout());
+    let q = crate::wire(query)?;
+    // The connection stays in its slot until the Query is out: a future
+    // dropped halfway (or cut short by the deadline) must leave it where
+    // the next call finds (and finishes or closes) it.
+    let start = async {
+        slot.get().await?.send_query(&q, false, deadline).await?;
+        slot.take().await
+    };
+    let conn = crate::conn::within(deadline, start).await?;
+    Ok(QueryStream::new(conn, crate::pool::Home::Slot(slot), q.id).observed(observer))
+}
+
+/// The first value of the first row of a result, read by `T`'s typed-row rules
+/// with `server_tz` (the server's time zone, or the query's `session_timezone`)
+/// for DateTime columns that name none.
+async fn scalar_of<T: Scalar>(mut s: QueryStream<'_>, server_tz: &str) -> Result<T> {
     let mut out: Option<T> = None;
     while let Some(block) = s.next().await? {
-        if out.is_none() {
+        if out.is_none() && block.rows() > 0 {
             let col = block.columns().first().ok_or_else(|| Error::Usage("the query returned no columns".into()))?;
-            out = Some(T::from_column(&col.view())?);
+            // The zone only where a value may need it: no allocation for the rest.
+            let name = col.type_name();
+            let zoned = ["DateTime", "Dynamic", "JSON", "Object"].iter().any(|k| name.contains(k));
+            let zone = if zoned { server_tz.to_string() } else { String::new() };
+            let ctx = row::ReadContext { server_timezone: zone };
+            out = Some(T::from_column(&col.view(), &ctx)?);
+        }
+    }
+    if out.is_none() {
+        // No rows: still check the type, so that a mismatch is reported as one.
+        if let Some(col) = s.header().and_then(|h| h.columns().first()) {
+            T::check(&col.view())?;
         }
     }
     out.ok_or_else(|| Error::Usage("the query returned no rows".into()))
@@ -366,20 +396,7 @@ macro_rules! single_socket_api {
         /// runs from this call: a query that timed out before is finished in the
         /// background, and the wait for that counts.
         pub async fn stream(&mut self, query: impl Into<Query>) -> Result<QueryStream<'_>> {
-            let mut query: Query = query.into();
-            let observer = std::mem::take(&mut query.observer);
-            let slot = &mut self.$($slot)+;
-            let deadline = crate::conn::query_deadline(query.timeout, slot.query_timeout());
-            let q = crate::wire(query)?;
-            // The connection stays in its slot until the Query is out: a future
-            // dropped halfway (or cut short by the deadline) must leave it where
-            // the next call finds (and finishes or closes) it.
-            let start = async {
-                slot.get().await?.send_query(&q, false, deadline).await?;
-                slot.take().await
-            };
-            let conn = crate::conn::within(deadline, start).await?;
-            Ok(QueryStream::new(conn, crate::pool::Home::Slot(slot), q.id).observed(observer))
+            crate::slot_stream(&mut self.$($slot)+, query.into()).await
         }
 
         /// Runs a statement (DDL, INSERT … SELECT, SYSTEM …) and discards any result.
@@ -387,9 +404,14 @@ macro_rules! single_socket_api {
             self.stream(query).await?.finish_all().await
         }
 
-        /// Runs a query returning one value: the first column of the first row.
+        /// Runs a query returning one value: the first column of the first row, read
+        /// by the rules of a typed-row field ([`Scalar`]).
         pub async fn query_scalar<T: Scalar>(&mut self, query: impl Into<Query>) -> Result<T> {
-            crate::scalar_of(self.stream(query).await?).await
+            let query: Query = query.into();
+            let session_tz = query.session_timezone().map(str::to_string);
+            // The slot and the server's zone borrowed apart: no copy of the zone.
+            let stream = crate::slot_stream(&mut self.$($slot)+, query).await?;
+            crate::scalar_of(stream, session_tz.as_deref().unwrap_or(&self.info.timezone)).await
         }
 
         /// Starts an INSERT into `table`: `table` or `db.table`, each part quoted as an
@@ -439,30 +461,28 @@ impl Connection {
     single_socket_api!(slot);
 }
 
-/// A value [`Client::query_scalar`] can return.
+/// A value [`Client::query_scalar`] can return: any type a typed-row field can
+/// have ([`row::FromColumn`]), read by the same rules (`u64` reads UInt8 … UInt64,
+/// `f64` reads Float32, `Option<T>` reads Nullable(T), `String` must be UTF-8, …).
 pub trait Scalar: Sized {
-    /// Reads row 0 of `col`.
-    fn from_column(col: &ColumnView<'_>) -> Result<Self>;
+    /// Checks that `Self` can read a column of `col`'s type (the typed-row check,
+    /// with the same error).
+    fn check(col: &ColumnView<'_>) -> Result<()>;
+    /// Reads row 0 of `col` (`ctx`: the server's time zone, for DateTime columns
+    /// that name none).
+    fn from_column(col: &ColumnView<'_>, ctx: &row::ReadContext) -> Result<Self>;
 }
 
-macro_rules! fixed_scalar {
-    ($($t:ty),*) => {$(
-        impl Scalar for $t {
-            fn from_column(col: &ColumnView<'_>) -> Result<Self> {
-                col.values::<$t>()?.first().copied().ok_or_else(|| Error::Usage("empty column".into()))
-            }
-        }
-    )*};
-}
-fixed_scalar!(u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, f32, f64, WireUuid, [u8; 16], [u8; 32], I256, U256);
-
-impl Scalar for String {
-    fn from_column(col: &ColumnView<'_>) -> Result<Self> {
-        let s = col.as_strings()?;
-        if s.is_empty() {
+impl<T: for<'r> row::FromColumn<'r>> Scalar for T {
+    fn check(col: &ColumnView<'_>) -> Result<()> {
+        row::positional_check::<T>(col)
+    }
+    fn from_column(col: &ColumnView<'_>, ctx: &row::ReadContext) -> Result<Self> {
+        Self::check(col)?;
+        if col.is_empty() {
             return Err(Error::Usage("empty column".into()));
         }
-        Ok(String::from_utf8_lossy(s.bytes(0)).into_owned())
+        row::Reader::<T>::new(col, ctx)?.get(0)
     }
 }
 

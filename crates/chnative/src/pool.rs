@@ -393,9 +393,13 @@ impl Client {
         self.stream(query).await?.finish_all().await
     }
 
-    /// Runs a query returning one value: the first column of the first row.
+    /// Runs a query returning one value: the first column of the first row, read
+    /// by the rules of a typed-row field ([`Scalar`]).
     pub async fn query_scalar<T: Scalar>(&self, query: impl Into<Query>) -> Result<T> {
-        crate::scalar_of(self.stream(query).await?).await
+        let query: Query = query.into();
+        let session_tz = query.session_timezone().map(str::to_string);
+        let stream = self.stream(query).await?;
+        crate::scalar_of(stream, session_tz.as_deref().unwrap_or(&self.shared.info.timezone)).await
     }
 
     /// Starts an INSERT into `table`; it takes a connection when sent.

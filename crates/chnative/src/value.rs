@@ -150,32 +150,20 @@ fn write_local(f: &mut impl fmt::Write, local_secs: i64) -> fmt::Result {
     write!(f, " {:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
-/// The offset from UTC, in seconds, of `zone` at the instant `secs`.
-/// Needs a time zone database: the `chrono` feature (chrono-tz) or `jiff`.
-/// Without either only UTC is known, and other zones are shown in UTC.
-#[allow(unused_variables)]
-fn utc_offset(zone: &str, secs: i64) -> i64 {
-    if matches!(zone, "UTC" | "Etc/UTC" | "GMT" | "Etc/GMT" | "UCT" | "Universal" | "Zulu") {
-        return 0;
+/// A zoned wall-clock time: `secs` (Unix seconds) in `zone`, as `toString` shows
+/// it, or — when the zone's offset is unknown (no time zone database compiled in,
+/// or a name the database lacks) — the UTC time followed by ` UTC`, never a UTC
+/// time passed off as local. `frac`: the nanoseconds and precision of a DateTime64.
+fn write_zoned(f: &mut impl fmt::Write, zone: &str, secs: i64, frac: Option<(u32, u8)>) -> fmt::Result {
+    let local = convert::zone::local_seconds(zone, secs);
+    write_local(f, local.unwrap_or(secs))?;
+    if let Some((nanos, precision)) = frac {
+        write_frac(f, nanos, precision)?;
     }
-    #[cfg(feature = "chrono")]
-    {
-        use chnative_proto::convert::ext::chrono::{Offset, TimeZone};
-        if let Ok(tz) = convert::chrono::tz(zone) {
-            if let Some(t) = chnative_proto::convert::ext::chrono::DateTime::from_timestamp(secs, 0) {
-                return i64::from(tz.offset_from_utc_datetime(&t.naive_utc()).fix().local_minus_utc());
-            }
-        }
+    match local {
+        Some(_) => Ok(()),
+        None => f.write_str(" UTC"),
     }
-    #[cfg(all(feature = "jiff", not(feature = "chrono")))]
-    {
-        if let Ok(tz) = chnative_proto::convert::ext::jiff::tz::TimeZone::get(zone) {
-            if let Ok(ts) = chnative_proto::convert::ext::jiff::Timestamp::from_second(secs) {
-                return i64::from(tz.to_offset(ts).seconds());
-            }
-        }
-    }
-    0
 }
 
 /// The shortest round-trip digits of a float in scientific form (`[-]d[.ddd]e[-]x`),
@@ -394,16 +382,10 @@ impl Value {
             }
             Value::Date(d) => quoted!(write_days(f, i64::from(*d))?),
             Value::Date32(d) => quoted!(write_days(f, i64::from(*d))?),
-            Value::DateTime { secs, tz } => {
-                let secs = i64::from(*secs);
-                quoted!(write_local(f, secs + utc_offset(tz, secs))?)
-            }
+            Value::DateTime { secs, tz } => quoted!(write_zoned(f, tz, i64::from(*secs), None)?),
             Value::DateTime64 { ticks, precision, tz } => {
                 let (secs, nanos) = split_ticks(*ticks, *precision);
-                quoted!({
-                    write_local(f, secs + utc_offset(tz, secs))?;
-                    write_frac(f, nanos, *precision)?
-                })
+                quoted!(write_zoned(f, tz, secs, Some((nanos, *precision)))?)
             }
             Value::Time(s) => quoted!(write_duration(f, i128::from(*s), 0)?),
             Value::Time64 { ticks, precision } => quoted!(write_duration(f, i128::from(*ticks), *precision)?),
@@ -468,9 +450,11 @@ fn write_duration(f: &mut impl fmt::Write, ticks: i128, precision: u8) -> fmt::R
 }
 
 /// Renders the value as the server's `toString` does (strings unquoted at the top
-/// level, quoted inside arrays, tuples and maps). DateTimes in zones other than
-/// UTC need the `chrono` or `jiff` feature for their offset; without them they
-/// are shown in UTC.
+/// level, quoted inside arrays, tuples and maps). A DateTime is shown in its
+/// zone's local time, which needs a time zone database: the default `tz` feature
+/// (or `jiff`, or `chrono`). Without one, or for a zone the database does not
+/// know, it is shown in UTC followed by ` UTC` (`2024-03-31 01:30:00 UTC`), never
+/// as a UTC time that looks local.
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.render(f, false)
@@ -963,10 +947,12 @@ impl ValueRowStream<'_> {
 impl Client {
     /// Runs a query and streams its result as dynamic rows of [`Value`]s.
     /// JSON columns arrive as their text (the query gets
-    /// `output_format_native_write_json_as_string = 1`).
+    /// `output_format_native_write_json_as_string = 1`). DateTime columns whose
+    /// type names no zone are in the query's `session_timezone` setting when it
+    /// sets one, else in the server's zone.
     pub async fn query_rows(&self, query: impl Into<Query>) -> Result<ValueRowStream<'_>> {
         let query = query.into().setting("output_format_native_write_json_as_string", "1");
-        let server_tz: Arc<str> = Arc::from(self.server_info().timezone.as_str());
+        let server_tz: Arc<str> = Arc::from(query.session_timezone().unwrap_or(&self.server_info().timezone));
         Ok(ValueRowStream {
             inner: self.stream(query).await?,
             server_tz,

@@ -1031,10 +1031,11 @@ async fn wrong_rust_type_is_type_mismatch() {
     assert!(col("nul").as_nullable().unwrap().is_null(0));
     drop(s);
 
-    // query_scalar reports the same error kind, and the connection stays usable.
+    // query_scalar reports the same error kind (saying why: a narrowing), and the
+    // connection stays usable.
     match c.query_scalar::<u32>("SELECT toUInt64(7) AS x").await {
         Err(Error::TypeMismatch { column, requested, actual }) => {
-            assert_eq!((column.as_str(), requested.as_str(), actual.as_str()), ("x", "u32", "UInt64"))
+            assert_eq!((column.as_str(), requested.as_str(), actual.as_str()), ("x", "u32 (narrowing)", "UInt64"))
         }
         other => panic!("expected TypeMismatch, got {other:?}"),
     }

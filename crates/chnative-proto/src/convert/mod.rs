@@ -43,6 +43,7 @@ pub mod int256;
 pub mod net;
 mod ranges;
 pub mod temporal;
+pub mod zone;
 
 /// Adds library conversions to the wrappers from a table: per wrapper, one row a
 /// method, `method<Generic: Bound>(col, args…) -> Return = body;`, where `col`

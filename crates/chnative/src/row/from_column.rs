@@ -9,7 +9,7 @@ use chnative_proto::qbit::{Element as QBitElement, QBitView};
 use chnative_proto::view::{ColumnView, StrView, WireUuid};
 use chnative_proto::DataType as D;
 
-use super::{accepts, out_of_bounds, FromColumn, ReadContext, Reader};
+use super::{accepts, out_of_bounds, plain, refusal, FromColumn, ReadContext, Reader};
 use crate::error::{Error, Result};
 
 /// A fixed-width column: the values and the column name (for errors).
@@ -44,30 +44,171 @@ macro_rules! fixed {
     };
 }
 
-fixed!(i8, D::Int8 | D::Enum8(_));
-fixed!(u16, D::UInt16 | D::Date);
-fixed!(i16, D::Int16 | D::Enum16(_));
-fixed!(u32, D::UInt32 | D::DateTime(_));
-fixed!(i32, D::Int32 | D::Date32 | D::Time);
-fixed!(u64, D::UInt64);
-fixed!(i64, D::Int64 | D::DateTime64(..) | D::Time64(_));
-fixed!(u128, D::UInt128);
-fixed!(i128, D::Int128);
-fixed!(I256, D::Int256);
-fixed!(U256, D::UInt256);
 fixed!(WireUuid, D::Uuid);
 
+/// A number column read as `T`: the column's own values when its type is `T`'s,
+/// else its values widened losslessly into `T` (UInt8 into `u64`, Float32 into
+/// `f64`, …) once, when the block's reader is resolved. Rows are read the same
+/// way in both cases: one index into a `&[T]`.
+pub struct Numbers<'r, T> {
+    /// The column's values, or the widened ones in `widened`.
+    values: &'r [T],
+    column: &'r str,
+    /// Owns the values `values` points at when they were widened (else empty).
+    /// Never reallocated or mutated while `values` exists; moving the `Vec` does not
+    /// move its heap buffer.
+    _widened: Vec<T>,
+}
+
+impl<'r, T: Copy> Numbers<'r, T> {
+    fn borrowed(values: &'r [T], column: &'r str) -> Self {
+        Numbers { values, column, _widened: Vec::new() }
+    }
+
+    fn widened(widened: Vec<T>, column: &'r str) -> Self {
+        // SAFETY: the slice points into `widened`'s heap buffer, which this struct
+        // owns and never touches again until it is dropped (the fields are private,
+        // the type is not `Clone`, and no method hands out `values` itself: `at`
+        // copies one value out, borrowing `self`). Moving the struct moves the
+        // `Vec`'s pointer, not its buffer, so the slice stays valid for as long as
+        // the struct lives, which is all the `'r` it is ever used at.
+        let values = unsafe { std::slice::from_raw_parts(widened.as_ptr(), widened.len()) };
+        Numbers { values, column, _widened: widened }
+    }
+
+    #[inline(always)]
+    fn at(&self, i: usize) -> Result<T> {
+        self.values.get(i).copied().ok_or_else(|| out_of_bounds(self.column, i))
+    }
+}
+
+/// Why a number type refuses a number column (`None` for other columns): every
+/// such pair loses range or precision, except an integer column that a float
+/// type could hold exactly (`mantissa`: the float target's significand bits),
+/// which is simply not converted.
+fn number_note(ty: &D, mantissa: Option<u32>) -> Option<&'static str> {
+    // Magnitude bits of an integer column.
+    let bits = match ty {
+        D::Int8 => 7,
+        D::UInt8 => 8,
+        D::Int16 => 15,
+        D::UInt16 => 16,
+        D::Int32 => 31,
+        D::UInt32 => 32,
+        D::Int64 => 63,
+        D::UInt64 => 64,
+        D::Int128 | D::UInt128 | D::Int256 | D::UInt256 => 128,
+        D::Float32 | D::Float64 | D::BFloat16 => return Some("narrowing"),
+        _ => return None,
+    };
+    match mantissa {
+        Some(m) if bits <= m => Some("integers are not read as floats: cast the column in the query"),
+        _ => Some("narrowing"),
+    }
+}
+
+/// `FromColumn` for a number type: the column types it reads as they are, then
+/// the narrower types it widens (`source: pattern`; each source converts with
+/// `From`, which the standard library implements exactly for the lossless pairs).
+macro_rules! number {
+    ($t:ty, [$($pat:pat_param)|+] $(, $src:ty: [$($spat:pat_param)|+])*) => {
+        impl<'r> FromColumn<'r> for $t {
+            type Reader = Numbers<'r, $t>;
+            fn accepts(ty: &D) -> bool {
+                matches!(ty, $($pat)|+ $($(| $spat)+)*)
+            }
+            fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
+                #[allow(unreachable_patterns)]
+                match plain(view.data_type()) {
+                    $($($spat)|+ => {
+                        let values = view.values::<$src>()?;
+                        Ok(Numbers::widened(values.iter().map(|&v| <$t>::from(v)).collect(), view.name()))
+                    })*
+                    _ => Ok(Numbers::borrowed(view.values::<$t>()?, view.name())),
+                }
+            }
+            #[inline(always)]
+            fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+                r.at(i)
+            }
+            fn refusal(ty: &D) -> Option<&'static str> {
+                number_note(ty, None)
+            }
+        }
+    };
+}
+
+// Same type first (Date, DateTime, … are these integers on the wire), then the
+// lossless widenings: unsigned into wider unsigned, signed or unsigned into wider
+// signed. Date (u16 days) widens into `i32` like Date32's days, DateTime (u32
+// seconds) into `i64` like DateTime64(0)'s ticks.
+number!(i8, [D::Int8 | D::Enum8(_)]);
+number!(u16, [D::UInt16 | D::Date], u8: [D::UInt8]);
+number!(u32, [D::UInt32 | D::DateTime(_)], u8: [D::UInt8], u16: [D::UInt16]);
+number!(u64, [D::UInt64], u8: [D::UInt8], u16: [D::UInt16], u32: [D::UInt32]);
+number!(u128, [D::UInt128], u8: [D::UInt8], u16: [D::UInt16], u32: [D::UInt32], u64: [D::UInt64]);
+number!(U256, [D::UInt256], u8: [D::UInt8], u16: [D::UInt16], u32: [D::UInt32], u64: [D::UInt64], u128: [D::UInt128]);
+number!(i16, [D::Int16 | D::Enum16(_)], i8: [D::Int8], u8: [D::UInt8]);
+number!(i32, [D::Int32 | D::Date32 | D::Time], i8: [D::Int8], i16: [D::Int16], u8: [D::UInt8], u16: [D::UInt16 | D::Date]);
+number!(
+    i64,
+    [D::Int64 | D::DateTime64(..) | D::Time64(_)],
+    i8: [D::Int8],
+    i16: [D::Int16],
+    i32: [D::Int32],
+    u8: [D::UInt8],
+    u16: [D::UInt16],
+    u32: [D::UInt32 | D::DateTime(_)]
+);
+number!(
+    i128,
+    [D::Int128],
+    i8: [D::Int8],
+    i16: [D::Int16],
+    i32: [D::Int32],
+    i64: [D::Int64],
+    u8: [D::UInt8],
+    u16: [D::UInt16],
+    u32: [D::UInt32],
+    u64: [D::UInt64]
+);
+number!(
+    I256,
+    [D::Int256],
+    i8: [D::Int8],
+    i16: [D::Int16],
+    i32: [D::Int32],
+    i64: [D::Int64],
+    i128: [D::Int128],
+    u8: [D::UInt8],
+    u16: [D::UInt16],
+    u32: [D::UInt32],
+    u64: [D::UInt64],
+    u128: [D::UInt128]
+);
+
 impl<'r> FromColumn<'r> for f64 {
-    type Reader = Values<'r, f64>;
+    type Reader = Numbers<'r, f64>;
     fn accepts(ty: &D) -> bool {
-        matches!(ty, D::Float64)
+        // Float32 and BFloat16 widen exactly.
+        matches!(ty, D::Float64 | D::Float32 | D::BFloat16)
     }
     fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
-        Ok(Values { values: view.values::<f64>()?, column: view.name() })
+        Ok(match plain(view.data_type()) {
+            D::Float32 => Numbers::widened(view.values::<f32>()?.iter().map(|&v| f64::from(v)).collect(), view.name()),
+            D::BFloat16 => Numbers::widened(
+                view.values::<u16>()?.iter().map(|&b| f64::from(convert::bf16::to_f32(b))).collect(),
+                view.name(),
+            ),
+            _ => Numbers::borrowed(view.values::<f64>()?, view.name()),
+        })
     }
     #[inline]
     fn read(r: &Self::Reader, i: usize) -> Result<Self> {
         r.at(i)
+    }
+    fn refusal(ty: &D) -> Option<&'static str> {
+        number_note(ty, Some(53))
     }
     fn reads_qbit(element: QBitElement) -> bool {
         element == QBitElement::Float64
@@ -89,6 +230,9 @@ impl<'r> FromColumn<'r> for u8 {
     #[inline]
     fn read(r: &Self::Reader, i: usize) -> Result<Self> {
         r.at(i)
+    }
+    fn refusal(ty: &D) -> Option<&'static str> {
+        number_note(ty, None)
     }
     const BYTE: bool = true;
     fn bytes_to_vec(bytes: &[u8]) -> Option<Vec<u8>> {
@@ -126,8 +270,11 @@ impl<'r> FromColumn<'r> for f32 {
     fn accepts(ty: &D) -> bool {
         matches!(ty, D::Float32 | D::BFloat16)
     }
+    fn refusal(ty: &D) -> Option<&'static str> {
+        number_note(ty, Some(24))
+    }
     fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
-        Ok(match view.data_type() {
+        Ok(match plain(view.data_type()) {
             D::BFloat16 => F32Reader::Bf16(Values { values: view.values()?, column: view.name() }),
             _ => F32Reader::F32(Values { values: view.values()?, column: view.name() }),
         })
@@ -306,6 +453,12 @@ impl<'r, T: FromColumn<'r>> FromColumn<'r> for Option<T> {
     fn null() -> Option<Self> {
         Some(None)
     }
+    fn refusal(ty: &D) -> Option<&'static str> {
+        match ty {
+            D::Nullable(t) => refusal::<T>(t),
+            t => T::refusal(t),
+        }
+    }
 }
 
 /// An Array (or Map) column: end offsets and a reader of the flattened elements.
@@ -357,6 +510,12 @@ impl<'r, T: FromColumn<'r>> FromColumn<'r> for Vec<T> {
             _ => false,
         }
     }
+    fn refusal(ty: &D) -> Option<&'static str> {
+        match ty {
+            D::Array(t) => refusal::<T>(t),
+            _ => None,
+        }
+    }
     fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader> {
         Ok(match view.data_type() {
             D::String => BytesOrArray::Bytes(Strings::new(view)?),
@@ -397,6 +556,15 @@ where
             D::Array(t) => <T as FromColumn<'r>>::accepts(t) && t.fixed_width() == Some(std::mem::size_of::<T>()),
             D::String => T::BYTE,
             _ => false,
+        }
+    }
+    fn refusal(ty: &D) -> Option<&'static str> {
+        match ty {
+            D::Array(t) if <T as FromColumn<'r>>::accepts(t) => {
+                Some("a borrowed slice needs the column's own element type: read it into a Vec")
+            }
+            D::Array(t) => <T as FromColumn<'r>>::refusal(t),
+            _ => None,
         }
     }
     fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
@@ -605,7 +773,7 @@ pub enum DateReader<'r> {
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
 impl<'r> DateReader<'r> {
     fn new(view: &ColumnView<'r>) -> Result<Self> {
-        Ok(match view.data_type() {
+        Ok(match plain(view.data_type()) {
             D::Date => DateReader::Date(Values { values: view.values()?, column: view.name() }),
             _ => DateReader::Date32(Values { values: view.values()?, column: view.name() }),
         })
@@ -623,7 +791,7 @@ pub struct DateTimeReader<'r, Z> {
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
 impl<'r, Z> DateTimeReader<'r, Z> {
     fn new(view: &ColumnView<'r>, zone: impl FnOnce(&str) -> Result<Z>, ctx: &ReadContext) -> Result<Self> {
-        let (tz, secs, ticks) = match view.data_type() {
+        let (tz, secs, ticks) = match plain(view.data_type()) {
             D::DateTime(tz) => (tz.clone(), Some(Values { values: view.values()?, column: view.name() }), None),
             D::DateTime64(p, tz) => {
                 (tz.clone(), None, Some((Values { values: view.values()?, column: view.name() }, *p)))
@@ -647,7 +815,7 @@ pub enum DurationReader<'r> {
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
 impl<'r> DurationReader<'r> {
     fn new(view: &ColumnView<'r>) -> Result<Self> {
-        Ok(match view.data_type() {
+        Ok(match plain(view.data_type()) {
             D::Time64(p) => DurationReader::Time64(Values { values: view.values()?, column: view.name() }, *p),
             _ => DurationReader::Time(Values { values: view.values()?, column: view.name() }),
         })

@@ -63,7 +63,7 @@ impl Client {
         let mut types = Vec::with_capacity(T::FIELDS.len());
         for (f, (_, ty)) in T::FIELDS.iter().zip(&cols) {
             if !(f.writes)(ty) {
-                return Err(field_mismatch::<T>(f, &ty.to_string()));
+                return Err(field_mismatch::<T>(f, &ty.to_string(), None));
             }
             types.push(ty.clone());
         }

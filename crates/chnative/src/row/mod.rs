@@ -25,6 +25,26 @@
 //! reader, …), and rows are built by plain indexing into those views
 //! ([`FromColumn::read`]), without dynamic dispatch, boxing or lookups per value.
 //!
+//! **Lossless widening.** A number field reads its own column type and every
+//! narrower one it holds without loss: an unsigned integer into a wider unsigned
+//! or a strictly wider signed type (UInt8 into `u16` … `u128`, `i16` … `i128`,
+//! [`U256`](crate::U256)/[`I256`](crate::I256); UInt32 into `i64`), a signed one
+//! into a wider signed type (Int8 into `i16` … `i128`), Float32 and BFloat16 into
+//! `f64`; Date (days) into `i32` like Date32, DateTime (seconds) into `i64` like
+//! DateTime64(0). Everything else is refused when the result's header arrives,
+//! naming both types: ``column `x` is UInt64, not u8 (narrowing; field `x` of
+//! Event)``. The widening is decided once per column per block (a narrower column
+//! is widened into a buffer then); a column of the field's own type is read in
+//! place, as before. The same rules hold inside `Option`, `Vec`, maps and tuples,
+//! and for [`crate::Client::query_scalar`].
+//!
+//! **Single values and tuples.** A one-column result reads as a single value
+//! (`client.fetch_one::<u64>("SELECT count() FROM t")`, any [`FromColumn`] type),
+//! and several columns as a tuple of up to 12 of them, by position
+//! (`client.fetch_all::<(u64, String)>("SELECT id, name FROM t")`). The number of
+//! columns must match. Their elements are owned (`String`, not `&str`): rows
+//! that borrow need a derived struct.
+//!
 //! **Attributes.** On a field: `#[row(rename = "column")]`, `#[row(skip)]` (not
 //! read or written; filled with `Default`), `#[row(default)]` (the column may be
 //! missing from a result; the field is then `Default`). On the struct:
@@ -53,6 +73,7 @@
 mod enums;
 mod from_column;
 mod insert;
+mod positional;
 mod stream;
 mod to_column;
 mod utf8;
@@ -78,12 +99,13 @@ pub use crate::value_insert::ValueBuffer;
 pub use enums::{enum_accepts, enum_writes, EnumBuffer, EnumReader};
 #[doc(hidden)]
 pub use from_column::{
-    ArrayReader, BytesOrArray, DecimalReader, F32Reader, FixedStrings, MapReader, NullableReader, SliceReader, Strings,
-    Values,
+    ArrayReader, BytesOrArray, DecimalReader, F32Reader, FixedStrings, MapReader, NullableReader, Numbers, SliceReader,
+    Strings, Values,
 };
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
 #[doc(hidden)]
 pub use from_column::{DateReader, DateTimeReader, DurationReader};
+pub(crate) use positional::check_column as positional_check;
 #[doc(hidden)]
 pub use to_column::{
     buffer_for, buffer_of, push_error, writes, ArrayBuffer, DecimalBuffer, FixedBuffer, FixedStringBuffer, MapBuffer,
@@ -108,10 +130,31 @@ pub struct Field {
     pub accepts: fn(&DataType) -> bool,
     /// Whether the field can be written to a column of this type.
     pub writes: fn(&DataType) -> bool,
+    /// Why the field cannot be read from a column of this type, when there is more
+    /// to say than the two types (see [`FromColumn::refusal`]).
+    pub refusal: fn(&DataType) -> Option<&'static str>,
 }
 
-/// A struct that can be read from a result, row by row. Implemented by
-/// `#[derive(Row)]`; see the [module docs](self).
+/// A type that can be read from a result, row by row: a `#[derive(Row)]` struct
+/// (columns bound by name; see the [module docs](self)), a single value (`u64`,
+/// `String`, `Option<T>`, `Vec<T>`, … : a result of one column) or a tuple of them
+/// (`(u64, String)`: columns by position).
+///
+/// A type that is none of these fails to compile with this message:
+///
+/// ```text
+/// error[E0277]: `Event` is not a row type chnative can read
+///   = help: derive it for a struct whose fields are named like the columns: `#[derive(chnative::Row)]`
+///   = note: a single value (`u64`, `String`, `Option<T>`, …) reads a one-column result and a tuple
+///           `(u64, String)` reads the columns by position; `query_scalar::<T>()` reads the first value
+///           of the first row
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a row type chnative can read",
+    label = "not a row type",
+    note = "derive it for a struct whose fields are named like the columns: `#[derive(chnative::Row)]`",
+    note = "a single value (`u64`, `String`, `Option<T>`, …) reads a one-column result and a tuple `(u64, String)` reads the columns by position; `query_scalar::<T>()` reads the first value of the first row"
+)]
 pub trait Row {
     /// The struct's name, for error messages.
     const NAME: &'static str;
@@ -128,9 +171,22 @@ pub trait Row {
     fn readers<'r>(cols: &[Option<ColumnView<'r>>], ctx: &ReadContext) -> Result<Self::Readers<'r>>;
     /// Builds row `i` of the block the readers were resolved from.
     fn read<'r>(readers: &Self::Readers<'r>, i: usize) -> Result<Self::Value<'r>>;
+    /// Binds the fields to a result's columns and checks their types, once per
+    /// result: the column index of each field, in field order (`None` for an absent
+    /// `#[row(default)]` column). Derived rows bind [`FIELDS`](Row::FIELDS) by name;
+    /// single values and tuples bind by position.
+    fn bind(columns: &[chnative_proto::Column]) -> Result<Vec<Option<usize>>> {
+        bind_by_name::<Self>(columns)
+    }
 }
 
 /// A [`Row`] that borrows nothing: what [`crate::Client::fetch_all`] and friends return.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an owned row type",
+    label = "not an owned row type",
+    note = "a row type is a `#[derive(chnative::Row)]` struct, a single value (`u64`, `String`, `Option<T>`, …) or a tuple of them `(u64, String)` (columns by position); `query_scalar::<T>()` reads the first value of the first row",
+    note = "rows that borrow from the block (`&str`, `&[u8]` fields) are read with `query::<T<'_>>()` and `next()`: `fetch_*` return owned rows"
+)]
 pub trait OwnedRow: for<'r> Row<Value<'r> = Self> + 'static {}
 impl<T: for<'r> Row<Value<'r> = T> + 'static> OwnedRow for T {}
 
@@ -205,9 +261,17 @@ pub trait FromColumn<'r>: Sized {
     fn qbit_row(_view: &chnative_proto::qbit::QBitView<'r>, _i: usize) -> Option<Result<Vec<Self>>> {
         None
     }
+    /// Why a column of type `ty` that [`accepts`](Self::accepts) refuses cannot be
+    /// read as `Self`, when there is more to say than the two types: `"narrowing"`
+    /// for a number column wider than a number type. Shown in the type-mismatch
+    /// error.
+    fn refusal(_ty: &DataType) -> Option<&'static str> {
+        None
+    }
 }
 
-fn plain(ty: &DataType) -> &DataType {
+/// The type a column's values have, under SimpleAggregateFunction wrappers.
+pub(crate) fn plain(ty: &DataType) -> &DataType {
     match ty {
         DataType::SimpleAggregateFunction(_, t) => plain(t),
         t => t,
@@ -227,6 +291,16 @@ pub fn accepts<'r, T: FromColumn<'r>>(ty: &DataType) -> bool {
         | DataType::Polygon
         | DataType::MultiPolygon) => T::accepts(&t.wire_shape()),
         t => T::accepts(t),
+    }
+}
+
+/// Why `T` cannot read a column of type `ty` ([`FromColumn::refusal`]), with
+/// LowCardinality and SimpleAggregateFunction wrappers stripped like [`accepts`].
+#[doc(hidden)]
+pub fn refusal<'r, T: FromColumn<'r>>(ty: &DataType) -> Option<&'static str> {
+    match plain(ty) {
+        DataType::LowCardinality(t) => T::refusal(t),
+        t => T::refusal(t),
     }
 }
 
@@ -322,16 +396,18 @@ pub fn out_of_bounds(column: &str, i: usize) -> Error {
     Error::Protocol(chnative_proto::ProtoError::violation(format!("column `{column}`: index {i} is out of bounds")))
 }
 
-/// Binds a row type's fields to a result's columns by name and checks their types.
-/// Returns the column index of each field (`None` for an absent default field).
-pub(crate) fn bind<T: Row + ?Sized>(columns: &[chnative_proto::Column]) -> Result<Vec<Option<usize>>> {
+/// Binds a row type's fields to a result's columns by name and checks their types
+/// ([`Row::bind`] of derived rows). Returns the column index of each field (`None`
+/// for an absent default field).
+#[doc(hidden)]
+pub fn bind_by_name<T: Row + ?Sized>(columns: &[chnative_proto::Column]) -> Result<Vec<Option<usize>>> {
     let mut out = Vec::with_capacity(T::FIELDS.len());
     for f in T::FIELDS {
         match columns.iter().position(|c| c.name() == f.column) {
             Some(idx) => {
                 let c = &columns[idx];
                 if !(f.accepts)(c.data_type()) {
-                    return Err(field_mismatch::<T>(f, c.type_name()));
+                    return Err(field_mismatch::<T>(f, c.type_name(), (f.refusal)(c.data_type())));
                 }
                 out.push(Some(idx));
             }
@@ -640,10 +716,13 @@ impl<T: RowWrite> ColumnBuffer for NestedBuffer<T> {
     }
 }
 
-pub(crate) fn field_mismatch<T: Row + ?Sized>(f: &Field, type_name: &str) -> Error {
+/// The error for field `f` of `T` and a column of type `type_name` it cannot read
+/// or be written to, with the reason when there is one (`narrowing`).
+pub(crate) fn field_mismatch<T: Row + ?Sized>(f: &Field, type_name: &str, why: Option<&str>) -> Error {
+    let why = why.map(|w| format!("{w}; ")).unwrap_or_default();
     Error::TypeMismatch {
         column: f.column.to_string(),
-        requested: format!("{} (field `{}` of {})", f.rust_type, f.field, T::NAME),
+        requested: format!("{} ({why}field `{}` of {})", f.rust_type, f.field, T::NAME),
         actual: type_name.to_string(),
     }
 }

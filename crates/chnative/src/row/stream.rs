@@ -6,7 +6,7 @@ use std::mem::ManuallyDrop;
 use chnative_proto::view::ColumnView;
 use chnative_proto::Block;
 
-use super::{bind, OwnedRow, ReadContext, Row};
+use super::{OwnedRow, ReadContext, Row};
 use crate::error::{Error, Result};
 use crate::{Client, Query, QueryStream};
 
@@ -88,7 +88,7 @@ impl<'c, T: Row> RowStream<'c, T> {
                 if self.binding.is_none() {
                     // No rows: still check the types against the header.
                     if let Some(h) = self.inner.header() {
-                        bind::<T>(h.columns())?;
+                        T::bind(h.columns())?;
                     }
                 }
                 return Ok(false);
@@ -96,7 +96,7 @@ impl<'c, T: Row> RowStream<'c, T> {
         };
         let binding = match self.binding.take() {
             Some(b) if same_columns(&b, block, T::FIELDS) => b,
-            _ => bind::<T>(block.columns())?,
+            _ => T::bind(block.columns())?,
         };
         let cols: Vec<Option<ColumnView<'_>>> =
             binding.iter().map(|idx| idx.map(|k| block.columns()[k].view())).collect();
@@ -207,6 +207,10 @@ impl<T: Row> Drop for BlockRows<'_, T> {
 impl<T: Row> ExactSizeIterator for BlockRows<'_, T> {}
 
 fn same_columns(binding: &[Option<usize>], block: &Block, fields: &[super::Field]) -> bool {
+    if binding.len() != fields.len() {
+        // Bound by position (single values, tuples: no named fields).
+        return block.columns().len() == binding.len();
+    }
     binding.iter().zip(fields).all(|(idx, f)| match idx {
         Some(k) => block.columns().get(*k).is_some_and(|c| c.name() == f.column),
         None => block.column(f.column).is_none(),
@@ -231,13 +235,20 @@ impl Client {
 
     /// Runs a query and streams its result as typed rows (`#[derive(Row)]`).
     ///
+    /// DateTime columns whose type names no zone are read in the query's
+    /// `session_timezone` setting when it sets one, else the server's zone (a
+    /// `session_timezone` set by `SET` or a profile is not visible to the client).
+    ///
     /// For a struct with borrowed fields, name it with an elided lifetime:
     /// `client.query::<Event<'_>>(…)`. JSON columns arrive as their text (for
     /// `Value` and `serde_json::Value` fields; the query gets
     /// `output_format_native_write_json_as_string = 1`).
     pub async fn query<T: Row>(&self, query: impl Into<Query>) -> Result<RowStream<'_, T>> {
-        let ctx = self.read_context();
         let query = query.into().setting("output_format_native_write_json_as_string", "1");
+        let mut ctx = self.read_context();
+        if let Some(tz) = query.session_timezone() {
+            ctx.server_timezone = tz.to_string();
+        }
         Ok(RowStream::new(self.stream(query).await?, ctx))
     }
 
