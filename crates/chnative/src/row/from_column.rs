@@ -49,31 +49,21 @@ fixed!(WireUuid, D::Uuid);
 /// A number column read as `T`: the column's own values when its type is `T`'s,
 /// else its values widened losslessly into `T` (UInt8 into `u64`, Float32 into
 /// `f64`, …) once, when the block's reader is resolved. Rows are read the same
-/// way in both cases: one index into a `&[T]`.
-pub struct Numbers<'r, T> {
-    /// The column's values, or the widened ones in `widened`.
-    values: &'r [T],
+/// way in both cases: one index into a `&[T]` (the `Cow`'s branch is the same
+/// for every row of a block, so it predicts perfectly).
+pub struct Numbers<'r, T: Clone> {
+    /// The column's values, or the widened ones.
+    values: std::borrow::Cow<'r, [T]>,
     column: &'r str,
-    /// Owns the values `values` points at when they were widened (else empty).
-    /// Never reallocated or mutated while `values` exists; moving the `Vec` does not
-    /// move its heap buffer.
-    _widened: Vec<T>,
 }
 
 impl<'r, T: Copy> Numbers<'r, T> {
     fn borrowed(values: &'r [T], column: &'r str) -> Self {
-        Numbers { values, column, _widened: Vec::new() }
+        Numbers { values: std::borrow::Cow::Borrowed(values), column }
     }
 
     fn widened(widened: Vec<T>, column: &'r str) -> Self {
-        // SAFETY: the slice points into `widened`'s heap buffer, which this struct
-        // owns and never touches again until it is dropped (the fields are private,
-        // the type is not `Clone`, and no method hands out `values` itself: `at`
-        // copies one value out, borrowing `self`). Moving the struct moves the
-        // `Vec`'s pointer, not its buffer, so the slice stays valid for as long as
-        // the struct lives, which is all the `'r` it is ever used at.
-        let values = unsafe { std::slice::from_raw_parts(widened.as_ptr(), widened.len()) };
-        Numbers { values, column, _widened: widened }
+        Numbers { values: std::borrow::Cow::Owned(widened), column }
     }
 
     #[inline(always)]
