@@ -179,10 +179,11 @@
 //!
 //! # Cargo features
 //!
-//! All off by default.
+//! All off by default except `tz`.
 //!
 //! | feature | adds |
 //! |---|---|
+//! | `tz` (on by default) | zoned DateTimes shown in their zone's local time (jiff's bundled time-zone database); without it they show in UTC marked ` UTC` |
 //! | `chrono` | `chrono` date, time and duration conversions (`chrono::DateTime<chrono_tz::Tz>` in the column's zone) for columns and row fields |
 //! | `time` | `time::Date`, `time::OffsetDateTime` (UTC), `time::Duration` |
 //! | `jiff` | `jiff::civil::Date`, `jiff::Timestamp`, `jiff::ZonedDateTime` (bundled tz database), `jiff::SignedDuration` |
