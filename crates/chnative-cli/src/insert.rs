@@ -167,6 +167,9 @@ enum Field {
     Default,
     /// Text (unescaped, unquoted).
     Text(Vec<u8>),
+    /// A TabSeparated field as written: a string column resolves its escapes,
+    /// an array or tuple reads them as part of its quoted strings.
+    Escaped(Vec<u8>),
     /// A JSON value.
     Json(Json),
 }
@@ -369,25 +372,42 @@ impl<R: BufRead> RowReader<R> {
 
 fn tsv_fields(line: &[u8]) -> Vec<Field> {
     line.split(|&c| c == b'\t')
-        .map(|raw| {
-            if raw == b"\\N" {
-                return Field::Null;
-            }
-            let mut out = Vec::with_capacity(raw.len());
-            let mut it = raw.iter();
-            while let Some(&c) = it.next() {
-                if c == b'\\' {
-                    match it.next() {
-                        Some(&e) => out.push(parse::unescape(e)),
-                        None => out.push(b'\\'),
-                    }
-                } else {
-                    out.push(c);
-                }
-            }
-            Field::Text(out)
-        })
+        .map(|raw| if raw == b"\\N" { Field::Null } else { Field::Escaped(raw.to_vec()) })
         .collect()
+}
+
+/// A TabSeparated field's text with its backslash escapes resolved.
+fn tsv_unescape(raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut it = raw.iter();
+    while let Some(&c) = it.next() {
+        if c == b'\\' {
+            match it.next() {
+                Some(&e) => out.push(parse::unescape(e)),
+                None => out.push(b'\\'),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether a column's text is a bare string (TSV escapes resolved first) rather
+/// than a value whose own syntax holds the escapes (an array's quoted strings).
+fn is_string_like(ty: &DataType) -> bool {
+    match ty {
+        DataType::Nullable(t) | DataType::LowCardinality(t) | DataType::SimpleAggregateFunction(_, t) => {
+            is_string_like(t)
+        }
+        DataType::String | DataType::FixedString(_) | DataType::Enum8(_) | DataType::Enum16(_) => true,
+        _ => false,
+    }
+}
+
+fn cannot(text: &[u8], ty: &DataType, why: &str) -> String {
+    let shown: String = String::from_utf8_lossy(text).chars().take(80).collect();
+    format!("cannot read `{shown}` as {ty}: {why}")
 }
 
 /// A row's fields: by position (CSV, TSV) or by key (JSON).
@@ -640,12 +660,11 @@ impl Batcher {
                 t => default_value(t, &self.tz),
             },
             Field::Default => default_value(ty, &self.tz),
-            Field::Text(t) => parse_text(ty, t, &self.tz).map_err(|m| {
-                at(format!(
-                    "cannot read `{}` as {ty}: {m}",
-                    String::from_utf8_lossy(t).chars().take(80).collect::<String>()
-                ))
-            })?,
+            Field::Escaped(raw) if is_string_like(ty) => {
+                let t = tsv_unescape(raw);
+                parse_text(ty, &t, &self.tz).map_err(|m| at(cannot(&t, ty, &m)))?
+            }
+            Field::Text(t) | Field::Escaped(t) => parse_text(ty, t, &self.tz).map_err(|m| at(cannot(t, ty, &m)))?,
             Field::Json(j) => {
                 json_value(ty, j, &self.tz).map_err(|m| at(format!("cannot read the value as {ty}: {m}")))?
             }
@@ -715,20 +734,25 @@ where
         };
         let mut order = Vec::new();
         for f in &names {
-            let Field::Text(n) = f else {
+            let n = match f {
+                Field::Text(n) => n.clone(),
+                Field::Escaped(n) => tsv_unescape(n),
+                _ => Vec::new(),
+            };
+            if n.is_empty() {
                 return Err(LoadError::Input(InputError {
                     line,
                     column: None,
                     message: "an empty column name".into(),
                 }));
-            };
-            let k = batcher.columns.iter().position(|(c, _)| c.as_bytes() == n.as_slice()).ok_or_else(|| {
+            }
+            let k = batcher.columns.iter().position(|(c, _)| *c.as_bytes() == *n).ok_or_else(|| {
                 LoadError::Input(InputError {
                     line,
                     column: None,
                     message: format!(
                         "the header names `{}`, which the INSERT has no column for",
-                        String::from_utf8_lossy(n)
+                        String::from_utf8_lossy(&n)
                     ),
                 })
             })?;
@@ -800,6 +824,7 @@ mod tests {
                         Field::Null => "NULL".to_string(),
                         Field::Default => "DEFAULT".to_string(),
                         Field::Text(t) => String::from_utf8(t).unwrap(),
+                        Field::Escaped(t) => String::from_utf8(tsv_unescape(&t)).unwrap(),
                         Field::Json(_) => unreachable!(),
                     })
                     .collect(),

@@ -311,7 +311,8 @@ impl App {
             drop(header);
             let mut batcher = insert::Batcher::new(columns, tz).map_err(Failure::Usage)?;
             let mut reader = insert::RowReader::new(data, ins.format, delimiter);
-            let mut builder = conn.insert(&ins.table);
+            // Columns the statement leaves out get their DEFAULT (or the type's default), as the server does.
+            let mut builder = conn.insert(&ins.table).allow_missing_columns();
             for (k, v) in settings.iter().chain(&ins.settings) {
                 builder = builder.setting(k.clone(), v.clone());
             }
@@ -403,8 +404,13 @@ impl Write for Suspending {
 /// Ctrl-C: the first press cancels the running query, the second quits; with
 /// no query running it quits at once.
 async fn watch_signals(signals: Arc<Mutex<SignalState>>) {
+    // One listener for the whole run: a press that comes while the previous
+    // one is handled is kept, not lost between two listeners.
+    let Ok(mut interrupts) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) else {
+        return;
+    };
     loop {
-        if tokio::signal::ctrl_c().await.is_err() {
+        if interrupts.recv().await.is_none() {
             return;
         }
         let Ok(mut s) = signals.lock() else { return };

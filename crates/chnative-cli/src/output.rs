@@ -207,8 +207,13 @@ impl<W: Write> Output<W> {
                 }
             }
             Format::CsvWithNames => {
+                // A bare Tuple is one CSV field per element, and so is its name.
+                let mut flat = Vec::new();
+                for c in header.columns() {
+                    flatten_tuple_names(c.name(), c.data_type(), &mut flat);
+                }
                 let d = self.settings.csv_delimiter;
-                self.line(names(), |o, n| render::write_csv_string(o, n), d);
+                self.line(flat.iter().map(|n| n.as_bytes()), |o, n| render::write_csv_string(o, n), d);
             }
             Format::Pretty | Format::PrettyCompact => {
                 self.pretty = Some(Pretty::new(header, self.format == Format::PrettyCompact));
@@ -318,10 +323,12 @@ impl<W: Write> Output<W> {
                     if self.rows > 0 || i > 0 {
                         self.buf.push(b'\n');
                     }
-                    let title = format!("Row {}:", self.rows + i as u64 + 1);
-                    self.buf.extend_from_slice(title.as_bytes());
-                    self.buf.push(b'\n');
-                    self.buf.extend_from_slice("─".repeat(title.len()).as_bytes());
+                    let number = self.rows + i as u64 + 1;
+                    self.buf.extend_from_slice(format!("Row {number}:\n").as_bytes());
+                    // The server's rule: as many dashes as the digits of number + 1, plus 5
+                    // (one more than the title's width for 9, 99, …).
+                    let dashes = (number + 1).to_string().len() + 5;
+                    self.buf.extend_from_slice("─".repeat(dashes).as_bytes());
                     self.buf.push(b'\n');
                     for (k, c) in cols.iter().enumerate() {
                         self.buf.extend_from_slice(names[k].as_bytes());
@@ -400,6 +407,23 @@ impl<W: Write> Output<W> {
             self.buf.clear();
         }
         self.out.flush()
+    }
+}
+
+/// `t.1`, `t.2` (or `t.name`) for the elements of a bare Tuple column, as CSV
+/// headers name them; the name itself for any other column.
+fn flatten_tuple_names(name: &str, ty: &DataType, out: &mut Vec<String>) {
+    match ty {
+        DataType::Tuple(elems) => {
+            for (k, (elem, t)) in elems.iter().enumerate() {
+                let sub = match elem {
+                    Some(e) => format!("{name}.{e}"),
+                    None => format!("{name}.{}", k + 1),
+                };
+                flatten_tuple_names(&sub, t, out);
+            }
+        }
+        _ => out.push(name.to_string()),
     }
 }
 
@@ -543,7 +567,44 @@ impl Pretty {
         w
     }
 
+    /// The server's fallback to Vertical (`output_format_pretty_fallback_to_vertical`):
+    /// at most 10 rows, at least 5 columns, and a table 250 columns wide or a
+    /// value of several lines.
+    fn falls_back_to_vertical(&self) -> bool {
+        if self.rows.len() > 10 || self.names.len() < 5 {
+            return false;
+        }
+        let width: usize = self.widths(0, None).iter().sum();
+        width >= 250 || self.rows.iter().flatten().any(|c| c.lines.len() > 1)
+    }
+
+    fn render_vertical(&self, out: &mut Vec<u8>, first_row: u64) {
+        let width = self.names.iter().map(|n| n.width()).max().unwrap_or(0);
+        for (r, row) in self.rows.iter().enumerate() {
+            let number = first_row + r as u64;
+            if number > 1 {
+                out.push(b'\n');
+            }
+            out.extend_from_slice(format!("Row {number}:\n").as_bytes());
+            out.extend_from_slice("─".repeat((number + 1).to_string().len() + 5).as_bytes());
+            out.push(b'\n');
+            for (name, c) in self.names.iter().zip(row) {
+                out.extend_from_slice(name.as_bytes());
+                out.push(b':');
+                out.extend_from_slice(" ".repeat(width - name.width() + 1).as_bytes());
+                out.extend_from_slice(c.lines.join("\n").as_bytes());
+                if let Some(tip) = &c.tip {
+                    out.extend_from_slice(tip.as_bytes());
+                }
+                out.push(b'\n');
+            }
+        }
+    }
+
     fn render(&self, out: &mut Vec<u8>, first_row: u64, limit: Option<usize>, s: &FormatSettings) {
+        if self.falls_back_to_vertical() {
+            return self.render_vertical(out, first_row);
+        }
         let last = first_row + self.rows.len() as u64 - 1;
         let prefix = if s.pretty_row_numbers { last.to_string().len() + 2 } else { 0 };
         let w = self.widths(prefix, limit);

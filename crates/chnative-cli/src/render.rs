@@ -487,6 +487,10 @@ pub fn number_tip(v: &Value, threshold: f64) -> Option<String> {
     if threshold <= 0.0 {
         return None;
     }
+    if let Value::Decimal(d) = v {
+        // The server shows no tip for a Decimal whose mantissa does not fit 64 bits.
+        i128::try_from(d.raw()).ok().and_then(|r| i64::try_from(r).ok())?;
+    }
     let x = as_f64(v)?;
     if !x.is_finite() || x.abs() <= threshold {
         return None;
