@@ -200,10 +200,10 @@ impl<W: Write> Output<W> {
         let names = || header.columns().iter().map(|c| c.name().as_bytes());
         match self.format {
             Format::TsvWithNames | Format::TsvWithNamesAndTypes => {
-                self.line(names(), |o, n| render::write_escaped(o, n), b'\t');
+                self.line(names(), render::write_escaped, b'\t');
                 if self.format == Format::TsvWithNamesAndTypes {
                     let types: Vec<&[u8]> = header.columns().iter().map(|c| c.type_name().as_bytes()).collect();
-                    self.line(types.into_iter(), |o, n| render::write_escaped(o, n), b'\t');
+                    self.line(types.into_iter(), render::write_escaped, b'\t');
                 }
             }
             Format::CsvWithNames => {
@@ -213,7 +213,7 @@ impl<W: Write> Output<W> {
                     flatten_tuple_names(c.name(), c.data_type(), &mut flat);
                 }
                 let d = self.settings.csv_delimiter;
-                self.line(flat.iter().map(|n| n.as_bytes()), |o, n| render::write_csv_string(o, n), d);
+                self.line(flat.iter().map(|n| n.as_bytes()), render::write_csv_string, d);
             }
             Format::Pretty | Format::PrettyCompact => {
                 self.pretty = Some(Pretty::new(header, self.format == Format::PrettyCompact));

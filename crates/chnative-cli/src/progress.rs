@@ -90,7 +90,7 @@ impl Tracker {
 
     /// The totals so far.
     pub fn total(&self) -> Progress {
-        self.total.lock().map(|p| p.clone()).unwrap_or_default()
+        self.total.lock().map(|p| *p).unwrap_or_default()
     }
 
     /// Shows a message instead of the numbers (e.g. "Cancelling the query…").
@@ -110,7 +110,7 @@ impl Tracker {
     /// Sets the totals (an INSERT counts its own rows).
     pub fn set(&self, p: &Progress) {
         if let Ok(mut t) = self.total.lock() {
-            *t = p.clone();
+            *t = *p;
         }
         if let Some(b) = &self.bar {
             b.set_message(line(p, self.start.elapsed()));
