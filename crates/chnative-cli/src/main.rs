@@ -1,0 +1,566 @@
+//! chn: a ClickHouse command-line client over the native TCP protocol, built
+//! on the chnative library.
+
+mod args;
+mod connect;
+mod insert;
+mod interactive;
+mod output;
+mod parse;
+mod progress;
+mod render;
+mod split;
+
+use std::io::{IsTerminal, Read, Write};
+use std::sync::{Arc, Mutex};
+
+use chnative::{CancelHandle, Config, Connection, Query, ToParam};
+
+use crate::output::{Format, Output};
+use crate::progress::Tracker;
+use crate::render::FormatSettings;
+use crate::split::Statement;
+
+/// Exit codes.
+mod exit {
+    /// A query or the connection failed.
+    pub const ERROR: i32 = 1;
+    /// Bad command-line arguments.
+    pub const USAGE: i32 = 2;
+    /// Interrupted with Ctrl-C.
+    pub const INTERRUPTED: i32 = 130;
+    /// The output was closed (e.g. `| head`).
+    pub const BROKEN_PIPE: i32 = 141;
+}
+
+/// How a statement failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// The library's error (server, connection, …).
+    Client(chnative::Error),
+    /// Something the user asked that cannot be done, or bad input data.
+    Usage(String),
+    /// The query was cancelled with Ctrl-C.
+    Cancelled,
+    /// The output was closed.
+    BrokenPipe,
+    /// Writing the output failed otherwise.
+    Io(std::io::Error),
+}
+
+impl From<chnative::Error> for Failure {
+    fn from(e: chnative::Error) -> Self {
+        Failure::Client(e)
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            Failure::BrokenPipe
+        } else {
+            Failure::Io(e)
+        }
+    }
+}
+
+impl From<output::anyhow_like::Error> for Failure {
+    fn from(e: output::anyhow_like::Error) -> Self {
+        match e {
+            output::anyhow_like::Error::Io(e) => e.into(),
+            output::anyhow_like::Error::Client(e) => e.into(),
+        }
+    }
+}
+
+impl Failure {
+    /// The message for stderr: one line, with a hint where one helps.
+    fn message(&self) -> String {
+        match self {
+            Failure::Client(e) => {
+                let hint = match (e.kind(), e.server_code()) {
+                    (_, Some(516)) => {
+                        " (set the password in CLICKHOUSE_PASSWORD, or use --ask-password; check --user)".to_string()
+                    }
+                    (chnative::ErrorKind::Io, _) | (chnative::ErrorKind::Timeout, _) if is_connect(e) => {
+                        " (is the server running? check --host, --port and --secure)".to_string()
+                    }
+                    _ => String::new(),
+                };
+                format!("{e}{hint}")
+            }
+            Failure::Usage(m) => m.clone(),
+            Failure::Cancelled => "query cancelled".into(),
+            Failure::BrokenPipe => "the output was closed".into(),
+            Failure::Io(e) => format!("writing the output: {e}"),
+        }
+    }
+
+    fn exit_code(&self) -> i32 {
+        match self {
+            Failure::Cancelled => exit::INTERRUPTED,
+            Failure::BrokenPipe => exit::BROKEN_PIPE,
+            _ => exit::ERROR,
+        }
+    }
+}
+
+fn is_connect(e: &chnative::Error) -> bool {
+    matches!(e, chnative::Error::Connect(_))
+}
+
+/// A parameter value passed as the text given (the server parses it for the
+/// placeholder's type, as clickhouse-client's `--param_` does).
+struct RawParam(String);
+
+impl ToParam for RawParam {
+    fn to_param(&self) -> String {
+        self.0.clone()
+    }
+}
+
+/// What Ctrl-C does right now.
+#[derive(Default)]
+struct SignalState {
+    /// The running query's cancel handle and progress line.
+    running: Option<(CancelHandle, Tracker)>,
+    /// Ctrl-C presses since the query started.
+    presses: u32,
+}
+
+/// The client: one connection (made again if it breaks) and the options.
+pub struct App {
+    conn: Option<Connection>,
+    config: Config,
+    settings: Vec<(String, String)>,
+    params: Vec<(String, String)>,
+    format_settings: FormatSettings,
+    /// `--format` (or `--vertical`).
+    format: Option<Format>,
+    /// Whether the interactive prompt is running (the default format is then Pretty).
+    interactive: bool,
+    time: bool,
+    show_progress: bool,
+    batch_rows: usize,
+    /// Standard input holds INSERT data (queries came from elsewhere).
+    stdin_is_data: bool,
+    signals: Arc<Mutex<SignalState>>,
+    connected_once: bool,
+}
+
+impl App {
+    async fn conn(&mut self) -> Result<&mut Connection, Failure> {
+        let usable = self.conn.as_ref().is_some_and(Connection::is_usable);
+        if !usable {
+            self.conn = None;
+            let c = Connection::connect_with(self.config.clone()).await?;
+            if self.connected_once && self.interactive {
+                eprintln!("chn: reconnected (settings made with SET in the old session are gone)");
+            }
+            self.connected_once = true;
+            self.conn = Some(c);
+        }
+        Ok(self.conn.as_mut().expect("connected above"))
+    }
+
+    fn default_format(&self) -> Format {
+        if self.interactive {
+            Format::Pretty
+        } else {
+            Format::Tsv
+        }
+    }
+
+    /// Runs one statement and writes its result.
+    async fn run(&mut self, stmt: &Statement) -> Result<(), Failure> {
+        if let Some(ins) = insert::parse_statement(&stmt.sql).map_err(Failure::Usage)? {
+            return self.insert(ins).await;
+        }
+        let format = match query_format(&stmt.sql) {
+            Some(name) => Format::parse(&name).ok_or_else(|| {
+                Failure::Usage(format!("format {name} is not one chn writes; it writes {}", Format::NAMES))
+            })?,
+            None if stmt.vertical => Format::Vertical,
+            None => self.format.unwrap_or_else(|| self.default_format()),
+        };
+        let tracker = Tracker::start(self.show_progress);
+        let mut q = Query::new(stmt.sql.clone())
+            .setting("output_format_native_write_json_as_string", "1")
+            .observer(tracker.clone());
+        for (k, v) in &self.settings {
+            q = q.setting(k.clone(), v.clone());
+        }
+        for (k, v) in &self.params {
+            q = q.bind(k.clone(), RawParam(v.clone()));
+        }
+        let settings = self.format_settings.clone();
+        let interactive = self.interactive;
+        let time = self.time;
+        let signals = self.signals.clone();
+        let conn = match self.conn().await {
+            Ok(c) => c,
+            Err(e) => {
+                tracker.finish();
+                return Err(e);
+            }
+        };
+        let tz = conn.server_info().timezone;
+        let width = if std::io::stdout().is_terminal() {
+            console::Term::stdout().size_checked().map(|(_, w)| usize::from(w))
+        } else {
+            None
+        };
+        let mut stream = match conn.stream(q).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracker.finish();
+                return Err(e.into());
+            }
+        };
+        if let Ok(mut s) = signals.lock() {
+            s.running = Some((stream.cancel_handle(), tracker.clone()));
+            s.presses = 0;
+        }
+        let writer = Suspending { bar: tracker.bar().cloned(), out: std::io::stdout() };
+        let mut out = Output::new(format, settings, &tz, writer, width);
+        let mut result: Result<(), Failure> = Ok(());
+        loop {
+            match stream.next().await {
+                Ok(Some(block)) => {
+                    if let Err(e) = out.block(block) {
+                        result = Err(e.into());
+                        break;
+                    }
+                }
+                Ok(None) => break,
+                Err(chnative::Error::Cancelled) => {
+                    result = Err(Failure::Cancelled);
+                    break;
+                }
+                Err(e) => {
+                    result = Err(e.into());
+                    break;
+                }
+            }
+        }
+        if let Ok(mut s) = signals.lock() {
+            s.running = None;
+        }
+        if result.is_ok() || matches!(result, Err(Failure::Cancelled)) {
+            if let Err(e) = out.finish(stream.header()) {
+                result = Err(e.into());
+            }
+        }
+        tracker.finish();
+        let rows = out.rows();
+        drop(out);
+        drop(stream);
+        let elapsed = tracker.elapsed();
+        if matches!(result, Err(Failure::Cancelled)) {
+            eprintln!(
+                "Query was cancelled. {} rows received. Elapsed: {:.3} sec. Processed {}",
+                rows,
+                elapsed.as_secs_f64(),
+                progress::processed(&tracker.total(), elapsed)
+            );
+        } else if result.is_ok() && interactive {
+            eprintln!(
+                "{} row{} in set. Elapsed: {:.3} sec. Processed {}",
+                rows,
+                if rows == 1 { "" } else { "s" },
+                elapsed.as_secs_f64(),
+                progress::processed(&tracker.total(), elapsed)
+            );
+        }
+        if time && !interactive {
+            eprintln!("{:.3}", elapsed.as_secs_f64());
+        }
+        result
+    }
+
+    /// `INSERT … FORMAT X` with the data on standard input (or inline).
+    async fn insert(&mut self, ins: insert::InsertStatement) -> Result<(), Failure> {
+        let data: Box<dyn std::io::BufRead> = match (&ins.inline, self.stdin_is_data) {
+            (Some(text), _) => Box::new(std::io::Cursor::new(text.clone().into_bytes())),
+            (None, true) => Box::new(std::io::BufReader::with_capacity(1 << 16, std::io::stdin())),
+            (None, false) => {
+                return Err(Failure::Usage(
+                    "INSERT … FORMAT reads its data from standard input: run it with --query and the data on \
+                     stdin (chn --query 'INSERT INTO t FORMAT CSV' < data.csv), or put the data after the \
+                     format name"
+                        .into(),
+                ))
+            }
+        };
+        let tracker = Tracker::start(self.show_progress);
+        tracker.note("Inserting: reading the table's columns");
+        let time = self.time;
+        let settings = self.settings.clone();
+        let batch_rows = self.batch_rows.max(1);
+        let delimiter = self.format_settings.csv_delimiter;
+        let result = async {
+            let conn = self.conn().await?;
+            let tz: Arc<str> = Arc::from(conn.server_info().timezone.as_str());
+            let list = if ins.columns.is_empty() { "*".to_string() } else { ins.columns.join(", ") };
+            let mut header = conn.stream(format!("SELECT {list} FROM {} LIMIT 0", ins.table)).await?;
+            while header.next().await?.is_some() {}
+            let columns: insert::Columns = header
+                .header()
+                .map(|h| h.columns().iter().map(|c| (c.name().to_string(), c.data_type().clone())).collect())
+                .unwrap_or_default();
+            drop(header);
+            let mut batcher = insert::Batcher::new(columns, tz).map_err(Failure::Usage)?;
+            let mut reader = insert::RowReader::new(data, ins.format, delimiter);
+            // Columns the statement leaves out get their DEFAULT (or the type's default), as the server does.
+            let mut builder = conn.insert(&ins.table).allow_missing_columns();
+            for (k, v) in settings.iter().chain(&ins.settings) {
+                builder = builder.setting(k.clone(), v.clone());
+            }
+            let mut block_insert = builder.open().await?;
+            let mut sent = 0u64;
+            let mut bytes = 0u64;
+            let started = std::time::Instant::now();
+            let loaded = insert::load(&mut reader, &mut batcher, batch_rows, async |b: &insert::Batcher| {
+                block_insert.write_columns(&b.data()).await?;
+                sent += b.len() as u64;
+                bytes += b.bytes() as u64;
+                let secs = started.elapsed().as_secs_f64().max(1e-9);
+                tracker.note(&format!(
+                    "Inserted {} rows, {} ({} rows/s.)",
+                    progress::quantity(sent as f64),
+                    progress::size(bytes as f64),
+                    progress::quantity(sent as f64 / secs)
+                ));
+                Ok(())
+            })
+            .await;
+            match loaded {
+                Ok(rows) => {
+                    let summary = block_insert.end().await?;
+                    Ok((rows, summary))
+                }
+                Err(e) => {
+                    block_insert.abort();
+                    Err(match e {
+                        insert::LoadError::Input(e) => Failure::Usage(format!(
+                            "{e}; the INSERT was aborted and nothing of the batch holding that line was sent"
+                        )),
+                        insert::LoadError::Client(e) => Failure::Client(e),
+                    })
+                }
+            }
+        }
+        .await;
+        tracker.finish();
+        let (rows, _summary) = result?;
+        if self.interactive {
+            eprintln!("Ok. {rows} rows inserted. Elapsed: {:.3} sec.", tracker.elapsed().as_secs_f64());
+        }
+        if time && !self.interactive {
+            eprintln!("{:.3}", tracker.elapsed().as_secs_f64());
+        }
+        Ok(())
+    }
+}
+
+/// The format a query names at its end (`SELECT … FORMAT JSONEachRow`), if any.
+fn query_format(sql: &str) -> Option<String> {
+    let w = split::words(sql);
+    let k = w.iter().rposition(|x| x.text == "FORMAT")?;
+    let name = w.get(k + 1)?;
+    // Only at the end, or before a SETTINGS clause.
+    match w.get(k + 2) {
+        None => {}
+        Some(x) if x.text == "SETTINGS" => {}
+        _ => return None,
+    }
+    Some(sql[name.start..name.end].trim_matches(['`', '"']).to_string())
+}
+
+/// Writes to stdout with the progress line (on the same terminal) lifted.
+struct Suspending {
+    bar: Option<indicatif::ProgressBar>,
+    out: std::io::Stdout,
+}
+
+impl Write for Suspending {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match &self.bar {
+            Some(bar) => bar.suspend(|| self.out.write(buf)),
+            None => self.out.write(buf),
+        }
+    }
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match &self.bar {
+            Some(bar) => bar.suspend(|| self.out.write_all(buf)),
+            None => self.out.write_all(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Ctrl-C: the first press cancels the running query, the second quits; with
+/// no query running it quits at once.
+async fn watch_signals(signals: Arc<Mutex<SignalState>>) {
+    // One listener for the whole run: a press that comes while the previous
+    // one is handled is kept, not lost between two listeners.
+    let Ok(mut interrupts) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) else {
+        return;
+    };
+    loop {
+        if interrupts.recv().await.is_none() {
+            return;
+        }
+        let Ok(mut s) = signals.lock() else { return };
+        s.presses += 1;
+        match &s.running {
+            Some((handle, tracker)) if s.presses == 1 => {
+                handle.cancel();
+                tracker.note("Cancelling the query (waiting for the server to stop it; Ctrl-C again quits)");
+                if tracker.bar().is_none() {
+                    eprintln!("Cancelling the query (Ctrl-C again quits)");
+                }
+            }
+            _ => {
+                if let Some((_, tracker)) = &s.running {
+                    tracker.finish();
+                }
+                std::process::exit(exit::INTERRUPTED);
+            }
+        }
+    }
+}
+
+fn main() {
+    let args = match args::parse(std::env::args().collect()) {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            std::process::exit(if e.use_stderr() { exit::USAGE } else { 0 });
+        }
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("chn: cannot start the runtime: {e}");
+            std::process::exit(exit::ERROR);
+        }
+    };
+    let code = rt.block_on(run(args));
+    // Whatever is still running (a cancelled query draining) is not waited for.
+    rt.shutdown_background();
+    std::process::exit(code);
+}
+
+async fn run(args: args::Args) -> i32 {
+    let args::Args { cli, params, settings } = args;
+    let mut format_settings = FormatSettings::default();
+    for (k, v) in &settings {
+        if let Err(e) = format_settings.apply(k, v) {
+            eprintln!("chn: {e}");
+            return exit::USAGE;
+        }
+    }
+    let format = if cli.vertical {
+        Some(Format::Vertical)
+    } else {
+        match &cli.format {
+            Some(f) => match Format::parse(f) {
+                Some(f) => Some(f),
+                None => {
+                    eprintln!("chn: --format {f}: not one of {}", Format::NAMES);
+                    return exit::USAGE;
+                }
+            },
+            None => None,
+        }
+    };
+    let config = match connect::config(&cli) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("chn: {e}");
+            return exit::USAGE;
+        }
+    };
+    let stdin_terminal = std::io::stdin().is_terminal();
+    let has_queries = cli.query.is_some() || !cli.queries_file.is_empty();
+    let signals = Arc::new(Mutex::new(SignalState::default()));
+    tokio::spawn(watch_signals(signals.clone()));
+    let mut app = App {
+        conn: None,
+        config,
+        settings,
+        params,
+        format_settings,
+        format,
+        interactive: false,
+        time: cli.time,
+        show_progress: !cli.no_progress && std::io::stderr().is_terminal(),
+        batch_rows: cli.insert_batch_rows,
+        stdin_is_data: has_queries && !stdin_terminal,
+        signals,
+        connected_once: false,
+    };
+    if has_queries {
+        let mut texts = Vec::new();
+        if let Some(q) = &cli.query {
+            texts.push(q.clone());
+        }
+        for f in &cli.queries_file {
+            match std::fs::read_to_string(f) {
+                Ok(t) => texts.push(t),
+                Err(e) => {
+                    eprintln!("chn: --queries-file {f}: {e}");
+                    return exit::USAGE;
+                }
+            }
+        }
+        for text in texts {
+            if let Err(code) = run_text(&mut app, &text).await {
+                return code;
+            }
+        }
+        if !cli.interactive || !stdin_terminal {
+            return 0;
+        }
+    } else if !stdin_terminal {
+        let mut text = String::new();
+        if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+            eprintln!("chn: reading queries from standard input: {e}");
+            return exit::ERROR;
+        }
+        return match run_text(&mut app, &text).await {
+            Ok(()) => 0,
+            Err(code) => code,
+        };
+    }
+    app.interactive = true;
+    app.show_progress = !cli.no_progress && std::io::stderr().is_terminal();
+    interactive::run(&mut app, cli.history_file.as_deref()).await
+}
+
+/// Runs the statements of a text in turn, stopping at the first failure
+/// (its exit code).
+async fn run_text(app: &mut App, text: &str) -> Result<(), i32> {
+    let (mut stmts, rest) = split::split(text);
+    if !split::is_blank(rest) {
+        stmts.push(Statement { sql: rest.trim().to_string(), vertical: false });
+    }
+    for stmt in &stmts {
+        if let Err(f) = app.run(stmt).await {
+            report(&f);
+            return Err(f.exit_code());
+        }
+    }
+    Ok(())
+}
+
+/// Prints a failure on stderr (a closed output is not worth a message).
+fn report(f: &Failure) {
+    match f {
+        Failure::BrokenPipe | Failure::Cancelled => {}
+        f => eprintln!("chn: {}", f.message()),
+    }
+}
