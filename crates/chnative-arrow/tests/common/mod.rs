@@ -52,7 +52,7 @@ pub async fn client() -> chnative::Client {
 pub fn http_bytes(sql: &str) -> Vec<u8> {
     let s = server();
     let mut sock = std::net::TcpStream::connect(("127.0.0.1", s.http_port)).expect("HTTP connect");
-    let req = format!("POST /?output_format_arrow_compression_method=none HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n{}", sql.len(), sql);
+    let req = format!("POST /?output_format_arrow_compression_method=none&flatten_nested=0 HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n{}", sql.len(), sql);
     sock.write_all(req.as_bytes()).unwrap();
     let mut resp = Vec::new();
     sock.read_to_end(&mut resp).unwrap();
