@@ -653,3 +653,45 @@ fn strings(kind: StringType, data: &ColumnData, nulls: Option<NullBuffer>) -> Re
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chnative::proto::{Column, ColumnData};
+
+    fn ctx() -> Ctx {
+        Ctx { strings: StringType::Utf8, server_tz: Some(Arc::from("UTC")) }
+    }
+
+    /// Fixed-width columns and string bytes are shared with the block, not copied;
+    /// the arrays stay valid after the block is gone.
+    #[test]
+    fn fixed_width_and_string_bytes_are_shared() {
+        let block = Block::from_columns(vec![
+            Column::new("a", "UInt64", ColumnData::from_values(&[1u64, 2, 3])).unwrap(),
+            Column::new("d", "Decimal128(4)", ColumnData::from_values(&[5i128, -6, 7])).unwrap(),
+            Column::new("t", "DateTime64(6, 'UTC')", ColumnData::from_values(&[1i64, 2, 3])).unwrap(),
+            Column::new("s", "String", ColumnData::from_strings(&["x", "yz", ""])).unwrap(),
+        ])
+        .unwrap();
+        let plan = BlockPlan::new(&block, &ctx()).unwrap();
+        let batch = plan.convert(&block).unwrap();
+        let fixed_ptr = |i: usize| match block.columns()[i].data() {
+            ColumnData::Fixed(f) => f.data().as_bytes().as_ptr(),
+            _ => unreachable!(),
+        };
+        for i in 0..3 {
+            assert_eq!(batch.column(i).to_data().buffers()[0].as_ptr(), fixed_ptr(i), "column {i} copied");
+        }
+        let blob = match block.columns()[3].data() {
+            ColumnData::String(s) => s.data().as_bytes().as_ptr(),
+            _ => unreachable!(),
+        };
+        assert_eq!(batch.column(3).to_data().buffers()[1].as_ptr(), blob, "string bytes copied");
+        drop(block);
+        let a = batch.column(0).as_any().downcast_ref::<arrow_array::UInt64Array>().unwrap();
+        assert_eq!(a.values(), &[1, 2, 3]);
+        let s = batch.column(3).as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(s.value(1), "yz");
+    }
+}
