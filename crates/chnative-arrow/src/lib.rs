@@ -79,7 +79,8 @@
 //! | SimpleAggregateFunction(f, T) | as T | |
 //! | JSON | Utf8, extension `arrow.json` (the server's text; [`query_arrow`] asks for it) | offsets converted |
 //! | Nothing / Nullable(Nothing) | Null | none |
-//! | Variant, Dynamic, QBit, AggregateFunction | refused with [`Error::Unsupported`] naming the column and what to do (CAST in the query) | |
+//! | QBit(Float32/BFloat16/Float64, N) | FixedSizeList(Float32 / Float32 / Float64, N): the vectors, bit planes transposed back | transposed |
+//! | Variant, Dynamic, strided QBit, AggregateFunction | refused with [`Error::Unsupported`] naming the column and what to do (CAST in the query, or finalize the state) | |
 //!
 //! # Writing (Arrow → ClickHouse)
 //!
@@ -92,7 +93,8 @@
 //! UInt32 into DateTime and IPv4; Int8/Int16 values or string labels into Enums;
 //! Decimal32…256 of the column's scale into any Decimal (range-checked against the
 //! precision); Decimal(P, 0) into Int128/Int256; dictionaries of any of these
-//! (unpacked); Null arrays into Nullable columns. Buffers whose bytes are already
+//! (unpacked); Null arrays into Nullable columns; fixed-size or plain lists of
+//! floats of the right length into a top-level QBit column. Buffers whose bytes are already
 //! Native's (integers, floats, Date32, DateTime64 of the same unit, FixedString,
 //! 128/256-bit values, the string bytes) are sent without an intermediate copy.
 #![warn(missing_docs)]

@@ -14,6 +14,7 @@ use arrow_data::ArrayDataBuilder;
 use arrow_schema::{DataType as A, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit};
 use chnative::proto::column::{ColumnData, JsonData, JSON_AS_STRING_SETTING, JSON_STRING};
 use chnative::proto::types::IntervalKind;
+use chnative::proto::qbit::{Element, QBitView};
 use chnative::proto::uuid_simd::{swap_halves_with, Kernel};
 use chnative::proto::{AlignedBuf, Block};
 use chnative::DataType as T;
@@ -55,6 +56,8 @@ pub(crate) enum Plan {
     Null,
     /// JSON as text (the server sends it so when asked: see [`JSON_AS_STRING_SETTING`]).
     JsonText,
+    /// QBit(T, N): the bit planes turned back into vectors → FixedSizeList(Float32/64, N).
+    QBit(Element, usize, FieldRef),
 }
 
 /// The lookup from an Enum's values to the index of its label.
@@ -245,9 +248,14 @@ pub(crate) fn plan_field(name: &str, ty: &T, ctx: &Ctx) -> Result<(Plan, Field)>
         T::Variant(_) | T::Dynamic { .. } => Err(unsupported(
             "its Arrow form would change from block to block; CAST it to a concrete type (or String) in the query",
         )),
-        T::QBit(..) | T::QBitStrided(..) => {
-            Err(unsupported("no Arrow mapping yet; read it as Array(Float*) with CAST in the query"))
+        T::QBit(..) => {
+            let (elem, dim) = Element::of(ty).ok_or_else(|| unsupported("QBit of this element type"))?;
+            let dim_i32 = i32::try_from(dim).map_err(|_| unsupported("QBit dimension too large for Arrow"))?;
+            let value = if elem == Element::Float64 { A::Float64 } else { A::Float32 };
+            let item = Arc::new(Field::new("item", value, false));
+            Ok((Plan::QBit(elem, dim, item.clone()), Field::new(name, A::FixedSizeList(item, dim_i32), false)))
         }
+        T::QBitStrided(..) => Err(unsupported("no Arrow mapping for strided QBit; CAST it to Array(Float32) in the query")),
         T::AggregateFunction(..) => {
             Err(unsupported("aggregate-function states have no Arrow form; finalize them (-Merge) in the query"))
         }
@@ -549,6 +557,19 @@ pub(crate) fn convert(plan: &Plan, data: &ColumnData, nulls: Option<NullBuffer>,
             Ok(Arc::new(arrow_array::StructArray::try_new(fields.clone(), arrays, nulls)?))
         }
         Plan::Null => Ok(Arc::new(arrow_array::NullArray::new(len))),
+        Plan::QBit(elem, dim, item) => {
+            let view = QBitView::from_data(*elem, *dim, data)?;
+            let values: ArrayRef = match elem {
+                Element::Float64 => Arc::new(arrow_array::Float64Array::from(view.to_vec::<f64>()?)),
+                _ => {
+                    let mut v = vec![0f32; view.len() * dim];
+                    view.read_f32(&mut v)?;
+                    Arc::new(arrow_array::Float32Array::from(v))
+                }
+            };
+            let size = i32::try_from(*dim).map_err(|_| Error::Conversion("QBit dimension too large".into()))?;
+            Ok(Arc::new(arrow_array::FixedSizeListArray::try_new(item.clone(), size, values, nulls)?))
+        }
     }
 }
 

@@ -37,6 +37,8 @@ pub(crate) enum Prep {
     Map { ends: Vec<u64>, keys: Box<Prep>, values: Box<Prep> },
     /// One per element.
     Tuple(Vec<Prep>),
+    /// A whole column built here (QBit's bit planes), sent as it is.
+    Column(chnative::Column),
 }
 
 fn accept_any(_: &T) -> bool {
@@ -62,6 +64,7 @@ impl Prep {
                 InsertData::Map { offsets: ends, keys: Box::new(keys.data()), values: Box::new(values.data()) }
             }
             Prep::Tuple(e) => InsertData::Tuple(e.iter().map(Prep::data).collect()),
+            Prep::Column(c) => InsertData::Column(c),
         }
     }
 }
@@ -108,7 +111,11 @@ pub(crate) fn prepare_batch(
     let mut out = Vec::with_capacity(batch.num_columns());
     for (f, arr) in batch.schema().fields().iter().zip(batch.columns()) {
         let col = find(table, f.name(), table_name)?;
-        let p = prepare(arr, &col.ty).map_err(|e| match e {
+        let p = match &col.ty {
+            T::QBit(..) => qbit(arr, &col.ty),
+            ty => prepare(arr, ty),
+        };
+        let p = p.map_err(|e| match e {
             Error::Conversion(reason) => Error::Mismatch {
                 column: f.name().clone(),
                 arrow: f.data_type().to_string(),
@@ -146,6 +153,15 @@ pub(crate) fn check_type(a: &A, ty: &T) -> std::result::Result<(), String> {
         A::Dictionary(_, v) => v.as_ref(),
         a => a,
     };
+    if let T::QBit(elem, _) = t {
+        return match a {
+            A::FixedSizeList(f, _) | A::List(f) | A::LargeList(f) => match (elem.as_ref(), f.data_type()) {
+                (T::Float64, A::Float64) | (T::Float32 | T::BFloat16, A::Float32) => Ok(()),
+                (e, a) => Err(format!("{a} elements cannot go into a QBit of {e}")),
+            },
+            a => Err(format!("Arrow {a} cannot go into {t} (give fixed-size lists of floats)")),
+        };
+    }
     let shape = t.wire_shape();
     let t = shape.as_ref();
     let ok = match (t, a) {
@@ -570,8 +586,65 @@ fn values(arr: &ArrayRef, t: &T, nulls: Option<&NullBuffer>) -> Result<Prep> {
             }
             Ok(Prep::Tuple(out))
         }
+        (T::QBit(..), _) => Err(conv("a QBit inside another type cannot be inserted from Arrow")),
         (t, a) => Err(conv(format!("Arrow {a} cannot go into {t}"))),
     }
+}
+
+/// Vectors (fixed-size or plain lists of floats, each of the QBit's dimension) → bit planes.
+fn qbit(arr: &ArrayRef, ty: &T) -> Result<Prep> {
+    use chnative::proto::qbit::{transpose, Element};
+    let arr = plain(arr)?;
+    if let Some(n) = arr.logical_nulls().filter(|n| n.null_count() > 0) {
+        return Err(conv(format!("{} NULLs, but {ty} is not Nullable", n.null_count())));
+    }
+    check_type(arr.data_type(), ty).map_err(conv)?;
+    let (elem, dim) = Element::of(ty).ok_or_else(|| conv(format!("{ty} is not a QBit this crate writes")))?;
+    let n = arr.len();
+    let values: ArrayRef = match arr.data_type() {
+        A::FixedSizeList(_, size) => {
+            if *size as usize != dim {
+                return Err(conv(format!("vectors of {size} values do not fit {ty}")));
+            }
+            let l = arr.as_fixed_size_list();
+            l.values().slice(l.offset() * dim, n * dim)
+        }
+        _ => {
+            let (ends, values) = match arr.data_type() {
+                A::List(_) => {
+                    let l = arr.as_list::<i32>();
+                    list_parts(l.value_offsets(), l.values())
+                }
+                _ => {
+                    let l = arr.as_list::<i64>();
+                    list_parts(l.value_offsets(), l.values())
+                }
+            };
+            let mut prev = 0u64;
+            for (i, &e) in ends.iter().enumerate() {
+                if (e - prev) as usize != dim {
+                    return Err(conv(format!("row {i}: a vector of {} values does not fit {ty}", e - prev)));
+                }
+                prev = e;
+            }
+            values
+        }
+    };
+    if values.null_count() > 0 {
+        return Err(conv(format!("NULL elements cannot go into {ty}")));
+    }
+    let data = match elem {
+        Element::Float64 => transpose(values.as_primitive::<Float64Type>().values(), dim),
+        Element::Float32 => transpose(values.as_primitive::<Float32Type>().values(), dim),
+        Element::BFloat16 => {
+            let v: Vec<u16> =
+                values.as_primitive::<Float32Type>().values().iter().map(|&x| bf16::from_f32_truncate(x)).collect();
+            transpose(&v, dim)
+        }
+    }
+    .map_err(chnative::Error::from)?;
+    let column = chnative::Column::new("qbit", ty.to_string(), data).map_err(chnative::Error::from)?;
+    Ok(Prep::Column(column))
 }
 
 fn check_date32(days: &[i32], nulls: Option<&NullBuffer>) -> Result<()> {

@@ -84,6 +84,9 @@ const CASES: &[Case] = &[
     c("(toFloat64(number) / 2, 1.5)::Point", "Struct(\"1\": non-null Float64, \"2\": non-null Float64)"),
     c("[(toFloat64(number), 1.5), (2.5, toFloat64(number) / 4)]::Ring", "List(non-null Struct(\"1\": non-null Float64, \"2\": non-null Float64))"),
     c("CAST([(number, [toString(number)])] AS Nested(a UInt64, b Array(String)))", "List(non-null Struct(\"a\": non-null UInt64, \"b\": non-null List(non-null Utf8)))"),
+    cs("CAST([toFloat32(number) / 3, -2, 1.5, 0, 1e30, -0.1, 7, 8, 9] AS QBit(Float32, 9))", "CAST([toFloat32(number) / 3, -2, 1.5, 0, 1e30, -0.1, 7, 8, 9] AS Array(Float32))", "FixedSizeList(9 x non-null Float32)"),
+    cs("CAST([toFloat64(number) / 3, -2e300] AS QBit(Float64, 2))", "CAST([toFloat64(number) / 3, -2e300] AS Array(Float64))", "FixedSizeList(2 x non-null Float64)"),
+    cs("CAST([toFloat32(number) / 3, -2.5] AS QBit(BFloat16, 2))", "CAST(CAST([toFloat32(number) / 3, -2.5] AS Array(BFloat16)) AS Array(Float32))", "FixedSizeList(2 x non-null Float32)"),
     cs("CAST(concat('{\"a\":', toString(number), ',\"b\":\"x\"}') AS JSON)", "toString(CAST(concat('{\"a\":', toString(number), ',\"b\":\"x\"}') AS JSON))", "Utf8"),
 ];
 

@@ -143,6 +143,10 @@ pub fn canon(a: &ArrayRef, i: usize) -> String {
             let v = a.as_list::<i32>().value(i);
             format!("[{}]", (0..v.len()).map(|j| canon(&v, j)).collect::<Vec<_>>().join(","))
         }
+        A::FixedSizeList(..) => {
+            let v = a.as_fixed_size_list().value(i);
+            format!("[{}]", (0..v.len()).map(|j| canon(&v, j)).collect::<Vec<_>>().join(","))
+        }
         A::Map(..) => {
             let m = a.as_map().value(i);
             let (k, v) = (m.column(0).clone(), m.column(1).clone());
