@@ -60,8 +60,13 @@ fn fields_of(dt: &DataType) -> Fields {
 /// A list column of type `list_dt` (a List) from offsets, values and validity.
 fn list(list_dt: &DataType, offsets: Vec<i32>, values: ArrayRef, valid: Option<Vec<bool>>) -> Result<ArrayRef> {
     let DataType::List(item) = list_dt else { unreachable!("ADBC's schemas have lists here") };
-    let arr = ListArray::try_new(item.clone(), OffsetBuffer::new(ScalarBuffer::from(offsets)), values, valid.map(NullBuffer::from))
-        .map_err(|e| Error::with_message_and_status(e.to_string(), Status::Internal))?;
+    let arr = ListArray::try_new(
+        item.clone(),
+        OffsetBuffer::new(ScalarBuffer::from(offsets)),
+        values,
+        valid.map(NullBuffer::from),
+    )
+    .map_err(|e| Error::with_message_and_status(e.to_string(), Status::Internal))?;
     Ok(Arc::new(arr))
 }
 
@@ -195,7 +200,10 @@ impl adbc_core::Connection for ChConnection {
         column_name: Option<&str>,
     ) -> Result<Reader> {
         let catalogs: Vec<String> = self
-            .strings(Query::new("SELECT name FROM system.databases WHERE name LIKE {c:String} ORDER BY name").bind("c", pattern(catalog)))?
+            .strings(
+                Query::new("SELECT name FROM system.databases WHERE name LIKE {c:String} ORDER BY name")
+                    .bind("c", pattern(catalog)),
+            )?
             .into_iter()
             .map(|mut r| r.remove(0))
             .collect();
@@ -235,8 +243,16 @@ impl adbc_core::Connection for ChConnection {
         } else {
             Vec::new()
         };
-        objects_batch(&catalogs, want_schemas && schema_matches, want_schemas, want_tables, want_columns, &tables, &columns)
-            .map(one_batch)
+        objects_batch(
+            &catalogs,
+            want_schemas && schema_matches,
+            want_schemas,
+            want_tables,
+            want_columns,
+            &tables,
+            &columns,
+        )
+        .map(one_batch)
     }
 
     fn get_table_schema(&self, catalog: Option<&str>, db_schema: Option<&str>, table_name: &str) -> Result<Schema> {
@@ -454,11 +470,10 @@ fn objects_batch(
         }
     }
     let n_schemas = catalogs.len() * schemas_per_catalog;
-    let db_schema_tables = list(&tables_dt, table_offsets, table_structs, (!want_tables).then(|| vec![false; n_schemas]))?;
-    let schema_structs = structs(
-        &db_schema_dt,
-        vec![Arc::new(StringArray::from(vec![Some(""); n_schemas])), db_schema_tables],
-    )?;
+    let db_schema_tables =
+        list(&tables_dt, table_offsets, table_structs, (!want_tables).then(|| vec![false; n_schemas]))?;
+    let schema_structs =
+        structs(&db_schema_dt, vec![Arc::new(StringArray::from(vec![Some(""); n_schemas])), db_schema_tables])?;
     let schema_offsets: Vec<i32> = (0..=catalogs.len()).map(|i| (i * schemas_per_catalog) as i32).collect();
     let catalog_db_schemas =
         list(&db_schemas_dt, schema_offsets, schema_structs, (!want_schemas).then(|| vec![false; catalogs.len()]))?;

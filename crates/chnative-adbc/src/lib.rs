@@ -91,7 +91,7 @@ pub(crate) fn client_error(e: chnative::Error) -> Error {
         K::InvalidInput | K::TypeMismatch => Status::InvalidArguments,
         K::Conversion => Status::InvalidData,
         K::Server => match e.server_code() {
-            Some(57) => Status::AlreadyExists,      // TABLE_ALREADY_EXISTS
+            Some(57) => Status::AlreadyExists,       // TABLE_ALREADY_EXISTS
             Some(60) | Some(81) => Status::NotFound, // UNKNOWN_TABLE, UNKNOWN_DATABASE
             Some(516) => Status::Unauthenticated,    // AUTHENTICATION_FAILED
             Some(497) => Status::Unauthorized,       // ACCESS_DENIED
@@ -102,7 +102,7 @@ pub(crate) fn client_error(e: chnative::Error) -> Error {
     };
     let mut err = Error::with_message_and_status(e.to_string(), status);
     if let Some(code) = e.server_code() {
-        err.vendor_code = code as i32;
+        err.vendor_code = code;
     }
     err
 }
@@ -214,7 +214,9 @@ impl Optionable for ChDatabase {
                 }
                 _ => {
                     return Err(Error::with_message_and_status(
-                        format!("unknown database option {k} (connection string options go as {OPTION_PREFIX}<option>)"),
+                        format!(
+                            "unknown database option {k} (connection string options go as {OPTION_PREFIX}<option>)"
+                        ),
                         Status::NotImplemented,
                     ))
                 }
@@ -226,10 +228,13 @@ impl Optionable for ChDatabase {
 
     fn get_option_string(&self, key: OptionDatabase) -> Result<String> {
         match key {
-            OptionDatabase::Uri => self.uri.clone().ok_or_else(|| Error::with_message_and_status("uri not set", Status::NotFound)),
-            OptionDatabase::Username => {
-                self.username.clone().ok_or_else(|| Error::with_message_and_status("username not set", Status::NotFound))
+            OptionDatabase::Uri => {
+                self.uri.clone().ok_or_else(|| Error::with_message_and_status("uri not set", Status::NotFound))
             }
+            OptionDatabase::Username => self
+                .username
+                .clone()
+                .ok_or_else(|| Error::with_message_and_status("username not set", Status::NotFound)),
             OptionDatabase::Other(k) => k
                 .strip_prefix(OPTION_PREFIX)
                 .and_then(|n| self.extra.iter().find(|(e, _)| e == n))

@@ -52,7 +52,12 @@ impl RecordBatchReader for StreamReader {
 
 /// Runs `sql` and returns its result as a reader; the query's cancel handle goes
 /// into `cancel`. Dropping the reader early cancels the query.
-pub(crate) fn run_query(client: &Client, cancel: &CancelSlot, sql: String, params: Vec<(String, String)>) -> Result<Reader> {
+pub(crate) fn run_query(
+    client: &Client,
+    cancel: &CancelSlot,
+    sql: String,
+    params: Vec<(String, String)>,
+) -> Result<Reader> {
     let (tx, rx) = tokio::sync::mpsc::channel(1);
     let (schema_tx, schema_rx) = tokio::sync::oneshot::channel();
     let client = client.clone();
@@ -168,7 +173,9 @@ impl ChStatement {
             match (self.bound.take(), self.bound_stream.take()) {
                 (Some(b), _) => Box::new(b.into_iter().map(Ok)),
                 (None, Some(s)) => s,
-                (None, None) => return Err(Error::with_message_and_status("no data bound to ingest", Status::InvalidState)),
+                (None, None) => {
+                    return Err(Error::with_message_and_status("no data bound to ingest", Status::InvalidState))
+                }
             };
         // The schema: the stream's, or the first batch's.
         let first = batches.next().transpose().map_err(|e| invalid(e.to_string()))?;
@@ -238,7 +245,7 @@ impl Optionable for ChStatement {
             OptionStatement::TargetTable => {
                 self.target_table.clone().ok_or_else(|| Error::with_message_and_status("not set", Status::NotFound))
             }
-            OptionStatement::IngestMode => Ok(String::from(self.mode.clone())),
+            OptionStatement::IngestMode => Ok(String::from(self.mode)),
             k => Err(Error::with_message_and_status(format!("{} not readable", k.as_ref()), Status::NotFound)),
         }
     }

@@ -13,8 +13,8 @@ use arrow_buffer::{BooleanBuffer, Buffer, MutableBuffer, NullBuffer, OffsetBuffe
 use arrow_data::ArrayDataBuilder;
 use arrow_schema::{DataType as A, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit};
 use chnative::proto::column::{ColumnData, JsonData, JSON_AS_STRING_SETTING, JSON_STRING};
-use chnative::proto::types::IntervalKind;
 use chnative::proto::qbit::{Element, QBitView};
+use chnative::proto::types::IntervalKind;
 use chnative::proto::uuid_simd::{swap_halves_with, Kernel};
 use chnative::proto::{AlignedBuf, Block};
 use chnative::DataType as T;
@@ -116,7 +116,8 @@ fn unit_for(precision: u8) -> (TimeUnit, i64) {
 
 /// A plan and the Arrow field for a column named `name` of type `ty`.
 pub(crate) fn plan_field(name: &str, ty: &T, ctx: &Ctx) -> Result<(Plan, Field)> {
-    let unsupported = |why: &str| Error::Unsupported { column: name.to_string(), ty: ty.to_string(), reason: why.into() };
+    let unsupported =
+        |why: &str| Error::Unsupported { column: name.to_string(), ty: ty.to_string(), reason: why.into() };
     let plain = |plan: Plan, dt: A| Ok((plan, Field::new(name, dt, false)));
     match ty {
         T::Nullable(inner) => {
@@ -255,7 +256,9 @@ pub(crate) fn plan_field(name: &str, ty: &T, ctx: &Ctx) -> Result<(Plan, Field)>
             let item = Arc::new(Field::new("item", value, false));
             Ok((Plan::QBit(elem, dim, item.clone()), Field::new(name, A::FixedSizeList(item, dim_i32), false)))
         }
-        T::QBitStrided(..) => Err(unsupported("no Arrow mapping for strided QBit; CAST it to Array(Float32) in the query")),
+        T::QBitStrided(..) => {
+            Err(unsupported("no Arrow mapping for strided QBit; CAST it to Array(Float32) in the query"))
+        }
         T::AggregateFunction(..) => {
             Err(unsupported("aggregate-function states have no Arrow form; finalize them (-Merge) in the query"))
         }
@@ -400,7 +403,9 @@ pub(crate) fn convert(plan: &Plan, data: &ColumnData, nulls: Option<NullBuffer>,
                     let mut v = Vec::with_capacity(src.len());
                     for &x in src {
                         v.push(x.checked_mul(*f).ok_or_else(|| {
-                            Error::Conversion(format!("{x} ticks overflow the Arrow unit (×{f}); CAST to a coarser type"))
+                            Error::Conversion(format!(
+                                "{x} ticks overflow the Arrow unit (×{f}); CAST to a coarser type"
+                            ))
                         })?);
                     }
                     Buffer::from_vec(v)
@@ -494,7 +499,9 @@ pub(crate) fn convert(plan: &Plan, data: &ColumnData, nulls: Option<NullBuffer>,
                                 u64::from_le_bytes(keys[8 * i..8 * i + 8].try_into().unwrap())
                             };
                             if k >= n {
-                                return Err(Error::Protocol(format!("LowCardinality key {k} past the dictionary ({n})")));
+                                return Err(Error::Protocol(format!(
+                                    "LowCardinality key {k} past the dictionary ({n})"
+                                )));
                             }
                             v.push(k as i32);
                         }
@@ -623,7 +630,11 @@ fn strings(kind: StringType, data: &ColumnData, nulls: Option<NullBuffer>) -> Re
             let offsets = offsets_i32(ends)?;
             utf8("String")?;
             let dt = if kind == StringType::Utf8 { A::Utf8 } else { A::Binary };
-            let b = ArrayDataBuilder::new(dt).len(len).add_buffer(offsets.into_inner().into_inner()).add_buffer(values).nulls(nulls);
+            let b = ArrayDataBuilder::new(dt)
+                .len(len)
+                .add_buffer(offsets.into_inner().into_inner())
+                .add_buffer(values)
+                .nulls(nulls);
             // SAFETY: offsets start at 0, are monotonic (checked by the decoder) and end at
             // the blob's length; the bytes are valid UTF-8 at every boundary (checked above,
             // or known ASCII) for Utf8.

@@ -70,7 +70,8 @@ fn ident(s: &str) -> String {
 }
 
 fn base_type(field: &Field) -> Result<String> {
-    let unsupported = || Error::Usage(format!("no ClickHouse type for Arrow {} (field `{}`)", field.data_type(), field.name()));
+    let unsupported =
+        || Error::Usage(format!("no ClickHouse type for Arrow {} (field `{}`)", field.data_type(), field.name()));
     let digits = |u: &TimeUnit| match u {
         TimeUnit::Second => 0,
         TimeUnit::Millisecond => 3,

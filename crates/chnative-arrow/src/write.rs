@@ -189,7 +189,10 @@ pub(crate) fn check_type(a: &A, ty: &T) -> std::result::Result<(), String> {
         | (T::Int256 | T::UInt256, A::FixedSizeBinary(32))
         | (T::Enum8(_), A::Int8 | A::Utf8 | A::LargeUtf8 | A::Utf8View)
         | (T::Enum16(_), A::Int16 | A::Utf8 | A::LargeUtf8 | A::Utf8View) => true,
-        (T::Decimal { scale, .. }, A::Decimal32(_, s) | A::Decimal64(_, s) | A::Decimal128(_, s) | A::Decimal256(_, s)) => {
+        (
+            T::Decimal { scale, .. },
+            A::Decimal32(_, s) | A::Decimal64(_, s) | A::Decimal128(_, s) | A::Decimal256(_, s),
+        ) => {
             if i16::from(*s) != i16::from(*scale) {
                 return Err(format!("Arrow scale {s} differs from the column's scale {scale}; rescale in Arrow first"));
             }
@@ -359,7 +362,9 @@ fn rescale(values: &[i64], from: u32, to: u32, nulls: Option<&NullBuffer>, what:
         } else {
             let f = pow10(from - to);
             if v % f != 0 {
-                return Err(conv(format!("row {i}: {v} has more precision than {what} keeps ({to} fractional digits)")));
+                return Err(conv(format!(
+                    "row {i}: {v} has more precision than {what} keeps ({to} fractional digits)"
+                )));
             }
             v / f
         };
@@ -387,10 +392,7 @@ fn ticks(arr: &dyn Array) -> Result<(&[i64], u32)> {
 
 /// Strings of any Arrow string or binary type → u64 end offsets and the bytes.
 fn blob(arr: &dyn Array) -> Result<(Vec<u64>, Buffer)> {
-    fn from_offsets<O: arrow_array::OffsetSizeTrait>(
-        offsets: &[O],
-        values: &Buffer,
-    ) -> (Vec<u64>, Buffer) {
+    fn from_offsets<O: arrow_array::OffsetSizeTrait>(offsets: &[O], values: &Buffer) -> (Vec<u64>, Buffer) {
         let base = offsets[0].as_usize();
         let end = offsets[offsets.len() - 1].as_usize();
         let ends = offsets[1..].iter().map(|o| (o.as_usize() - base) as u64).collect();
@@ -457,7 +459,8 @@ fn values(arr: &ArrayRef, t: &T, nulls: Option<&NullBuffer>) -> Result<Prep> {
             fixed(8)
         }
         (T::BFloat16, A::Float32) => {
-            let v: Vec<u16> = arr.as_primitive::<Float32Type>().values().iter().map(|&x| bf16::from_f32_truncate(x)).collect();
+            let v: Vec<u16> =
+                arr.as_primitive::<Float32Type>().values().iter().map(|&x| bf16::from_f32_truncate(x)).collect();
             Ok(Prep::Fixed { buf: vec_buf(v), width: 2 })
         }
         (T::Bool, A::Boolean) => {
@@ -535,7 +538,9 @@ fn values(arr: &ArrayRef, t: &T, nulls: Option<&NullBuffer>) -> Result<Prep> {
             let (ends, data) = blob(arr.as_ref())?;
             Ok(Prep::Blob { ends, data })
         }
-        (T::FixedString(w), A::FixedSizeBinary(_)) => Ok(Prep::FixedStrings { buf: fixed_buf(arr.as_ref(), *w), width: *w }),
+        (T::FixedString(w), A::FixedSizeBinary(_)) => {
+            Ok(Prep::FixedStrings { buf: fixed_buf(arr.as_ref(), *w), width: *w })
+        }
         (T::FixedString(w), _) => {
             let (ends, data) = blob(arr.as_ref())?;
             let mut out = vec![0u8; w * n];
@@ -706,9 +711,21 @@ fn decimal(arr: &ArrayRef, t: &T, nulls: Option<&NullBuffer>) -> Result<Prep> {
         _ => {}
     }
     let values: Vec<arrow_buffer::i256> = match arr.data_type() {
-        A::Decimal32(..) => arr.as_primitive::<Decimal32Type>().values().iter().map(|&v| arrow_buffer::i256::from_i128(v as i128)).collect(),
-        A::Decimal64(..) => arr.as_primitive::<Decimal64Type>().values().iter().map(|&v| arrow_buffer::i256::from_i128(v as i128)).collect(),
-        A::Decimal128(..) => arr.as_primitive::<Decimal128Type>().values().iter().map(|&v| arrow_buffer::i256::from_i128(v)).collect(),
+        A::Decimal32(..) => arr
+            .as_primitive::<Decimal32Type>()
+            .values()
+            .iter()
+            .map(|&v| arrow_buffer::i256::from_i128(v as i128))
+            .collect(),
+        A::Decimal64(..) => arr
+            .as_primitive::<Decimal64Type>()
+            .values()
+            .iter()
+            .map(|&v| arrow_buffer::i256::from_i128(v as i128))
+            .collect(),
+        A::Decimal128(..) => {
+            arr.as_primitive::<Decimal128Type>().values().iter().map(|&v| arrow_buffer::i256::from_i128(v)).collect()
+        }
         A::Decimal256(..) => arr.as_primitive::<Decimal256Type>().values().to_vec(),
         other => return Err(conv(format!("{other} is not a decimal"))),
     };

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use arrow_array::builder::{ListBuilder, StringDictionaryBuilder, UInt32Builder};
 use arrow_array::types::Int32Type;
 use arrow_array::{
-    ArrayRef, BooleanArray, Date32Array, Decimal128Array, FixedSizeBinaryArray, Float32Array, Int64Array, LargeStringArray,
-    RecordBatch, StringArray, StringViewArray, TimestampNanosecondArray, UInt64Array,
+    ArrayRef, BooleanArray, Date32Array, Decimal128Array, FixedSizeBinaryArray, Float32Array, Int64Array,
+    LargeStringArray, RecordBatch, StringArray, StringViewArray, TimestampNanosecondArray, UInt64Array,
 };
 use arrow_schema::{DataType, Field, Schema};
 use chnative_arrow::{insert_arrow, query_arrow, ArrowInsert, Error};
@@ -69,7 +69,9 @@ async fn foreign_arrow_types_convert_exactly() {
         ("id", Arc::new(UInt64Array::from(vec![1, 2, 3]))),
         (
             "ts",
-            Arc::new(TimestampNanosecondArray::from(vec![1_700_000_000_123_000_000, 0, -1_000_000]).with_timezone("UTC")),
+            Arc::new(
+                TimestampNanosecondArray::from(vec![1_700_000_000_123_000_000, 0, -1_000_000]).with_timezone("UTC"),
+            ),
         ),
         ("dt", Arc::new(TimestampNanosecondArray::from(vec![1_700_000_000_000_000_000, 0, 5_000_000_000]))),
         ("e", Arc::new(StringArray::from(vec!["a", "b", "a"]))),
@@ -159,7 +161,10 @@ async fn many_batches_one_insert() {
     let s = ins.end().await.unwrap();
     assert_eq!(s.rows, 300000);
     let got = http(&format!("SELECT count(), sum(id), sum(length(s)), sum(length(a)) FROM {}", t.0));
-    let want = http(&format!("SELECT count(), sum(id), sum(length(s)), sum(length(a)) FROM ({})", sql.split(" SETTINGS").next().unwrap()));
+    let want = http(&format!(
+        "SELECT count(), sum(id), sum(length(s)), sum(length(a)) FROM ({})",
+        sql.split(" SETTINGS").next().unwrap()
+    ));
     assert_eq!(got, want);
 }
 
@@ -168,13 +173,15 @@ async fn many_batches_one_insert() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn empty_results_and_early_drop() {
     let client = client().await;
-    let mut s = query_arrow(&client, "SELECT number AS n, toString(number) AS s FROM numbers(10) WHERE n > 100").await.unwrap();
+    let mut s =
+        query_arrow(&client, "SELECT number AS n, toString(number) AS s FROM numbers(10) WHERE n > 100").await.unwrap();
     let schema = s.schema().await.unwrap();
     assert_eq!(schema.fields().len(), 2);
     assert_eq!(schema.field(1).data_type(), &DataType::Utf8);
     assert!(s.next().await.unwrap().is_none());
     {
-        let mut s = query_arrow(&client, "SELECT number FROM numbers(100000000) SETTINGS max_block_size = 1000").await.unwrap();
+        let mut s =
+            query_arrow(&client, "SELECT number FROM numbers(100000000) SETTINGS max_block_size = 1000").await.unwrap();
         assert_eq!(s.next().await.unwrap().unwrap().num_rows(), 1000);
     }
     let b = query_arrow(&client, "SELECT 42::UInt8 AS x").await.unwrap().collect().await.unwrap();

@@ -43,51 +43,130 @@ const CASES: &[Case] = &[
     c("if(number = 3, inf, if(number = 4, -0., toFloat64(number) / 3 - 2))", "Float64"),
     c("toInt128(number) * toInt128('-1000000000000000000000000000000000001')", "FixedSizeBinary(16)"),
     c("toUInt128(number) * toUInt128('17014118346046923173168730371588410572')", "FixedSizeBinary(16)"),
-    c("toInt256(number) * toInt256('-5789604461865809771178549250434395392663499233282028201972879200395656481996')", "FixedSizeBinary(32)"),
-    c("toUInt256(number) * toUInt256('5789604461865809771178549250434395392663499233282028201972879200395656481996')", "FixedSizeBinary(32)"),
+    c(
+        "toInt256(number) * toInt256('-5789604461865809771178549250434395392663499233282028201972879200395656481996')",
+        "FixedSizeBinary(32)",
+    ),
+    c(
+        "toUInt256(number) * toUInt256('5789604461865809771178549250434395392663499233282028201972879200395656481996')",
+        "FixedSizeBinary(32)",
+    ),
     cs("toBFloat16(toFloat32(number) / 3 - 2)", "CAST(toBFloat16(toFloat32(number) / 3 - 2) AS Float32)", "Float32"),
     c("(number % 3 = 0)::Bool", "Boolean"),
     c("concat('s', toString(number), repeat('é', number % 4), repeat('long string ', number % 3))", "Utf8"),
     c("toFixedString(toString(number * 7), 5)", "FixedSizeBinary(5)"),
     c("toDate('2020-01-01') + number * 97", "Date32"),
     c("toDate32('1950-01-01') + number * 3001", "Date32"),
-    cs("toDateTime('2024-01-01 00:00:00', 'Asia/Tokyo') + number * 3671", "toUnixTimestamp(toDateTime('2024-01-01 00:00:00', 'Asia/Tokyo') + number * 3671)", r#"Timestamp(s, "Asia/Tokyo")"#),
-    cs("toDateTime('2024-01-01 00:00:00') + number * 3671", "toUnixTimestamp(toDateTime('2024-01-01 00:00:00') + number * 3671)", r#"Timestamp(s, "Etc/UTC")"#),
-    c("toDateTime64('1969-07-20 20:17:40.123', 3, 'Europe/Berlin') + toIntervalMillisecond(number * 1234567)", r#"Timestamp(ms, "Europe/Berlin")"#),
-    c("toDateTime64('2000-02-29 23:59:59.123456', 6, 'UTC') + toIntervalMicrosecond(number * 123456789)", r#"Timestamp(µs, "UTC")"#),
-    c("toDateTime64('2200-01-01 00:00:00.123456789', 9, 'UTC') + toIntervalNanosecond(number * 1234567891)", r#"Timestamp(ns, "UTC")"#),
-    c("toDateTime64('2024-06-01 12:00:00.12', 2, 'UTC') + toIntervalMillisecond(number * 10)", r#"Timestamp(ms, "UTC")"#),
+    cs(
+        "toDateTime('2024-01-01 00:00:00', 'Asia/Tokyo') + number * 3671",
+        "toUnixTimestamp(toDateTime('2024-01-01 00:00:00', 'Asia/Tokyo') + number * 3671)",
+        r#"Timestamp(s, "Asia/Tokyo")"#,
+    ),
+    cs(
+        "toDateTime('2024-01-01 00:00:00') + number * 3671",
+        "toUnixTimestamp(toDateTime('2024-01-01 00:00:00') + number * 3671)",
+        r#"Timestamp(s, "Etc/UTC")"#,
+    ),
+    c(
+        "toDateTime64('1969-07-20 20:17:40.123', 3, 'Europe/Berlin') + toIntervalMillisecond(number * 1234567)",
+        r#"Timestamp(ms, "Europe/Berlin")"#,
+    ),
+    c(
+        "toDateTime64('2000-02-29 23:59:59.123456', 6, 'UTC') + toIntervalMicrosecond(number * 123456789)",
+        r#"Timestamp(µs, "UTC")"#,
+    ),
+    c(
+        "toDateTime64('2200-01-01 00:00:00.123456789', 9, 'UTC') + toIntervalNanosecond(number * 1234567891)",
+        r#"Timestamp(ns, "UTC")"#,
+    ),
+    c(
+        "toDateTime64('2024-06-01 12:00:00.12', 2, 'UTC') + toIntervalMillisecond(number * 10)",
+        r#"Timestamp(ms, "UTC")"#,
+    ),
     cs("toTime(number * 3671 - 5000)", "toInt32(toTime(number * 3671 - 5000))", "Duration(s)"),
-    cs("CAST(toDecimal64(number * 1.5 - 3, 3) AS Time64(3))", "toInt64(toDecimal64(CAST(toDecimal64(number * 1.5 - 3, 3) AS Time64(3)), 3) * 1000)", "Duration(ms)"),
+    cs(
+        "CAST(toDecimal64(number * 1.5 - 3, 3) AS Time64(3))",
+        "toInt64(toDecimal64(CAST(toDecimal64(number * 1.5 - 3, 3) AS Time64(3)), 3) * 1000)",
+        "Duration(ms)",
+    ),
     c("toIntervalSecond(number * 3 - 7)", "Duration(s)"),
-    c("toUUID(concat('550e8400-e29b-41d4-a716-', leftPad(toString(number * 1234567), 12, '0')))", "FixedSizeBinary(16)"),
+    c(
+        "toUUID(concat('550e8400-e29b-41d4-a716-', leftPad(toString(number * 1234567), 12, '0')))",
+        "FixedSizeBinary(16)",
+    ),
     c("toIPv4(toUInt32(number * 214748367))", "UInt32"),
     c("IPv4ToIPv6(toIPv4(toUInt32(number * 214748367)))", "FixedSizeBinary(16)"),
     c("toDecimal32((toInt64(number) - 10) / 7, 2)", "Decimal128(9, 2)"),
     c("toDecimal64((toInt64(number) - 10) / 7, 5)", "Decimal128(18, 5)"),
     c("toDecimal128((toInt64(number) - 10) / 7, 10) * toDecimal128('100000000000000', 0)", "Decimal128(38, 10)"),
-    c("toDecimal256((toInt64(number) - 10) / 7, 20) * toDecimal256('1000000000000000000000000000000000000000', 0)", "Decimal256(76, 20)"),
-    cs("CAST(['a', 'b', 'c'][number % 3 + 1] AS Enum8('a' = 1, 'b' = -3, 'c' = 100))", "toString(CAST(['a', 'b', 'c'][number % 3 + 1] AS Enum8('a' = 1, 'b' = -3, 'c' = 100)))", "Dictionary(Int16, Utf8)"),
-    cs("CAST(['x', 'y'][number % 2 + 1] AS Enum16('x' = -1000, 'y' = 30000))", "toString(CAST(['x', 'y'][number % 2 + 1] AS Enum16('x' = -1000, 'y' = 30000)))", "Dictionary(Int32, Utf8)"),
+    c(
+        "toDecimal256((toInt64(number) - 10) / 7, 20) * toDecimal256('1000000000000000000000000000000000000000', 0)",
+        "Decimal256(76, 20)",
+    ),
+    cs(
+        "CAST(['a', 'b', 'c'][number % 3 + 1] AS Enum8('a' = 1, 'b' = -3, 'c' = 100))",
+        "toString(CAST(['a', 'b', 'c'][number % 3 + 1] AS Enum8('a' = 1, 'b' = -3, 'c' = 100)))",
+        "Dictionary(Int16, Utf8)",
+    ),
+    cs(
+        "CAST(['x', 'y'][number % 2 + 1] AS Enum16('x' = -1000, 'y' = 30000))",
+        "toString(CAST(['x', 'y'][number % 2 + 1] AS Enum16('x' = -1000, 'y' = 30000)))",
+        "Dictionary(Int32, Utf8)",
+    ),
     c("toLowCardinality(toString(number % 5))", "Dictionary(Int32, Utf8)"),
-    c("CAST(if(number % 4 = 0, NULL, toString(number % 3)) AS LowCardinality(Nullable(String)))", "Dictionary(Int32, Utf8)"),
+    c(
+        "CAST(if(number % 4 = 0, NULL, toString(number % 3)) AS LowCardinality(Nullable(String)))",
+        "Dictionary(Int32, Utf8)",
+    ),
     c("if(number % 3 = 0, NULL, toInt32(number))", "Int32"),
     c("if(number % 3 = 1, NULL, concat('n', toString(number)))", "Utf8"),
-    cs("if(number % 2 = 0, NULL, toDateTime('2024-01-01 00:00:00', 'UTC') + number)", "toUnixTimestamp(if(number % 2 = 0, NULL, toDateTime('2024-01-01 00:00:00', 'UTC') + number))", r#"Timestamp(s, "UTC")"#),
+    cs(
+        "if(number % 2 = 0, NULL, toDateTime('2024-01-01 00:00:00', 'UTC') + number)",
+        "toUnixTimestamp(if(number % 2 = 0, NULL, toDateTime('2024-01-01 00:00:00', 'UTC') + number))",
+        r#"Timestamp(s, "UTC")"#,
+    ),
     c("if(number % 2 = 0, NULL, toDecimal32(number / 4, 2))", "Decimal128(9, 2)"),
     c("range(number % 4)", "List(non-null UInt8)"),
     c("arrayMap(x -> if(x % 2 = 0, NULL, toString(x)), range(number % 5))", "List(Utf8)"),
     c("[range(number % 3), [toUInt64(number)]]", "List(non-null List(non-null UInt64))"),
-    c("mapFromArrays(arrayMap(x -> toString(x), range(number % 3)), range(number % 3))", "Map(\"entries\": non-null Struct(\"key\": non-null Utf8, \"value\": non-null UInt8), unsorted)"),
+    c(
+        "mapFromArrays(arrayMap(x -> toString(x), range(number % 3)), range(number % 3))",
+        "Map(\"entries\": non-null Struct(\"key\": non-null Utf8, \"value\": non-null UInt8), unsorted)",
+    ),
     c("tuple(toUInt8(number), toString(number))", "Struct(\"1\": non-null UInt8, \"2\": non-null Utf8)"),
-    c("CAST((number, if(number % 2 = 0, NULL, 'x')) AS Tuple(a UInt64, b Nullable(String)))", "Struct(\"a\": non-null UInt64, \"b\": Utf8)"),
+    c(
+        "CAST((number, if(number % 2 = 0, NULL, 'x')) AS Tuple(a UInt64, b Nullable(String)))",
+        "Struct(\"a\": non-null UInt64, \"b\": Utf8)",
+    ),
     c("(toFloat64(number) / 2, 1.5)::Point", "Struct(\"1\": non-null Float64, \"2\": non-null Float64)"),
-    c("[(toFloat64(number), 1.5), (2.5, toFloat64(number) / 4)]::Ring", "List(non-null Struct(\"1\": non-null Float64, \"2\": non-null Float64))"),
-    c("CAST([(number, [toString(number)])] AS Nested(a UInt64, b Array(String)))", "List(non-null Struct(\"a\": non-null UInt64, \"b\": non-null List(non-null Utf8)))"),
-    cs("CAST([toFloat32(number) / 3, -2, 1.5, 0, 1e30, -0.1, 7, 8, 9] AS QBit(Float32, 9))", "CAST([toFloat32(number) / 3, -2, 1.5, 0, 1e30, -0.1, 7, 8, 9] AS Array(Float32))", "FixedSizeList(9 x non-null Float32)"),
-    cs("CAST([toFloat64(number) / 3, -2e300] AS QBit(Float64, 2))", "CAST([toFloat64(number) / 3, -2e300] AS Array(Float64))", "FixedSizeList(2 x non-null Float64)"),
-    cs("CAST([toFloat32(number) / 3, -2.5] AS QBit(BFloat16, 2))", "CAST(CAST([toFloat32(number) / 3, -2.5] AS Array(BFloat16)) AS Array(Float32))", "FixedSizeList(2 x non-null Float32)"),
-    cs("CAST(concat('{\"a\":', toString(number), ',\"b\":\"x\"}') AS JSON)", "toString(CAST(concat('{\"a\":', toString(number), ',\"b\":\"x\"}') AS JSON))", "Utf8"),
+    c(
+        "[(toFloat64(number), 1.5), (2.5, toFloat64(number) / 4)]::Ring",
+        "List(non-null Struct(\"1\": non-null Float64, \"2\": non-null Float64))",
+    ),
+    c(
+        "CAST([(number, [toString(number)])] AS Nested(a UInt64, b Array(String)))",
+        "List(non-null Struct(\"a\": non-null UInt64, \"b\": non-null List(non-null Utf8)))",
+    ),
+    cs(
+        "CAST([toFloat32(number) / 3, -2, 1.5, 0, 1e30, -0.1, 7, 8, 9] AS QBit(Float32, 9))",
+        "CAST([toFloat32(number) / 3, -2, 1.5, 0, 1e30, -0.1, 7, 8, 9] AS Array(Float32))",
+        "FixedSizeList(9 x non-null Float32)",
+    ),
+    cs(
+        "CAST([toFloat64(number) / 3, -2e300] AS QBit(Float64, 2))",
+        "CAST([toFloat64(number) / 3, -2e300] AS Array(Float64))",
+        "FixedSizeList(2 x non-null Float64)",
+    ),
+    cs(
+        "CAST([toFloat32(number) / 3, -2.5] AS QBit(BFloat16, 2))",
+        "CAST(CAST([toFloat32(number) / 3, -2.5] AS Array(BFloat16)) AS Array(Float32))",
+        "FixedSizeList(2 x non-null Float32)",
+    ),
+    cs(
+        "CAST(concat('{\"a\":', toString(number), ',\"b\":\"x\"}') AS JSON)",
+        "toString(CAST(concat('{\"a\":', toString(number), ',\"b\":\"x\"}') AS JSON))",
+        "Utf8",
+    ),
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -104,7 +183,12 @@ async fn every_type_read_and_written_back() {
 
 async fn one_case(client: &chnative::Client, k: usize, case: &Case) -> Result<(), String> {
     let sql = format!("SELECT number AS id, {} AS v FROM numbers(20)", case.expr);
-    let batches = query_arrow(client, sql.as_str()).await.map_err(|e| e.to_string())?.collect().await.map_err(|e| e.to_string())?;
+    let batches = query_arrow(client, sql.as_str())
+        .await
+        .map_err(|e| e.to_string())?
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?;
     let schema = batches.first().ok_or("no batch")?.schema();
     let field = schema.field_with_name("v").map_err(|e| e.to_string())?;
     if field.data_type().to_string() != case.arrow {
@@ -123,9 +207,9 @@ async fn one_case(client: &chnative::Client, k: usize, case: &Case) -> Result<()
     http(&format!("DROP TABLE IF EXISTS {table}"));
     http(&format!("CREATE TABLE {table} (id UInt64, v {ty}) ENGINE = Memory"));
     let res = insert_arrow(client, &table, &batches).await;
-    let back = res.map_err(|e| format!("insert: {e}")).map(|s| {
-        (s.rows, http(&format!("SELECT v FROM {table} ORDER BY id FORMAT TSV")))
-    });
+    let back = res
+        .map_err(|e| format!("insert: {e}"))
+        .map(|s| (s.rows, http(&format!("SELECT v FROM {table} ORDER BY id FORMAT TSV"))));
     http(&format!("DROP TABLE IF EXISTS {table}"));
     let (rows, back) = back?;
     let want = http(&format!("SELECT {} FROM numbers(20) ORDER BY number FORMAT TSV", case.expr));
@@ -188,6 +272,9 @@ async fn unmapped_types_are_refused_by_name() {
         ("SELECT sumState(number) AS x FROM numbers(3)", "AggregateFunction"),
     ] {
         let err = query_arrow(&client, sql).await.unwrap().collect().await.unwrap_err().to_string();
-        assert!(err.contains("`x`") && err.contains(ty) && err.contains("CAST") || err.contains("finalize"), "{sql}: {err}");
+        assert!(
+            err.contains("`x`") && err.contains(ty) && err.contains("CAST") || err.contains("finalize"),
+            "{sql}: {err}"
+        );
     }
 }

@@ -793,10 +793,7 @@ mod tests {
     #[test]
     fn geo_types_take_their_structure() {
         let point = || {
-            InsertData::Tuple(vec![
-                fixed(&[1.5f64][..]).into_insert_data(),
-                fixed(&[2.5f64][..]).into_insert_data(),
-            ])
+            InsertData::Tuple(vec![fixed(&[1.5f64][..]).into_insert_data(), fixed(&[2.5f64][..]).into_insert_data()])
         };
         assert_eq!(point().check_type("p", &ty("Point"), "Point").unwrap(), "Tuple(Float64, Float64)");
         let ring = InsertData::Array { offsets: &[1], inner: Box::new(point()) };

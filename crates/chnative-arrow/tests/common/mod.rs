@@ -59,7 +59,11 @@ pub fn http_bytes(sql: &str) -> Vec<u8> {
     let split = resp.windows(4).position(|w| w == b"\r\n\r\n").expect("HTTP response head") + 4;
     let head = String::from_utf8_lossy(&resp[..split]).to_string();
     let body = resp[split..].to_vec();
-    assert!(head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"), "{sql}\n{head}{}", String::from_utf8_lossy(&body));
+    assert!(
+        head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"),
+        "{sql}\n{head}{}",
+        String::from_utf8_lossy(&body)
+    );
     body
 }
 
@@ -150,7 +154,10 @@ pub fn canon(a: &ArrayRef, i: usize) -> String {
         A::Map(..) => {
             let m = a.as_map().value(i);
             let (k, v) = (m.column(0).clone(), m.column(1).clone());
-            format!("{{{}}}", (0..m.len()).map(|j| format!("{}:{}", canon(&k, j), canon(&v, j))).collect::<Vec<_>>().join(","))
+            format!(
+                "{{{}}}",
+                (0..m.len()).map(|j| format!("{}:{}", canon(&k, j), canon(&v, j))).collect::<Vec<_>>().join(",")
+            )
         }
         A::Struct(_) => {
             let s = a.as_struct();
