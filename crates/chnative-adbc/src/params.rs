@@ -149,12 +149,14 @@ pub(crate) fn render(a: &dyn Array, row: usize) -> Result<String> {
         }
         A::Decimal128(_, s) => decimal_text(a.as_primitive::<Decimal128Type>().value(row).to_string(), *s),
         A::Decimal256(_, s) => decimal_text(a.as_primitive::<Decimal256Type>().value(row).to_string(), *s),
-        other => return Err(Error::with_message_and_status(
-            format!(
+        other => {
+            return Err(Error::with_message_and_status(
+                format!(
                 "a parameter of Arrow type {other} (bind numbers, strings, booleans, dates, timestamps or decimals)"
             ),
-            Status::NotImplemented,
-        )),
+                Status::NotImplemented,
+            ))
+        }
     })
 }
 

@@ -80,7 +80,8 @@
 //! | JSON | Utf8, extension `arrow.json` (the server's text; [`query_arrow`] asks for it) | offsets converted |
 //! | Nothing / Nullable(Nothing) | Null | none |
 //! | QBit(Float32/BFloat16/Float64, N) | FixedSizeList(Float32 / Float32 / Float64, N): the vectors, bit planes transposed back | transposed |
-//! | Variant, Dynamic, strided QBit, AggregateFunction | refused with [`Error::Unsupported`] naming the column and what to do (CAST in the query, or finalize the state) | |
+//! | Variant(T1, …) | dense Union: one member per alternative (named by its type), then a `null` member of type Null for NULL rows | discriminators mapped |
+//! | Dynamic, strided QBit, AggregateFunction | refused with [`Error::Unsupported`] naming the column and what to do (CAST in the query, or finalize the state) | |
 //!
 //! # Writing (Arrow → ClickHouse)
 //!
@@ -94,7 +95,8 @@
 //! Decimal32…256 of the column's scale into any Decimal (range-checked against the
 //! precision); Decimal(P, 0) into Int128/Int256; dictionaries of any of these
 //! (unpacked); Null arrays into Nullable columns; fixed-size or plain lists of
-//! floats of the right length into a top-level QBit column. Buffers whose bytes are already
+//! floats of the right length into a top-level QBit column; dense or sparse unions
+//! into Variant columns (members matched to alternatives by name, or by Arrow type). Buffers whose bytes are already
 //! Native's (integers, floats, Date32, DateTime64 of the same unit, FixedString,
 //! 128/256-bit values, the string bytes) are sent without an intermediate copy.
 #![warn(missing_docs)]

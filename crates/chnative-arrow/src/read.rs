@@ -56,6 +56,8 @@ pub(crate) enum Plan {
     Null,
     /// JSON as text (the server sends it so when asked: see [`JSON_AS_STRING_SETTING`]).
     JsonText,
+    /// Variant(T1, …) → dense Union: one child per alternative, then a Null child for NULL rows.
+    Union(Vec<Plan>, arrow_schema::UnionFields),
     /// QBit(T, N): the bit planes turned back into vectors → FixedSizeList(Float32/64, N).
     QBit(Element, usize, FieldRef),
 }
@@ -246,8 +248,25 @@ pub(crate) fn plan_field(name: &str, ty: &T, ctx: &Ctx) -> Result<(Plan, Field)>
         }
         T::Nothing => Ok((Plan::Null, Field::new(name, A::Null, true))),
         T::Json(_) => Ok((Plan::JsonText, Field::new(name, A::Utf8, false).with_metadata(json_field_meta()))),
-        T::Variant(_) | T::Dynamic { .. } => Err(unsupported(
-            "its Arrow form would change from block to block; CAST it to a concrete type (or String) in the query",
+        T::Variant(alts) => {
+            if alts.len() >= 127 {
+                return Err(unsupported("more alternatives than an Arrow union has type ids"));
+            }
+            let mut plans = Vec::with_capacity(alts.len());
+            let mut fields = Vec::with_capacity(alts.len() + 1);
+            for alt in alts {
+                let (p, f) = plan_field(&alt.to_string(), alt, ctx)?;
+                plans.push(p);
+                fields.push(f);
+            }
+            fields.push(Field::new("null", A::Null, true));
+            let ids: Vec<i8> = (0..fields.len() as i8).collect();
+            let union = arrow_schema::UnionFields::try_new(ids, fields).map_err(Error::Arrow)?;
+            let dt = A::Union(union.clone(), arrow_schema::UnionMode::Dense);
+            Ok((Plan::Union(plans, union), Field::new(name, dt, true)))
+        }
+        T::Dynamic { .. } => Err(unsupported(
+            "its Arrow form would change from block to block; CAST it to a concrete type, a Variant or String in the query",
         )),
         T::QBit(..) => {
             let (elem, dim) = Element::of(ty).ok_or_else(|| unsupported("QBit of this element type"))?;
@@ -564,6 +583,39 @@ pub(crate) fn convert(plan: &Plan, data: &ColumnData, nulls: Option<NullBuffer>,
             Ok(Arc::new(arrow_array::StructArray::try_new(fields.clone(), arrays, nulls)?))
         }
         Plan::Null => Ok(Arc::new(arrow_array::NullArray::new(len))),
+        Plan::Union(plans, fields) => {
+            let ColumnData::Variant { 0: v, .. } = data else {
+                return Err(Error::Protocol("Variant column without Variant data".into()));
+            };
+            let null_id = plans.len() as i8;
+            let disc = v.discriminators.as_bytes();
+            let offs: &[u64] = v.offsets.typed().map_err(chnative::Error::from)?;
+            let mut type_ids = Vec::with_capacity(disc.len());
+            let mut offsets = Vec::with_capacity(disc.len());
+            let mut nulls_seen = 0i32;
+            for (&d, &o) in disc.iter().zip(offs) {
+                if usize::from(d) < plans.len() {
+                    type_ids.push(d as i8);
+                    offsets.push(i32::try_from(o).map_err(|_| Error::Conversion("Variant too long".into()))?);
+                } else {
+                    type_ids.push(null_id);
+                    offsets.push(nulls_seen);
+                    nulls_seen += 1;
+                }
+            }
+            let mut children = Vec::with_capacity(plans.len() + 1);
+            for ((p, col), (_, f)) in plans.iter().zip(&v.variants).zip(fields.iter()) {
+                children.push(convert(p, col, None, f.data_type())?);
+            }
+            children.push(Arc::new(arrow_array::NullArray::new(nulls_seen as usize)) as ArrayRef);
+            let u = arrow_array::UnionArray::try_new(
+                fields.clone(),
+                ScalarBuffer::from(type_ids),
+                Some(ScalarBuffer::from(offsets)),
+                children,
+            )?;
+            Ok(Arc::new(u))
+        }
         Plan::QBit(elem, dim, item) => {
             let view = QBitView::from_data(*elem, *dim, data)?;
             let values: ArrayRef = match elem {

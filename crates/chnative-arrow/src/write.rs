@@ -39,6 +39,8 @@ pub(crate) enum Prep {
     Tuple(Vec<Prep>),
     /// A whole column built here (QBit's bit planes), sent as it is.
     Column(chnative::Column),
+    /// Variant: per row an index into `variants` (255: NULL), and each alternative's values.
+    Variant { discriminators: Vec<u8>, variants: Vec<(T, Prep)> },
 }
 
 fn accept_any(_: &T) -> bool {
@@ -65,6 +67,10 @@ impl Prep {
             }
             Prep::Tuple(e) => InsertData::Tuple(e.iter().map(Prep::data).collect()),
             Prep::Column(c) => InsertData::Column(c),
+            Prep::Variant { discriminators, variants } => InsertData::Variant {
+                discriminators,
+                variants: variants.iter().map(|(t, p)| (t.clone(), p.data())).collect(),
+            },
         }
     }
 }
@@ -226,6 +232,15 @@ pub(crate) fn check_type(a: &A, ty: &T) -> std::result::Result<(), String> {
             }
             for (i, ((_, t), f)) in elems.iter().zip(fields.iter()).enumerate() {
                 check_type(f.data_type(), t).map_err(|e| format!("tuple element {}: {e}", i + 1))?;
+            }
+            true
+        }
+        (T::Variant(alts), A::Union(fields, _)) => {
+            for (_, f) in fields.iter() {
+                if f.data_type() != &A::Null {
+                    let alt = alternative_for(f, alts)?;
+                    check_type(f.data_type(), alt).map_err(|e| format!("union member `{}`: {e}", f.name()))?;
+                }
             }
             true
         }
@@ -592,6 +607,7 @@ fn values(arr: &ArrayRef, t: &T, nulls: Option<&NullBuffer>) -> Result<Prep> {
             Ok(Prep::Tuple(out))
         }
         (T::QBit(..), _) => Err(conv("a QBit inside another type cannot be inserted from Arrow")),
+        (T::Variant(alts), A::Union(..)) => variant(arr, alts),
         (t, a) => Err(conv(format!("Arrow {a} cannot go into {t}"))),
     }
 }
@@ -751,4 +767,51 @@ fn decimal(arr: &ArrayRef, t: &T, nulls: Option<&NullBuffer>) -> Result<Prep> {
         out.extend_from_slice(&bytes[..width]);
     }
     Ok(Prep::Fixed { buf: vec_buf(out), width })
+}
+
+/// The alternative of a Variant a union member goes into: the one its name spells
+/// (as reads name them), or the one its Arrow type maps to.
+fn alternative_for<'t>(f: &arrow_schema::Field, alts: &'t [T]) -> std::result::Result<&'t T, String> {
+    let by_name = T::parse(f.name()).ok().and_then(|t| alts.iter().find(|a| **a == t));
+    let by_type =
+        || crate::clickhouse_type(f).ok().and_then(|n| T::parse(&n).ok()).and_then(|t| alts.iter().find(|a| **a == t));
+    by_name.or_else(by_type).ok_or_else(|| {
+        let names: Vec<String> = alts.iter().map(T::to_string).collect();
+        format!("union member `{}` ({}) is none of the alternatives ({})", f.name(), f.data_type(), names.join(", "))
+    })
+}
+
+/// A dense or sparse union → Variant data: discriminators, and each alternative's
+/// values in row order.
+fn variant(arr: &ArrayRef, alts: &[T]) -> Result<Prep> {
+    let A::Union(fields, _) = arr.data_type() else { return Err(conv("not a union")) };
+    let u = arr.as_union();
+    let mut slot: HashMap<i8, usize> = HashMap::new();
+    let mut picked: Vec<(T, i8, Vec<u32>)> = Vec::new();
+    for (id, f) in fields.iter() {
+        if f.data_type() == &A::Null {
+            continue;
+        }
+        let alt = alternative_for(f, alts).map_err(conv)?;
+        slot.insert(id, picked.len());
+        picked.push((alt.clone(), id, Vec::new()));
+    }
+    let mut discriminators = Vec::with_capacity(u.len());
+    for i in 0..u.len() {
+        let id = u.type_id(i);
+        let at = u.value_offset(i);
+        match slot.get(&id) {
+            Some(&k) if !u.child(id).is_null(at) => {
+                discriminators.push(k as u8);
+                picked[k].2.push(u32::try_from(at).map_err(|_| conv("union too long"))?);
+            }
+            _ => discriminators.push(chnative::proto::insert::VARIANT_NULL),
+        }
+    }
+    let mut variants = Vec::with_capacity(picked.len());
+    for (t, id, rows) in picked {
+        let values = arrow_select::take::take(u.child(id).as_ref(), &arrow_array::UInt32Array::from(rows), None)?;
+        variants.push((t.clone(), prepare(&values, &t)?));
+    }
+    Ok(Prep::Variant { discriminators, variants })
 }

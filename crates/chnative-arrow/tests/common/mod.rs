@@ -164,6 +164,11 @@ pub fn canon(a: &ArrayRef, i: usize) -> String {
             format!("({})", s.columns().iter().map(|c| canon(c, i)).collect::<Vec<_>>().join(","))
         }
         A::Null => "NULL".into(),
+        A::Union(..) => {
+            let u = a.as_union();
+            let id = u.type_id(i);
+            canon(u.child(id), u.value_offset(i))
+        }
         other => panic!("no canonical form for {other}"),
     }
 }
