@@ -457,9 +457,14 @@ pub(crate) fn convert(plan: &Plan, data: &ColumnData, nulls: Option<NullBuffer>,
             let bad = |v: i32| Error::Conversion(format!("value {v} is not one of the Enum's"));
             let keys = if key_dt == A::Int16 {
                 let mut v = Vec::with_capacity(b.len());
-                for &x in b {
+                for (i, &x) in b.iter().enumerate() {
                     let k = table.index[(i32::from(x as i8) - i32::from(i16::MIN)) as usize];
                     if k < 0 {
+                        // A NULL row's placeholder need not be one of the Enum's values.
+                        if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
+                            v.push(0);
+                            continue;
+                        }
                         return Err(bad(i32::from(x as i8)));
                     }
                     v.push(k as i16);
@@ -468,9 +473,13 @@ pub(crate) fn convert(plan: &Plan, data: &ColumnData, nulls: Option<NullBuffer>,
             } else {
                 let src: &[i16] = bytemuck::try_cast_slice(b).map_err(|e| Error::Protocol(format!("{e:?}")))?;
                 let mut v = Vec::with_capacity(src.len());
-                for &x in src {
+                for (i, &x) in src.iter().enumerate() {
                     let k = table.index[(i32::from(x) - i32::from(i16::MIN)) as usize];
                     if k < 0 {
+                        if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
+                            v.push(0);
+                            continue;
+                        }
                         return Err(bad(i32::from(x)));
                     }
                     v.push(k);

@@ -113,6 +113,11 @@ const CASES: &[Case] = &[
         "toString(CAST(['x', 'y'][number % 2 + 1] AS Enum16('x' = -1000, 'y' = 30000)))",
         "Dictionary(Int32, Utf8)",
     ),
+    cs(
+        "if(number % 3 = 0, NULL, CAST(['a', 'b'][number % 2 + 1] AS Enum8('a' = 1, 'b' = 2)))",
+        "toString(if(number % 3 = 0, NULL, CAST(['a', 'b'][number % 2 + 1] AS Enum8('a' = 1, 'b' = 2))))",
+        "Dictionary(Int16, Utf8)",
+    ),
     c("toLowCardinality(toString(number % 5))", "Dictionary(Int32, Utf8)"),
     c(
         "CAST(if(number % 4 = 0, NULL, toString(number % 3)) AS LowCardinality(Nullable(String)))",
