@@ -336,8 +336,12 @@ impl adbc_core::Statement for ChStatement {
     }
 
     fn set_sql_query(&mut self, query: impl AsRef<str>) -> Result<()> {
+        // A new query starts without the previous one's parameters or ingest target
+        // (DB-API cursors reuse one statement and bind only when given parameters).
         self.sql = Some(query.as_ref().to_string());
         self.target_table = None;
+        self.bound = None;
+        self.bound_stream = None;
         Ok(())
     }
 

@@ -123,6 +123,21 @@ def parameters_positional_and_named():
 
 
 @test
+def ddl_and_inserts_through_execute():
+    name = PREFIX + "ddl"
+    with conn.cursor() as cur:
+        cur.execute(f"DROP TABLE IF EXISTS {name}")
+        cur.execute(f"CREATE TABLE {name} (a UInt8, s String) ENGINE = Memory")
+        cur.execute(f"INSERT INTO {name} VALUES ({{a:UInt8}}, {{s:String}})", (1, "x"))
+        cur.executemany(f"INSERT INTO {name} VALUES ({{a:UInt8}}, {{s:String}})", [(2, "y"), (3, "z")])
+        assert cur.rowcount == 2, cur.rowcount
+        # The next query binds nothing: the parameters of the last one are gone.
+        cur.execute(f"SELECT * FROM {name} ORDER BY a")
+        assert cur.fetchall() == [(1, "x"), (2, "y"), (3, "z")]
+        cur.execute(f"DROP TABLE {name}")
+
+
+@test
 def ingest_modes_round_trip():
     name = PREFIX + "ingest"
     http(f"DROP TABLE IF EXISTS {name}")

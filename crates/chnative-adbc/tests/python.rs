@@ -37,16 +37,21 @@ fn profile_dir() -> PathBuf {
     deps.parent().expect("profile dir").to_path_buf()
 }
 
-/// The driver's shared library, built by cargo with this test.
+/// The driver's shared library, built by cargo with this test. `cargo test`
+/// writes it into `deps/` (only `cargo build` copies it up a level), so the newer
+/// of the two is the one just built.
 fn driver_library() -> PathBuf {
     let name = format!("{}chnative_adbc{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
     let dir = profile_dir();
-    for candidate in [dir.join(&name), dir.join("deps").join(&name)] {
-        if candidate.exists() {
-            return candidate;
-        }
-    }
-    panic!("the driver library {name} is not in {} (cargo builds it with this test)", dir.display());
+    let built = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    [dir.join("deps").join(&name), dir.join(&name)]
+        .into_iter()
+        .filter_map(|p| built(&p).map(|t| (t, p)))
+        .max_by_key(|(t, _)| *t)
+        .map(|(_, p)| p)
+        .unwrap_or_else(|| {
+            panic!("the driver library {name} is not in {} (cargo builds it with this test)", dir.display())
+        })
 }
 
 fn run(cmd: &mut Command, what: &str) {
