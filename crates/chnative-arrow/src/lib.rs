@@ -341,7 +341,13 @@ pub async fn query_arrow_with<'c>(
     query: impl Into<Query>,
     options: &ArrowOptions,
 ) -> Result<ArrowStream<'c>> {
-    let query = query.into().setting(JSON_AS_STRING_SETTING, "1");
+    let mut query = query.into();
+    // JSON columns as text. Only servers that know the setting get it (settings go
+    // out as important, and an old server refuses one it does not know); on 24.x a
+    // JSON column then fails with an error naming the setting.
+    if client.server_info().version >= (25, 1, 0) {
+        query = query.setting(JSON_AS_STRING_SETTING, "1");
+    }
     let stream = client.stream(query).await?;
     Ok(ArrowStream::new(stream, options))
 }
