@@ -35,6 +35,19 @@ pub(crate) fn placeholders(sql: &str) -> Vec<String> {
     out
 }
 
+/// The `{name:Type}` placeholders of `sql` with their types, in order of first appearance.
+pub(crate) fn typed_placeholders(sql: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for name in placeholders(sql) {
+        let head = format!("{{{name}:");
+        let Some(at) = sql.find(&head) else { continue };
+        let rest = &sql[at + head.len()..];
+        let Some(end) = rest.find('}') else { continue };
+        out.push((name, rest[..end].trim().to_string()));
+    }
+    out
+}
+
 /// The parameters of row `row` of `batch` for `sql`: a column per placeholder name,
 /// or, when none of the columns is named after a placeholder (DB-API's positional
 /// parameters), the columns in order for the placeholders in order.
@@ -210,6 +223,10 @@ mod tests {
     #[test]
     fn placeholders_in_order() {
         assert_eq!(placeholders("SELECT {a:UInt8}, {b:String}, {a:UInt8}, '{x}' {"), vec!["a", "b"]);
+        assert_eq!(
+            typed_placeholders("SELECT {a:UInt8}, {m: Map(String, Array(UInt8)) }"),
+            vec![("a".to_string(), "UInt8".to_string()), ("m".to_string(), "Map(String, Array(UInt8))".to_string())]
+        );
     }
 
     #[test]

@@ -326,8 +326,19 @@ impl adbc_core::Statement for ChStatement {
         Ok(PartitionedResult { partitions: vec![encode_partition(&sql, &params)], schema, rows_affected: -1 })
     }
 
+    /// The `{name:Type}` placeholders, in order, as the Arrow fields their values
+    /// are bound as.
     fn get_parameter_schema(&self) -> Result<Schema> {
-        Err(not_implemented("get_parameter_schema"))
+        let options = chnative_arrow::ArrowOptions {
+            server_timezone: Some(self.client.server_info().timezone),
+            ..Default::default()
+        };
+        let fields = crate::params::typed_placeholders(self.sql()?)
+            .iter()
+            .map(|(n, t)| chnative_arrow::arrow_field(n, t, &options))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(arrow_error)?;
+        Ok(Schema::new(fields))
     }
 
     fn prepare(&mut self) -> Result<()> {

@@ -120,6 +120,12 @@ def parameters_positional_and_named():
         got = pa.RecordBatchReader._import_from_c(stream.address).read_all().to_pylist()
     import datetime
     assert got == [{"n": None, "d": datetime.date(2022, 1, 8)}], got
+    with conn.cursor() as cur:
+        cur.adbc_statement.set_sql_query("SELECT {n:Nullable(Int64)} AS n, {d:Date32} AS d, {n:Nullable(Int64)}")
+        handle = cur.adbc_statement.get_parameter_schema()
+        schema = pa.schema(handle)
+        assert schema.names == ["n", "d"] and schema.field("n").type == pa.int64() and schema.field("n").nullable
+        assert schema.field("d").type == pa.date32()
 
 
 @test
