@@ -301,6 +301,10 @@ fn cast_keys(keys: &dyn Array) -> Result<arrow_array::UInt64Array> {
 pub(crate) fn prepare(arr: &ArrayRef, ty: &T) -> Result<Prep> {
     let arr = plain(arr)?;
     let (inner_ty, nullable) = strip(ty);
+    if let (T::Variant(alts), A::Union(..)) = (inner_ty, arr.data_type()) {
+        // A Variant holds NULLs itself (the union's Null member, or a NULL in a member).
+        return variant(&arr, alts);
+    }
     let nulls = arr.logical_nulls().filter(|n| n.null_count() > 0);
     if matches!(arr.data_type(), A::Null) {
         if !nullable {
@@ -773,8 +777,11 @@ fn decimal(arr: &ArrayRef, t: &T, nulls: Option<&NullBuffer>) -> Result<Prep> {
 /// (as reads name them), or the one its Arrow type maps to.
 fn alternative_for<'t>(f: &arrow_schema::Field, alts: &'t [T]) -> std::result::Result<&'t T, String> {
     let by_name = T::parse(f.name()).ok().and_then(|t| alts.iter().find(|a| **a == t));
-    let by_type =
-        || crate::clickhouse_type(f).ok().and_then(|n| T::parse(&n).ok()).and_then(|t| alts.iter().find(|a| **a == t));
+    // A Variant's alternatives are never Nullable: the member's type is mapped as not null.
+    let by_type = || {
+        let f = f.clone().with_nullable(false);
+        crate::clickhouse_type(&f).ok().and_then(|n| T::parse(&n).ok()).and_then(|t| alts.iter().find(|a| **a == t))
+    };
     by_name.or_else(by_type).ok_or_else(|| {
         let names: Vec<String> = alts.iter().map(T::to_string).collect();
         format!("union member `{}` ({}) is none of the alternatives ({})", f.name(), f.data_type(), names.join(", "))

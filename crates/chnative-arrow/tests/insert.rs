@@ -187,3 +187,46 @@ async fn empty_results_and_early_drop() {
     let b = query_arrow(&client, "SELECT 42::UInt8 AS x").await.unwrap().collect().await.unwrap();
     assert_eq!(b[0].num_rows(), 1);
 }
+
+/// A union built in Arrow (sparse, members matched by name and by type) goes into
+/// a Variant column; a member that is none of the alternatives is refused by name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unions_into_variants() {
+    use arrow_array::UnionArray;
+    use arrow_schema::UnionFields;
+    let client = client().await;
+    let t = Table::new("arrow_ins_variant", "id UInt64, v Variant(String, UInt64)");
+    let fields = UnionFields::try_new(
+        vec![0, 1, 2],
+        vec![
+            Field::new("String", DataType::Utf8, true),
+            Field::new("count", DataType::UInt64, true),
+            Field::new("nothing", DataType::Null, true),
+        ],
+    )
+    .unwrap();
+    let union = UnionArray::try_new(
+        fields,
+        vec![0i8, 1, 2, 0, 1].into(),
+        None,
+        vec![
+            Arc::new(StringArray::from(vec![Some("a"), None, None, None, None])) as ArrayRef,
+            Arc::new(UInt64Array::from(vec![0, 7, 0, 0, 9])),
+            Arc::new(arrow_array::NullArray::new(5)),
+        ],
+    )
+    .unwrap();
+    let b = batch(vec![("id", Arc::new(UInt64Array::from(vec![1, 2, 3, 4, 5]))), ("v", Arc::new(union))]);
+    insert_arrow(&client, &t.0, &[b]).await.unwrap();
+    assert_eq!(
+        t.tsv("id, v, variantType(v)"),
+        "1\ta\tString\n2\t7\tUInt64\n3\t\\N\tNone\n4\t\\N\tNone\n5\t9\tUInt64\n"
+    );
+    let bad = UnionFields::try_new(vec![0], vec![Field::new("f", DataType::Float32, false)]).unwrap();
+    let union =
+        UnionArray::try_new(bad, vec![0i8].into(), None, vec![Arc::new(Float32Array::from(vec![1.0])) as ArrayRef])
+            .unwrap();
+    let b = batch(vec![("id", Arc::new(UInt64Array::from(vec![1]))), ("v", Arc::new(union))]);
+    let err = insert_arrow(&client, &t.0, &[b]).await.unwrap_err().to_string();
+    assert!(err.contains("union member `f`") && err.contains("String, UInt64"), "{err}");
+}

@@ -31,6 +31,11 @@ const fn cs(expr: &'static str, server: &'static str, arrow: &'static str) -> Ca
 }
 
 const CASES: &[Case] = &[
+    cs("CAST(multiIf(number % 4 = 0, NULL, number % 4 = 1, toString(number) || 'x', number % 4 = 2, number, [toUInt8(number), 7]) AS Variant(UInt64, String, Array(UInt8)))", "if(isNull(CAST(multiIf(number % 4 = 0, NULL, number % 4 = 1, toString(number) || 'x', number % 4 = 2, number, [toUInt8(number), 7]) AS Variant(UInt64, String, Array(UInt8)))), NULL, toString(CAST(multiIf(number % 4 = 0, NULL, number % 4 = 1, toString(number) || 'x', number % 4 = 2, number, [toUInt8(number), 7]) AS Variant(UInt64, String, Array(UInt8)))))", "Union(Dense, 0: (\"Array(UInt8)\": non-null List(non-null UInt8)), 1: (\"String\": non-null Utf8), 2: (\"UInt64\": non-null UInt64), 3: (\"null\": Null))"),
+    c("CAST(arrayMap(x -> toString(x % 3), range(number % 4)) AS Array(LowCardinality(String)))", "List(non-null Dictionary(Int32, Utf8))"),
+    c("CAST(mapFromArrays(arrayMap(x -> toString(x), range(number % 3)), arrayMap(x -> if(x = 1, NULL, x), range(number % 3))) AS Map(LowCardinality(String), Nullable(UInt64)))", "Map(\"entries\": non-null Struct(\"key\": non-null Dictionary(Int32, Utf8), \"value\": UInt64), unsorted)"),
+    cs("arrayMap(x -> if(x = 0, NULL, CAST(['a', 'b'][x % 2 + 1] AS Enum8('a' = 1, 'b' = 2))), range(number % 3))", "arrayMap(x -> toString(x), arrayMap(x -> if(x = 0, NULL, CAST(['a', 'b'][x % 2 + 1] AS Enum8('a' = 1, 'b' = 2))), range(number % 3)))", "List(Dictionary(Int16, Utf8))"),
+    c("CAST((if(number % 2 = 0, NULL, toDecimal256(-number, 30)), [toUUID('550e8400-e29b-41d4-a716-446655440000')], toFixedString('ab', 2)) AS Tuple(d Nullable(Decimal256(30)), u Array(UUID), f FixedString(2)))", "Struct(\"d\": Decimal256(76, 30), \"u\": non-null List(non-null FixedSizeBinary(16), metadata: {\"ARROW:extension:metadata\": \"\", \"ARROW:extension:name\": \"arrow.uuid\"}), \"f\": non-null FixedSizeBinary(2))"),
     c("toInt8(number * 37)", "Int8"),
     c("toInt16(number * 3001 - 30000)", "Int16"),
     c("toInt32(number * 200000001 - 2000000000)", "Int32"),
