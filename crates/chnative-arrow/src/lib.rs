@@ -488,8 +488,11 @@ async fn insertable_columns(client: &Client, table: &str) -> Result<Vec<write::T
 }
 
 /// Inserts `batches` into `table` in one INSERT. Every batch's schema is checked
-/// against the table before anything is sent; values are converted (and checked)
-/// batch by batch as they are sent.
+/// against the table before anything is sent; each batch's values are converted
+/// (and checked: ranges, Enum labels, NULLs, precision) before that batch is sent.
+/// A value refused in a later batch aborts the INSERT the way a failed
+/// [`BlockInsert`] does: the server discards the rows it has not written yet (all
+/// of them for an INSERT smaller than one part, `min_insert_block_size_rows`).
 pub async fn insert_arrow(client: &Client, table: &str, batches: &[RecordBatch]) -> Result<InsertSummary> {
     let mut ins = ArrowInsert::open(client, table).await?;
     for b in batches {
