@@ -302,6 +302,18 @@ impl<'a> InsertData<'a> {
             DataType::SimpleAggregateFunction(_, t) => t.as_ref(),
             t => t,
         };
+        // Geo types take the data of the structure they alias (Point is Tuple(Float64,
+        // Float64), Ring is Array(Point), …), sent under the structure's name.
+        let geo = ty_plain.wire_shape();
+        let ty_plain = match ty_plain {
+            DataType::Point
+            | DataType::Ring
+            | DataType::LineString
+            | DataType::MultiLineString
+            | DataType::Polygon
+            | DataType::MultiPolygon => geo.as_ref(),
+            t => t,
+        };
         match self {
             InsertData::Fixed { rust, accepts, width, .. } => {
                 let target = match ty_plain {
@@ -776,6 +788,19 @@ mod tests {
 
     fn ty(name: &str) -> DataType {
         DataType::parse(name).unwrap()
+    }
+
+    #[test]
+    fn geo_types_take_their_structure() {
+        let point = || {
+            InsertData::Tuple(vec![fixed(&[1.5f64][..]).into_insert_data(), fixed(&[2.5f64][..]).into_insert_data()])
+        };
+        assert_eq!(point().check_type("p", &ty("Point"), "Point").unwrap(), "Tuple(Float64, Float64)");
+        let ring = InsertData::Array { offsets: &[1], inner: Box::new(point()) };
+        assert_eq!(ring.check_type("r", &ty("Ring"), "Ring").unwrap(), "Array(Tuple(Float64, Float64))");
+        assert!(InsertData::Tuple(vec![fixed(&[1.5f64][..]).into_insert_data()])
+            .check_type("p", &ty("Point"), "Point")
+            .is_err());
     }
 
     fn decode(bytes: &[u8], revision: u64) -> Block {

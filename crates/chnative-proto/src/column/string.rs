@@ -39,6 +39,12 @@ impl StringColumn {
     pub fn data(&self) -> &AlignedBuf {
         &self.data
     }
+
+    /// Whether the decoder found every byte to be ASCII (so valid UTF-8 cut at any
+    /// offset); `false` when it did not check, or the column was built or changed since.
+    pub fn is_ascii(&self) -> bool {
+        self.ascii
+    }
 }
 
 impl ColumnCodec for StringColumn {

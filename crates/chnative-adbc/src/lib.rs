@@ -1,0 +1,316 @@
+//! An [ADBC](https://arrow.apache.org/adbc/) driver for ClickHouse over the native
+//! TCP protocol, built on `chnative` and `chnative-arrow`.
+//!
+//! The crate builds a shared library (`libchnative_adbc.so`, `.dylib`, `.dll`)
+//! exporting the standard entry point `AdbcDriverInit` (and `ChnativeAdbcDriverInit`),
+//! so any ADBC driver manager loads it: Python's `adbc_driver_manager`, C, or
+//! Rust's `adbc_driver_manager`. From Rust it can also be used directly through
+//! the `adbc_core` traits ([`ChDriver`]).
+//!
+//! ```python
+//! import adbc_driver_manager.dbapi as dbapi
+//! conn = dbapi.connect(driver="/path/to/libchnative_adbc.so",
+//!                      db_kwargs={"uri": "clickhouse://127.0.0.1:9000/default"})
+//! cur = conn.cursor()
+//! cur.execute("SELECT number, toString(number) AS s FROM numbers(10)")
+//! table = cur.fetch_arrow_table()
+//! ```
+//!
+//! # Options
+//!
+//! | level | key | meaning |
+//! |---|---|---|
+//! | database | `uri` | a chnative connection string: `clickhouse://user:password@host:9000/db?option=value` (`clickhouses://` for TLS) |
+//! | database | `username`, `password` | override the URI's |
+//! | database | `adbc.clickhouse.<option>` | any option of the connection string (`secure`, `tls_ca_file`, `tls_cert_file`, `tls_key_file`, `tls_server_name`, `compression`, `set_<setting>`, …) |
+//! | connection | `adbc.connection.catalog` | the database used (a catalog is a ClickHouse database) |
+//! | connection | `adbc.connection.autocommit` | always `true` (see below) |
+//! | statement | `adbc.ingest.target_table`, `adbc.ingest.target_catalog`, `adbc.ingest.mode` | bulk ingest over native INSERT |
+//!
+//! # What ADBC's concepts mean here
+//!
+//! - **Catalogs are databases**; every database has one schema, named `""`.
+//! - **Transactions**: ClickHouse has none across statements, so a connection is
+//!   always in autocommit mode: every statement takes effect when it succeeds.
+//!   Setting autocommit off, commit and rollback fail with `NotImplemented`.
+//! - **Connections**: an ADBC connection is a pool of native connections
+//!   (`chnative::Client`); statements do not share session state (`SET`,
+//!   temporary tables). Put settings in the URI (`set_<name>=<value>`).
+//! - **Parameters**: `{name:Type}` placeholders are filled from the bound batch's
+//!   column of that name, or, when no column has the placeholder's name (DB-API's
+//!   positional parameters), by position in order of first appearance. Values go
+//!   to the server as query parameters, never spliced into the SQL. A query binds
+//!   one row; `execute_update` runs once per bound row.
+//! - **Ingest**: `create` (CREATE TABLE, failing if it exists), `append`,
+//!   `replace` (DROP + CREATE) and `create_append` (CREATE TABLE IF NOT EXISTS),
+//!   then one native INSERT of every bound batch. Tables are created as
+//!   `MergeTree ORDER BY tuple()` with the column types of
+//!   `chnative_arrow::clickhouse_type`.
+//! - **Partitions**: `execute_partitions` returns one partition per query (the
+//!   query and its parameters); `read_partition` runs it, on any connection to the
+//!   same server.
+//! - **Cancel** sends the protocol's Cancel for the running query; the reader then
+//!   ends with an error.
+#![warn(missing_docs)]
+
+mod connection;
+mod params;
+mod statement;
+
+use std::sync::{Arc, OnceLock};
+
+use adbc_core::error::{Error, Result, Status};
+use adbc_core::options::{OptionConnection, OptionDatabase, OptionValue};
+use adbc_core::{Driver, Optionable};
+
+pub use connection::ChConnection;
+pub use statement::ChStatement;
+
+/// The runtime every driver call runs its async work on (two worker threads,
+/// made on first use).
+pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("chnative-adbc")
+            .enable_all()
+            .build()
+            .expect("start the chnative-adbc runtime")
+    })
+}
+
+/// An ADBC error from a client error, with the status that fits it.
+pub(crate) fn client_error(e: chnative::Error) -> Error {
+    use chnative::ErrorKind as K;
+    let status = match e.kind() {
+        K::Cancelled => Status::Cancelled,
+        K::Timeout => Status::Timeout,
+        K::Io | K::Closed => Status::IO,
+        K::Config => Status::InvalidArguments,
+        K::InvalidInput | K::TypeMismatch => Status::InvalidArguments,
+        K::Conversion => Status::InvalidData,
+        K::Server => match e.server_code() {
+            Some(57) => Status::AlreadyExists,       // TABLE_ALREADY_EXISTS
+            Some(60) | Some(81) => Status::NotFound, // UNKNOWN_TABLE, UNKNOWN_DATABASE
+            Some(516) => Status::Unauthenticated,    // AUTHENTICATION_FAILED
+            Some(497) => Status::Unauthorized,       // ACCESS_DENIED
+            Some(394) => Status::Cancelled,          // QUERY_WAS_CANCELLED
+            _ => Status::Internal,
+        },
+        _ => Status::Internal,
+    };
+    let mut err = Error::with_message_and_status(e.to_string(), status);
+    if let Some(code) = e.server_code() {
+        err.vendor_code = code;
+    }
+    err
+}
+
+/// An ADBC error from a chnative-arrow error.
+pub(crate) fn arrow_error(e: chnative_arrow::Error) -> Error {
+    match e {
+        chnative_arrow::Error::Client(e) => client_error(e),
+        chnative_arrow::Error::Mismatch { .. } | chnative_arrow::Error::Conversion(_) => {
+            Error::with_message_and_status(e.to_string(), Status::InvalidData)
+        }
+        chnative_arrow::Error::Usage(_) => Error::with_message_and_status(e.to_string(), Status::InvalidArguments),
+        chnative_arrow::Error::Unsupported { .. } => {
+            Error::with_message_and_status(e.to_string(), Status::NotImplemented)
+        }
+        e => Error::with_message_and_status(e.to_string(), Status::Internal),
+    }
+}
+
+pub(crate) fn not_implemented(what: &str) -> Error {
+    Error::with_message_and_status(format!("{what} is not supported by the ClickHouse driver"), Status::NotImplemented)
+}
+
+pub(crate) fn invalid(msg: impl Into<String>) -> Error {
+    Error::with_message_and_status(msg.into(), Status::InvalidArguments)
+}
+
+/// The driver: makes databases.
+#[derive(Debug, Default)]
+pub struct ChDriver;
+
+impl Driver for ChDriver {
+    type DatabaseType = ChDatabase;
+
+    fn new_database(&mut self) -> Result<ChDatabase> {
+        Ok(ChDatabase::default())
+    }
+
+    fn new_database_with_opts(
+        &mut self,
+        opts: impl IntoIterator<Item = (OptionDatabase, OptionValue)>,
+    ) -> Result<ChDatabase> {
+        let mut db = ChDatabase::default();
+        for (k, v) in opts {
+            db.set_option(k, v)?;
+        }
+        Ok(db)
+    }
+}
+
+/// Where to connect: the options of an ADBC database.
+#[derive(Debug, Default, Clone)]
+pub struct ChDatabase {
+    uri: Option<String>,
+    username: Option<String>,
+    password: Option<String>,
+    /// `adbc.clickhouse.<option>` values, appended to the URI's query.
+    extra: Vec<(String, String)>,
+}
+
+/// The prefix of database options passed through to the connection string.
+pub const OPTION_PREFIX: &str = "adbc.clickhouse.";
+
+fn string_value(key: &str, v: OptionValue) -> Result<String> {
+    match v {
+        OptionValue::String(s) => Ok(s),
+        OptionValue::Int(i) => Ok(i.to_string()),
+        OptionValue::Double(d) => Ok(d.to_string()),
+        OptionValue::Bytes(_) => Err(invalid(format!("option {key} takes a string"))),
+        _ => Err(invalid(format!("option {key}: unknown value kind"))),
+    }
+}
+
+impl ChDatabase {
+    /// The client configuration these options describe.
+    pub fn config(&self) -> Result<chnative::Config> {
+        let uri = self.uri.clone().unwrap_or_else(|| "clickhouse://127.0.0.1:9000/default".to_string());
+        let mut url = uri;
+        for (k, v) in &self.extra {
+            url.push(if url.contains('?') { '&' } else { '?' });
+            url.push_str(k);
+            url.push('=');
+            url.push_str(v);
+        }
+        let mut config = chnative::Config::from_url(&url).map_err(client_error)?;
+        if let Some(u) = &self.username {
+            config = config.user(u.clone());
+        }
+        if let Some(p) = &self.password {
+            config = config.password(p.clone());
+        }
+        Ok(config)
+    }
+}
+
+impl Optionable for ChDatabase {
+    type Option = OptionDatabase;
+
+    fn set_option(&mut self, key: OptionDatabase, value: OptionValue) -> Result<()> {
+        match key {
+            OptionDatabase::Uri => self.uri = Some(string_value("uri", value)?),
+            OptionDatabase::Username => self.username = Some(string_value("username", value)?),
+            OptionDatabase::Password => self.password = Some(string_value("password", value)?),
+            OptionDatabase::Other(k) => match k.strip_prefix(OPTION_PREFIX) {
+                Some(name) if !name.is_empty() => {
+                    let v = string_value(&k, value)?;
+                    self.extra.retain(|(n, _)| n != name);
+                    self.extra.push((name.to_string(), v));
+                }
+                _ => {
+                    return Err(Error::with_message_and_status(
+                        format!(
+                            "unknown database option {k} (connection string options go as {OPTION_PREFIX}<option>)"
+                        ),
+                        Status::NotImplemented,
+                    ))
+                }
+            },
+            other => return Err(not_implemented(&format!("database option {}", other.as_ref()))),
+        }
+        Ok(())
+    }
+
+    fn get_option_string(&self, key: OptionDatabase) -> Result<String> {
+        match key {
+            OptionDatabase::Uri => {
+                self.uri.clone().ok_or_else(|| Error::with_message_and_status("uri not set", Status::NotFound))
+            }
+            OptionDatabase::Username => self
+                .username
+                .clone()
+                .ok_or_else(|| Error::with_message_and_status("username not set", Status::NotFound)),
+            OptionDatabase::Other(k) => k
+                .strip_prefix(OPTION_PREFIX)
+                .and_then(|n| self.extra.iter().find(|(e, _)| e == n))
+                .map(|(_, v)| v.clone())
+                .ok_or_else(|| Error::with_message_and_status(format!("{k} not set"), Status::NotFound)),
+            other => Err(Error::with_message_and_status(format!("{} not readable", other.as_ref()), Status::NotFound)),
+        }
+    }
+
+    fn get_option_bytes(&self, key: OptionDatabase) -> Result<Vec<u8>> {
+        Err(Error::with_message_and_status(format!("{} is not a bytes option", key.as_ref()), Status::NotFound))
+    }
+
+    fn get_option_int(&self, key: OptionDatabase) -> Result<i64> {
+        Err(Error::with_message_and_status(format!("{} is not an int option", key.as_ref()), Status::NotFound))
+    }
+
+    fn get_option_double(&self, key: OptionDatabase) -> Result<f64> {
+        Err(Error::with_message_and_status(format!("{} is not a double option", key.as_ref()), Status::NotFound))
+    }
+}
+
+impl adbc_core::Database for ChDatabase {
+    type ConnectionType = ChConnection;
+
+    fn new_connection(&self) -> Result<ChConnection> {
+        ChConnection::connect(self.config()?)
+    }
+
+    fn new_connection_with_opts(
+        &self,
+        opts: impl IntoIterator<Item = (OptionConnection, OptionValue)>,
+    ) -> Result<ChConnection> {
+        let mut config = self.config()?;
+        let mut rest = Vec::new();
+        for (k, v) in opts {
+            match k {
+                OptionConnection::CurrentCatalog => config = config.database(string_value(k.as_ref(), v)?),
+                k => rest.push((k, v)),
+            }
+        }
+        let mut conn = ChConnection::connect(config)?;
+        for (k, v) in rest {
+            conn.set_option(k, v)?;
+        }
+        Ok(conn)
+    }
+}
+
+/// A shared slot for the running query's cancel handle: the statement fills it
+/// when a query starts, and the ADBC cancel handle (taken once, when the
+/// statement is made) reads it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CancelSlot(Arc<std::sync::Mutex<Option<chnative::CancelHandle>>>);
+
+impl CancelSlot {
+    pub fn set(&self, h: Option<chnative::CancelHandle>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = h;
+    }
+}
+
+impl adbc_core::CancelHandle for CancelSlot {
+    fn try_cancel(&self) -> Result<()> {
+        match self.0.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            Some(h) => {
+                h.cancel();
+                Ok(())
+            }
+            None => Err(Error::with_message_and_status("no query is running", Status::InvalidState)),
+        }
+    }
+}
+
+/// The C entry points: `ChnativeAdbcDriverInit` and the standard fallback
+/// `AdbcDriverInit`, which ADBC driver managers look up in the shared library.
+#[allow(missing_docs)]
+mod ffi {
+    adbc_ffi::export_driver!(ChnativeAdbcDriverInit, super::ChDriver);
+}

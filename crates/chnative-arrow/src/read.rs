@@ -1,0 +1,790 @@
+//! ClickHouse columns → Arrow arrays.
+//!
+//! A [`Plan`] is made once per query from the result's header (the column
+//! types); each block is then converted by walking the plan over the block's
+//! [`ColumnData`]. Fixed-width buffers whose layout Arrow shares are handed over
+//! without a copy (see [`share`]); everything else is converted in one pass.
+
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use arrow_array::{make_array, Array, ArrayRef, RecordBatch, StringArray};
+use arrow_buffer::{BooleanBuffer, Buffer, MutableBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_data::ArrayDataBuilder;
+use arrow_schema::{DataType as A, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit};
+use chnative::proto::column::{ColumnData, JsonData, JSON_AS_STRING_SETTING, JSON_STRING};
+use chnative::proto::qbit::{Element, QBitView};
+use chnative::proto::types::IntervalKind;
+use chnative::proto::uuid_simd::{swap_halves_with, Kernel};
+use chnative::proto::{AlignedBuf, Block};
+use chnative::DataType as T;
+
+use crate::{Error, Result, StringType};
+
+/// Field metadata key holding the ClickHouse type of a top-level column.
+pub const CLICKHOUSE_TYPE_KEY: &str = "clickhouse.type";
+/// Arrow's key for an extension type's name.
+pub const EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
+const EXTENSION_METADATA_KEY: &str = "ARROW:extension:metadata";
+
+/// How one ClickHouse column (or a part of one) becomes an Arrow array.
+#[derive(Debug, Clone)]
+pub(crate) enum Plan {
+    /// Fixed-width values whose bytes Arrow reads as they are: shared, no copy.
+    Share,
+    /// Fixed-width values widened or rescaled into `A`'s native type (one pass).
+    Widen(Widen),
+    /// Bool: bytes → bits.
+    Bool,
+    /// UUID: ClickHouse's two little-endian halves → RFC 4122 bytes.
+    Uuid,
+    /// String: the byte blob shared, the end offsets converted once.
+    Str(StringType),
+    /// Enum8/16 → Dictionary(Int16/Int32, Utf8): labels in declaration order.
+    Enum { labels: ArrayRef, table: Arc<EnumTable>, dt: A },
+    /// Nullable(T): the null map becomes T's validity.
+    Nullable(Box<Plan>),
+    /// LowCardinality(T): keys (as Int32) into the block's dictionary.
+    LowCard { dict: Box<Plan>, nullable: bool, dt: A },
+    /// Array(T) → List(T).
+    List(Box<Plan>, FieldRef),
+    /// Map(K, V) → Map (from its wire form Array(Tuple(K, V))).
+    Map { key: Box<Plan>, value: Box<Plan>, entries: FieldRef },
+    /// Tuple → Struct.
+    Struct(Vec<Plan>, Fields),
+    /// Nothing → Null.
+    Null,
+    /// JSON as text (the server sends it so when asked: see [`JSON_AS_STRING_SETTING`]).
+    JsonText,
+    /// Variant(T1, …) → dense Union: one child per alternative, then a Null child for NULL rows.
+    Union(Vec<Plan>, arrow_schema::UnionFields),
+    /// QBit(T, N): the bit planes turned back into vectors → FixedSizeList(Float32/64, N).
+    QBit(Element, usize, FieldRef),
+}
+
+/// The lookup from an Enum's values to the index of its label.
+#[derive(Debug)]
+pub(crate) struct EnumTable {
+    /// Indexed by value − i16::MIN; -1 for a value that is not in the Enum.
+    index: Vec<i32>,
+}
+
+/// A one-pass conversion of fixed-width values.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Widen {
+    /// Date (u16 days) → i32 days.
+    DateToDate32,
+    /// DateTime (u32 seconds) → i64 seconds.
+    U32ToI64,
+    /// Time (i32 seconds) → i64 seconds.
+    I32ToI64,
+    /// i64 ticks × factor (DateTime64 / Time64 of a precision Arrow has no unit for).
+    Scale(i64),
+    /// Decimal32 → i128.
+    I32ToI128,
+    /// Decimal64 → i128.
+    I64ToI128,
+    /// BFloat16 → f32.
+    Bf16ToF32,
+}
+
+/// What a conversion needs from the query: the server's time zone and the choices made.
+#[derive(Debug, Clone)]
+pub(crate) struct Ctx {
+    pub strings: StringType,
+    pub server_tz: Option<Arc<str>>,
+}
+
+fn uuid_field_meta() -> std::collections::HashMap<String, String> {
+    [(EXTENSION_NAME_KEY.to_string(), "arrow.uuid".to_string()), (EXTENSION_METADATA_KEY.to_string(), String::new())]
+        .into()
+}
+
+fn json_field_meta() -> std::collections::HashMap<String, String> {
+    [(EXTENSION_NAME_KEY.to_string(), "arrow.json".to_string()), (EXTENSION_METADATA_KEY.to_string(), String::new())]
+        .into()
+}
+
+/// The time unit of a sub-second precision, and the factor that brings ticks of
+/// that precision to the unit (Arrow has units for 0, 3, 6 and 9 digits only).
+fn unit_for(precision: u8) -> (TimeUnit, i64) {
+    match precision {
+        0 => (TimeUnit::Second, 1),
+        1..=3 => (TimeUnit::Millisecond, 10i64.pow(3 - u32::from(precision))),
+        4..=6 => (TimeUnit::Microsecond, 10i64.pow(6 - u32::from(precision))),
+        _ => (TimeUnit::Nanosecond, 10i64.pow(9 - u32::from(precision.min(9)))),
+    }
+}
+
+/// A plan and the Arrow field for a column named `name` of type `ty`.
+pub(crate) fn plan_field(name: &str, ty: &T, ctx: &Ctx) -> Result<(Plan, Field)> {
+    let unsupported =
+        |why: &str| Error::Unsupported { column: name.to_string(), ty: ty.to_string(), reason: why.into() };
+    let plain = |plan: Plan, dt: A| Ok((plan, Field::new(name, dt, false)));
+    match ty {
+        T::Nullable(inner) => {
+            let (plan, field) = plan_field(name, inner, ctx)?;
+            if matches!(plan, Plan::Null) {
+                return Ok((Plan::Null, field.with_nullable(true)));
+            }
+            Ok((Plan::Nullable(Box::new(plan)), field.with_nullable(true)))
+        }
+        T::SimpleAggregateFunction(_, inner) => plan_field(name, inner, ctx),
+        T::Point | T::Ring | T::LineString | T::MultiLineString | T::Polygon | T::MultiPolygon | T::Nested(_) => {
+            plan_field(name, &ty.wire_shape(), ctx)
+        }
+        T::Int8 => plain(Plan::Share, A::Int8),
+        T::Int16 => plain(Plan::Share, A::Int16),
+        T::Int32 => plain(Plan::Share, A::Int32),
+        T::Int64 => plain(Plan::Share, A::Int64),
+        T::UInt8 => plain(Plan::Share, A::UInt8),
+        T::UInt16 => plain(Plan::Share, A::UInt16),
+        T::UInt32 => plain(Plan::Share, A::UInt32),
+        T::UInt64 => plain(Plan::Share, A::UInt64),
+        T::Float32 => plain(Plan::Share, A::Float32),
+        T::Float64 => plain(Plan::Share, A::Float64),
+        T::BFloat16 => plain(Plan::Widen(Widen::Bf16ToF32), A::Float32),
+        T::Int128 | T::UInt128 => plain(Plan::Share, A::FixedSizeBinary(16)),
+        T::Int256 | T::UInt256 => plain(Plan::Share, A::FixedSizeBinary(32)),
+        T::Bool => plain(Plan::Bool, A::Boolean),
+        T::String => {
+            let dt = ctx.strings.data_type();
+            plain(Plan::Str(ctx.strings), dt)
+        }
+        T::FixedString(n) => {
+            let n = i32::try_from(*n).map_err(|_| unsupported("FixedString too wide for Arrow"))?;
+            plain(Plan::Share, A::FixedSizeBinary(n))
+        }
+        T::Date => plain(Plan::Widen(Widen::DateToDate32), A::Date32),
+        T::Date32 => plain(Plan::Share, A::Date32),
+        T::DateTime(tz) => {
+            let dt = A::Timestamp(TimeUnit::Second, tz.as_deref().map(Arc::from).or_else(|| ctx.server_tz.clone()));
+            plain(Plan::Widen(Widen::U32ToI64), dt)
+        }
+        T::DateTime64(p, tz) => {
+            let (unit, factor) = unit_for(*p);
+            let dt = A::Timestamp(unit, tz.as_deref().map(Arc::from).or_else(|| ctx.server_tz.clone()));
+            let plan = if factor == 1 { Plan::Share } else { Plan::Widen(Widen::Scale(factor)) };
+            plain(plan, dt)
+        }
+        T::Time => plain(Plan::Widen(Widen::I32ToI64), A::Duration(TimeUnit::Second)),
+        T::Time64(p) => {
+            let (unit, factor) = unit_for(*p);
+            let dt = A::Duration(unit);
+            let plan = if factor == 1 { Plan::Share } else { Plan::Widen(Widen::Scale(factor)) };
+            plain(plan, dt)
+        }
+        T::Interval(kind) => {
+            let dt = match kind {
+                IntervalKind::Nanosecond => A::Duration(TimeUnit::Nanosecond),
+                IntervalKind::Microsecond => A::Duration(TimeUnit::Microsecond),
+                IntervalKind::Millisecond => A::Duration(TimeUnit::Millisecond),
+                IntervalKind::Second => A::Duration(TimeUnit::Second),
+                // Minutes, hours, days, weeks, months, quarters, years: counts of the unit
+                // (the column's type, in the field metadata, says which).
+                _ => A::Int64,
+            };
+            plain(Plan::Share, dt)
+        }
+        T::Uuid => Ok((Plan::Uuid, Field::new(name, A::FixedSizeBinary(16), false).with_metadata(uuid_field_meta()))),
+        T::Ipv4 => plain(Plan::Share, A::UInt32),
+        T::Ipv6 => plain(Plan::Share, A::FixedSizeBinary(16)),
+        T::Decimal { precision, scale } => {
+            let (p, s) = (*precision, *scale as i8);
+            match precision {
+                0..=9 => plain(Plan::Widen(Widen::I32ToI128), A::Decimal128(p, s)),
+                10..=18 => plain(Plan::Widen(Widen::I64ToI128), A::Decimal128(p, s)),
+                19..=38 => plain(Plan::Share, A::Decimal128(p, s)),
+                _ => plain(Plan::Share, A::Decimal256(p, s)),
+            }
+        }
+        T::Enum8(pairs) => {
+            let (labels, table) = enum_parts(pairs.iter().map(|(l, v)| (l.as_str(), i16::from(*v))));
+            let dt = A::Dictionary(Box::new(A::Int16), Box::new(A::Utf8));
+            plain(Plan::Enum { labels, table, dt: dt.clone() }, dt)
+        }
+        T::Enum16(pairs) => {
+            let (labels, table) = enum_parts(pairs.iter().map(|(l, v)| (l.as_str(), *v)));
+            let dt = A::Dictionary(Box::new(A::Int32), Box::new(A::Utf8));
+            plain(Plan::Enum { labels, table, dt: dt.clone() }, dt)
+        }
+        T::LowCardinality(inner) => {
+            let (inner, nullable) = match inner.as_ref() {
+                T::Nullable(t) => (t.as_ref(), true),
+                t => (t, false),
+            };
+            let (dict, field) = plan_field(name, inner, ctx)?;
+            let dt = A::Dictionary(Box::new(A::Int32), Box::new(field.data_type().clone()));
+            Ok((
+                Plan::LowCard { dict: Box::new(dict), nullable, dt: dt.clone() },
+                Field::new(name, dt, nullable).with_metadata(field.metadata().clone()),
+            ))
+        }
+        T::Array(inner) => {
+            let (plan, item) = plan_field("item", inner, ctx)?;
+            let item = Arc::new(item);
+            Ok((Plan::List(Box::new(plan), item.clone()), Field::new(name, A::List(item), false)))
+        }
+        T::Map(k, v) => {
+            let (key, kf) = plan_field("key", k, ctx)?;
+            let (value, vf) = plan_field("value", v, ctx)?;
+            let entries = Arc::new(Field::new("entries", A::Struct(Fields::from(vec![kf, vf])), false));
+            Ok((
+                Plan::Map { key: Box::new(key), value: Box::new(value), entries: entries.clone() },
+                Field::new(name, A::Map(entries, false), false),
+            ))
+        }
+        T::Tuple(elems) => {
+            let mut plans = Vec::with_capacity(elems.len());
+            let mut fields = Vec::with_capacity(elems.len());
+            for (i, (n, t)) in elems.iter().enumerate() {
+                let n = n.clone().unwrap_or_else(|| (i + 1).to_string());
+                let (p, f) = plan_field(&n, t, ctx)?;
+                plans.push(p);
+                fields.push(f);
+            }
+            let fields = Fields::from(fields);
+            Ok((Plan::Struct(plans, fields.clone()), Field::new(name, A::Struct(fields), false)))
+        }
+        T::Nothing => Ok((Plan::Null, Field::new(name, A::Null, true))),
+        T::Json(_) => Ok((Plan::JsonText, Field::new(name, A::Utf8, false).with_metadata(json_field_meta()))),
+        T::Variant(alts) => {
+            if alts.len() >= 127 {
+                return Err(unsupported("more alternatives than an Arrow union has type ids"));
+            }
+            let mut plans = Vec::with_capacity(alts.len());
+            let mut fields = Vec::with_capacity(alts.len() + 1);
+            for alt in alts {
+                let (p, f) = plan_field(&alt.to_string(), alt, ctx)?;
+                plans.push(p);
+                fields.push(f);
+            }
+            fields.push(Field::new("null", A::Null, true));
+            let ids: Vec<i8> = (0..fields.len() as i8).collect();
+            let union = arrow_schema::UnionFields::try_new(ids, fields).map_err(Error::Arrow)?;
+            let dt = A::Union(union.clone(), arrow_schema::UnionMode::Dense);
+            Ok((Plan::Union(plans, union), Field::new(name, dt, true)))
+        }
+        T::Dynamic { .. } => Err(unsupported(
+            "its Arrow form would change from block to block; CAST it to a concrete type, a Variant or String in the query",
+        )),
+        T::QBit(..) => {
+            let (elem, dim) = Element::of(ty).ok_or_else(|| unsupported("QBit of this element type"))?;
+            let dim_i32 = i32::try_from(dim).map_err(|_| unsupported("QBit dimension too large for Arrow"))?;
+            let value = if elem == Element::Float64 { A::Float64 } else { A::Float32 };
+            let item = Arc::new(Field::new("item", value, false));
+            Ok((Plan::QBit(elem, dim, item.clone()), Field::new(name, A::FixedSizeList(item, dim_i32), false)))
+        }
+        T::QBitStrided(..) => {
+            Err(unsupported("no Arrow mapping for strided QBit; CAST it to Array(Float32) in the query"))
+        }
+        T::AggregateFunction(..) => {
+            Err(unsupported("aggregate-function states have no Arrow form; finalize them (-Merge) in the query"))
+        }
+        _ => Err(unsupported("no Arrow mapping for this type")),
+    }
+}
+
+fn enum_parts<'a>(pairs: impl Iterator<Item = (&'a str, i16)>) -> (ArrayRef, Arc<EnumTable>) {
+    let mut index = vec![-1i32; 1 << 16];
+    let mut labels = Vec::new();
+    for (i, (label, value)) in pairs.enumerate() {
+        index[(i32::from(value) - i32::from(i16::MIN)) as usize] = i as i32;
+        labels.push(label);
+    }
+    (Arc::new(StringArray::from(labels)), Arc::new(EnumTable { index }))
+}
+
+/// The Arrow schema of a result and the plan that converts its blocks.
+#[derive(Debug, Clone)]
+pub(crate) struct BlockPlan {
+    pub schema: SchemaRef,
+    pub columns: Vec<Plan>,
+}
+
+impl BlockPlan {
+    /// Plans the conversion of blocks shaped like `header`.
+    pub fn new(header: &Block, ctx: &Ctx) -> Result<BlockPlan> {
+        let mut fields = Vec::with_capacity(header.columns().len());
+        let mut columns = Vec::with_capacity(header.columns().len());
+        for c in header.columns() {
+            let (plan, field) = plan_field(c.name(), c.data_type(), ctx)?;
+            let mut meta = field.metadata().clone();
+            meta.insert(CLICKHOUSE_TYPE_KEY.to_string(), c.type_name().to_string());
+            fields.push(field.with_metadata(meta));
+            columns.push(plan);
+        }
+        Ok(BlockPlan { schema: Arc::new(Schema::new(fields)), columns })
+    }
+
+    /// Converts one block (of the header's shape) to a record batch.
+    pub fn convert(&self, block: &Block) -> Result<RecordBatch> {
+        if block.columns().len() != self.columns.len() {
+            return Err(Error::Protocol(format!(
+                "a block has {} columns, the result's header had {}",
+                block.columns().len(),
+                self.columns.len()
+            )));
+        }
+        let mut arrays = Vec::with_capacity(self.columns.len());
+        for ((plan, c), field) in self.columns.iter().zip(block.columns()).zip(self.schema.fields()) {
+            let arr = convert(plan, c.data(), None, field.data_type()).map_err(|e| e.in_column(c.name()))?;
+            arrays.push(arr);
+        }
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(block.rows()));
+        Ok(RecordBatch::try_new_with_options(self.schema.clone(), arrays, &options)?)
+    }
+}
+
+/// An Arrow buffer over `buf`'s bytes, without copying: the buffer holds a clone
+/// of `buf` (which shares its memory), so the bytes live as long as the array.
+pub(crate) fn share(buf: &AlignedBuf) -> Buffer {
+    let owner = Arc::new(buf.clone());
+    let bytes = owner.as_bytes();
+    let ptr = NonNull::new(bytes.as_ptr() as *mut u8).expect("slices are never null");
+    // SAFETY: `ptr` points at `bytes.len()` initialised bytes owned by `owner`'s
+    // reference-counted memory, which `owner` (moved into the buffer) keeps alive
+    // and unmoved. Nothing writes to them while the array lives: an AlignedBuf
+    // copies its memory before any write while another clone shares it
+    // (copy-on-write through `Arc::make_mut`), and `owner` is such a clone.
+    unsafe { Buffer::from_custom_allocation(ptr, bytes.len(), owner) }
+}
+
+fn fixed_bytes(data: &ColumnData) -> Result<&AlignedBuf> {
+    match data {
+        ColumnData::Fixed(f) => Ok(f.data()),
+        other => Err(Error::Protocol(format!("expected fixed-width data, got {other:?}").chars().take(200).collect())),
+    }
+}
+
+fn rows_of(data: &ColumnData) -> usize {
+    data.rows()
+}
+
+/// The validity of a ClickHouse null map (1 = NULL).
+pub(crate) fn validity(null_map: &[u8]) -> NullBuffer {
+    NullBuffer::new(BooleanBuffer::collect_bool(null_map.len(), |i| null_map[i] == 0))
+}
+
+fn primitive(dt: &A, len: usize, values: Buffer, nulls: Option<NullBuffer>) -> Result<ArrayRef> {
+    let data = ArrayDataBuilder::new(dt.clone()).len(len).add_buffer(values).nulls(nulls).build()?;
+    Ok(make_array(data))
+}
+
+fn widen_vec<S: bytemuck::Pod, D: arrow_buffer::ArrowNativeType>(bytes: &[u8], f: impl Fn(S) -> D) -> Result<Buffer> {
+    let src: &[S] = bytemuck::try_cast_slice(bytes).map_err(|e| Error::Protocol(format!("column bytes: {e:?}")))?;
+    let v: Vec<D> = src.iter().map(|&x| f(x)).collect();
+    Ok(Buffer::from_vec(v))
+}
+
+/// u64 end offsets → Arrow offsets (a leading 0), i32 or i64.
+fn offsets_i32(ends: &[u64]) -> Result<OffsetBuffer<i32>> {
+    let last = ends.last().copied().unwrap_or(0);
+    if last > i32::MAX as u64 {
+        return Err(Error::Protocol(format!(
+            "{last} bytes or elements in one block do not fit 32-bit Arrow offsets (use StringType::LargeUtf8 for strings, or smaller blocks: max_block_size)"
+        )));
+    }
+    let mut v = Vec::with_capacity(ends.len() + 1);
+    v.push(0i32);
+    v.extend(ends.iter().map(|&e| e as i32));
+    // SAFETY-free: OffsetBuffer::new checks monotonic offsets (the decoder already did).
+    Ok(OffsetBuffer::new(ScalarBuffer::from(v)))
+}
+
+fn offsets_i64(ends: &[u64]) -> Result<OffsetBuffer<i64>> {
+    let last = ends.last().copied().unwrap_or(0);
+    if last > i64::MAX as u64 {
+        return Err(Error::Protocol("offsets beyond i64".into()));
+    }
+    let mut v = Vec::with_capacity(ends.len() + 1);
+    v.push(0i64);
+    v.extend(ends.iter().map(|&e| e as i64));
+    Ok(OffsetBuffer::new(ScalarBuffer::from(v)))
+}
+
+/// Converts `data` by `plan` into an array of type `dt`, with `nulls` as its validity.
+pub(crate) fn convert(plan: &Plan, data: &ColumnData, nulls: Option<NullBuffer>, dt: &A) -> Result<ArrayRef> {
+    let len = rows_of(data);
+    match plan {
+        Plan::Share => primitive(dt, len, share(fixed_bytes(data)?), nulls),
+        Plan::Widen(w) => {
+            let b = fixed_bytes(data)?.as_bytes();
+            let values = match w {
+                Widen::DateToDate32 => widen_vec(b, |d: u16| i32::from(d))?,
+                Widen::U32ToI64 => widen_vec(b, |s: u32| i64::from(s))?,
+                Widen::I32ToI64 => widen_vec(b, |s: i32| i64::from(s))?,
+                Widen::I32ToI128 => widen_vec(b, |s: i32| i128::from(s))?,
+                Widen::I64ToI128 => widen_vec(b, |s: i64| i128::from(s))?,
+                Widen::Bf16ToF32 => widen_vec(b, |s: u16| f32::from_bits(u32::from(s) << 16))?,
+                Widen::Scale(f) => {
+                    let src: &[i64] = bytemuck::try_cast_slice(b).map_err(|e| Error::Protocol(format!("{e:?}")))?;
+                    let mut v = Vec::with_capacity(src.len());
+                    for &x in src {
+                        v.push(x.checked_mul(*f).ok_or_else(|| {
+                            Error::Conversion(format!(
+                                "{x} ticks overflow the Arrow unit (×{f}); CAST to a coarser type"
+                            ))
+                        })?);
+                    }
+                    Buffer::from_vec(v)
+                }
+            };
+            primitive(dt, len, values, nulls)
+        }
+        Plan::Bool => {
+            let b = fixed_bytes(data)?.as_bytes();
+            let bits = BooleanBuffer::collect_bool(b.len(), |i| b[i] != 0);
+            Ok(Arc::new(arrow_array::BooleanArray::new(bits, nulls)))
+        }
+        Plan::Uuid => {
+            let b = fixed_bytes(data)?.as_bytes();
+            let mut out = MutableBuffer::from_len_zeroed(b.len());
+            swap_halves_with(kernel(), b, out.as_slice_mut()).map_err(chnative::Error::from)?;
+            primitive(dt, len, out.into(), nulls)
+        }
+        Plan::Str(kind) => strings(*kind, data, nulls),
+        Plan::JsonText => match data {
+            ColumnData::Json { 0: j, .. } => json_text(j, nulls),
+            _ => Err(Error::Protocol("JSON column without JSON data".into())),
+        },
+        Plan::Enum { labels, table, dt } => {
+            let b = fixed_bytes(data)?.as_bytes();
+            let key_dt = match dt {
+                A::Dictionary(k, _) => k.as_ref().clone(),
+                _ => A::Int32,
+            };
+            let bad = |v: i32| Error::Conversion(format!("value {v} is not one of the Enum's"));
+            let keys = if key_dt == A::Int16 {
+                let mut v = Vec::with_capacity(b.len());
+                for (i, &x) in b.iter().enumerate() {
+                    let k = table.index[(i32::from(x as i8) - i32::from(i16::MIN)) as usize];
+                    if k < 0 {
+                        // A NULL row's placeholder need not be one of the Enum's values.
+                        if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
+                            v.push(0);
+                            continue;
+                        }
+                        return Err(bad(i32::from(x as i8)));
+                    }
+                    v.push(k as i16);
+                }
+                Buffer::from_vec(v)
+            } else {
+                let src: &[i16] = bytemuck::try_cast_slice(b).map_err(|e| Error::Protocol(format!("{e:?}")))?;
+                let mut v = Vec::with_capacity(src.len());
+                for (i, &x) in src.iter().enumerate() {
+                    let k = table.index[(i32::from(x) - i32::from(i16::MIN)) as usize];
+                    if k < 0 {
+                        if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
+                            v.push(0);
+                            continue;
+                        }
+                        return Err(bad(i32::from(x)));
+                    }
+                    v.push(k);
+                }
+                Buffer::from_vec(v)
+            };
+            let d = ArrayDataBuilder::new(dt.clone())
+                .len(len)
+                .add_buffer(keys)
+                .nulls(nulls)
+                .add_child_data(labels.to_data())
+                .build()?;
+            Ok(make_array(d))
+        }
+        Plan::Nullable(inner) => match data {
+            ColumnData::Nullable(n) => {
+                let v = validity(n.nulls().as_bytes());
+                let v = combine(Some(v), nulls);
+                convert(inner, n.inner(), v, dt)
+            }
+            _ => Err(Error::Protocol("Nullable column without a null map".into())),
+        },
+        Plan::LowCard { dict, nullable, dt: ldt } => match data {
+            ColumnData::LowCardinality(lc) => {
+                let values_dt = match ldt {
+                    A::Dictionary(_, v) => v.as_ref().clone(),
+                    _ => return Err(Error::Protocol("LowCardinality plan without a dictionary type".into())),
+                };
+                let values = convert(dict, lc.dict(), None, &values_dt)?;
+                let keys = lc.keys().as_bytes();
+                let n = values.len() as u64;
+                let kv: Vec<i32> = match lc.key_width() {
+                    1 => keys.iter().map(|&k| i32::from(k)).collect(),
+                    2 => bytemuck::try_cast_slice::<u8, u16>(keys)
+                        .map_err(|e| Error::Protocol(format!("{e:?}")))?
+                        .iter()
+                        .map(|&k| i32::from(k))
+                        .collect(),
+                    4 | 8 => {
+                        let mut v = Vec::with_capacity(len);
+                        for i in 0..len {
+                            let k = if lc.key_width() == 4 {
+                                u64::from(u32::from_le_bytes(keys[4 * i..4 * i + 4].try_into().unwrap()))
+                            } else {
+                                u64::from_le_bytes(keys[8 * i..8 * i + 8].try_into().unwrap())
+                            };
+                            if k >= n {
+                                return Err(Error::Protocol(format!(
+                                    "LowCardinality key {k} past the dictionary ({n})"
+                                )));
+                            }
+                            v.push(k as i32);
+                        }
+                        v
+                    }
+                    w => return Err(Error::Protocol(format!("LowCardinality key width {w}"))),
+                };
+                let nulls = if *nullable {
+                    let own = NullBuffer::new(BooleanBuffer::collect_bool(kv.len(), |i| kv[i] != 0));
+                    combine(Some(own), nulls)
+                } else {
+                    nulls
+                };
+                let d = ArrayDataBuilder::new(ldt.clone())
+                    .len(len)
+                    .add_buffer(Buffer::from_vec(kv))
+                    .nulls(nulls)
+                    .add_child_data(values.to_data())
+                    .build()?;
+                Ok(make_array(d))
+            }
+            _ => Err(Error::Protocol("LowCardinality column without a dictionary".into())),
+        },
+        Plan::List(inner, item) => match data {
+            ColumnData::Array(a) => {
+                let ends: &[u64] = a.offsets().typed().map_err(chnative::Error::from)?;
+                let offsets = offsets_i32(ends)?;
+                let values = convert(inner, a.inner(), None, item.data_type())?;
+                Ok(Arc::new(arrow_array::ListArray::try_new(item.clone(), offsets, values, nulls)?))
+            }
+            _ => Err(Error::Protocol("Array column without offsets".into())),
+        },
+        Plan::Map { key, value, entries } => match data {
+            ColumnData::Array(a) => {
+                let ends: &[u64] = a.offsets().typed().map_err(chnative::Error::from)?;
+                let offsets = offsets_i32(ends)?;
+                let (kd, vd) = match a.inner().tuple_elements() {
+                    Some([k, v]) => (k, v),
+                    _ => return Err(Error::Protocol("Map column without keys and values".into())),
+                };
+                let A::Struct(fields) = entries.data_type() else {
+                    return Err(Error::Protocol("Map entries are not a struct".into()));
+                };
+                let k = convert(key, kd, None, fields[0].data_type())?;
+                let v = convert(value, vd, None, fields[1].data_type())?;
+                let s = arrow_array::StructArray::try_new(fields.clone(), vec![k, v], None)?;
+                Ok(Arc::new(arrow_array::MapArray::try_new(entries.clone(), offsets, s, nulls, false)?))
+            }
+            _ => Err(Error::Protocol("Map column without offsets".into())),
+        },
+        Plan::Struct(plans, fields) => {
+            let elems = data.tuple_elements().ok_or_else(|| Error::Protocol("Tuple column without elements".into()))?;
+            if fields.is_empty() {
+                return Ok(Arc::new(arrow_array::StructArray::new_empty_fields(len, nulls)));
+            }
+            let mut arrays = Vec::with_capacity(plans.len());
+            for ((p, e), f) in plans.iter().zip(elems).zip(fields.iter()) {
+                arrays.push(convert(p, e, None, f.data_type())?);
+            }
+            Ok(Arc::new(arrow_array::StructArray::try_new(fields.clone(), arrays, nulls)?))
+        }
+        Plan::Null => Ok(Arc::new(arrow_array::NullArray::new(len))),
+        Plan::Union(plans, fields) => {
+            let ColumnData::Variant { 0: v, .. } = data else {
+                return Err(Error::Protocol("Variant column without Variant data".into()));
+            };
+            let null_id = plans.len() as i8;
+            let disc = v.discriminators.as_bytes();
+            let offs: &[u64] = v.offsets.typed().map_err(chnative::Error::from)?;
+            let mut type_ids = Vec::with_capacity(disc.len());
+            let mut offsets = Vec::with_capacity(disc.len());
+            let mut nulls_seen = 0i32;
+            for (&d, &o) in disc.iter().zip(offs) {
+                if usize::from(d) < plans.len() {
+                    type_ids.push(d as i8);
+                    offsets.push(i32::try_from(o).map_err(|_| Error::Conversion("Variant too long".into()))?);
+                } else {
+                    type_ids.push(null_id);
+                    offsets.push(nulls_seen);
+                    nulls_seen += 1;
+                }
+            }
+            let mut children = Vec::with_capacity(plans.len() + 1);
+            for ((p, col), (_, f)) in plans.iter().zip(&v.variants).zip(fields.iter()) {
+                children.push(convert(p, col, None, f.data_type())?);
+            }
+            children.push(Arc::new(arrow_array::NullArray::new(nulls_seen as usize)) as ArrayRef);
+            let u = arrow_array::UnionArray::try_new(
+                fields.clone(),
+                ScalarBuffer::from(type_ids),
+                Some(ScalarBuffer::from(offsets)),
+                children,
+            )?;
+            Ok(Arc::new(u))
+        }
+        Plan::QBit(elem, dim, item) => {
+            let view = QBitView::from_data(*elem, *dim, data)?;
+            let values: ArrayRef = match elem {
+                Element::Float64 => Arc::new(arrow_array::Float64Array::from(view.to_vec::<f64>()?)),
+                _ => {
+                    let mut v = vec![0f32; view.len() * dim];
+                    view.read_f32(&mut v)?;
+                    Arc::new(arrow_array::Float32Array::from(v))
+                }
+            };
+            let size = i32::try_from(*dim).map_err(|_| Error::Conversion("QBit dimension too large".into()))?;
+            Ok(Arc::new(arrow_array::FixedSizeListArray::try_new(item.clone(), size, values, nulls)?))
+        }
+    }
+}
+
+fn combine(a: Option<NullBuffer>, b: Option<NullBuffer>) -> Option<NullBuffer> {
+    NullBuffer::union(a.as_ref(), b.as_ref())
+}
+
+fn kernel() -> Kernel {
+    static K: std::sync::OnceLock<Kernel> = std::sync::OnceLock::new();
+    *K.get_or_init(Kernel::detect)
+}
+
+fn json_text(j: &JsonData, nulls: Option<NullBuffer>) -> Result<ArrayRef> {
+    if j.version != JSON_STRING {
+        return Err(Error::Conversion(format!(
+            "JSON arrived in its structured form; the server sends text only with the setting {JSON_AS_STRING_SETTING} = 1 (query_arrow sets it)"
+        )));
+    }
+    strings(StringType::Utf8, &j.text, nulls)
+}
+
+/// A String column as the chosen Arrow string type: the blob is shared, the
+/// offsets converted (or 16-byte views built for Utf8View).
+fn strings(kind: StringType, data: &ColumnData, nulls: Option<NullBuffer>) -> Result<ArrayRef> {
+    let ColumnData::String(s) = data else {
+        return Err(Error::Protocol("String column without string data".into()));
+    };
+    let ends: &[u64] = s.offsets().typed().map_err(chnative::Error::from)?;
+    let blob = s.data().as_bytes();
+    let ascii = s.is_ascii();
+    let utf8 = |what: &str| -> Result<()> {
+        if ascii || kind == StringType::Binary {
+            return Ok(());
+        }
+        let bad = || {
+            Error::Conversion(format!(
+                "{what}: a value is not valid UTF-8; read String columns as StringType::Binary, or convert in the query"
+            ))
+        };
+        std::str::from_utf8(blob).map_err(|_| bad())?;
+        // Every row must start and end on a character boundary.
+        if ends.iter().any(|&e| (e as usize) < blob.len() && (blob[e as usize] & 0xc0) == 0x80) {
+            return Err(bad());
+        }
+        Ok(())
+    };
+    let values = share(s.data());
+    let len = ends.len();
+    match kind {
+        StringType::Utf8 | StringType::Binary => {
+            let offsets = offsets_i32(ends)?;
+            utf8("String")?;
+            let dt = if kind == StringType::Utf8 { A::Utf8 } else { A::Binary };
+            let b = ArrayDataBuilder::new(dt)
+                .len(len)
+                .add_buffer(offsets.into_inner().into_inner())
+                .add_buffer(values)
+                .nulls(nulls);
+            // SAFETY: offsets start at 0, are monotonic (checked by the decoder) and end at
+            // the blob's length; the bytes are valid UTF-8 at every boundary (checked above,
+            // or known ASCII) for Utf8.
+            Ok(make_array(unsafe { b.build_unchecked() }))
+        }
+        StringType::LargeUtf8 => {
+            let offsets = offsets_i64(ends)?;
+            utf8("String")?;
+            let b = ArrayDataBuilder::new(A::LargeUtf8)
+                .len(len)
+                .add_buffer(offsets.into_inner().into_inner())
+                .add_buffer(values)
+                .nulls(nulls);
+            // SAFETY: as for Utf8 above.
+            Ok(make_array(unsafe { b.build_unchecked() }))
+        }
+        StringType::Utf8View => {
+            utf8("String")?;
+            if blob.len() > u32::MAX as usize {
+                return Err(Error::Conversion("more than 4 GiB of strings in one block".into()));
+            }
+            let mut views: Vec<u128> = Vec::with_capacity(len);
+            let mut start = 0usize;
+            for &e in ends {
+                let e = e as usize;
+                let l = e - start;
+                let v = if l <= 12 {
+                    let mut raw = [0u8; 16];
+                    raw[..4].copy_from_slice(&(l as u32).to_le_bytes());
+                    raw[4..4 + l].copy_from_slice(&blob[start..e]);
+                    u128::from_le_bytes(raw)
+                } else {
+                    let mut raw = [0u8; 16];
+                    raw[..4].copy_from_slice(&(l as u32).to_le_bytes());
+                    raw[4..8].copy_from_slice(&blob[start..start + 4]);
+                    // buffer index 0, then the offset
+                    raw[12..16].copy_from_slice(&(start as u32).to_le_bytes());
+                    u128::from_le_bytes(raw)
+                };
+                views.push(v);
+                start = e;
+            }
+            let views = ScalarBuffer::from(views);
+            // SAFETY: every view's length, prefix, buffer index (0) and offset were made
+            // from the blob above, and the blob is UTF-8 at every row boundary.
+            let arr = unsafe { arrow_array::StringViewArray::new_unchecked(views, Arc::from(vec![values]), nulls) };
+            Ok(Arc::new(arr))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chnative::proto::{Column, ColumnData};
+
+    fn ctx() -> Ctx {
+        Ctx { strings: StringType::Utf8, server_tz: Some(Arc::from("UTC")) }
+    }
+
+    /// Fixed-width columns and string bytes are shared with the block, not copied;
+    /// the arrays stay valid after the block is gone.
+    #[test]
+    fn fixed_width_and_string_bytes_are_shared() {
+        let block = Block::from_columns(vec![
+            Column::new("a", "UInt64", ColumnData::from_values(&[1u64, 2, 3])).unwrap(),
+            Column::new("d", "Decimal128(4)", ColumnData::from_values(&[5i128, -6, 7])).unwrap(),
+            Column::new("t", "DateTime64(6, 'UTC')", ColumnData::from_values(&[1i64, 2, 3])).unwrap(),
+            Column::new("s", "String", ColumnData::from_strings(&["x", "yz", ""])).unwrap(),
+        ])
+        .unwrap();
+        let plan = BlockPlan::new(&block, &ctx()).unwrap();
+        let batch = plan.convert(&block).unwrap();
+        let fixed_ptr = |i: usize| match block.columns()[i].data() {
+            ColumnData::Fixed(f) => f.data().as_bytes().as_ptr(),
+            _ => unreachable!(),
+        };
+        for i in 0..3 {
+            assert_eq!(batch.column(i).to_data().buffers()[0].as_ptr(), fixed_ptr(i), "column {i} copied");
+        }
+        let blob = match block.columns()[3].data() {
+            ColumnData::String(s) => s.data().as_bytes().as_ptr(),
+            _ => unreachable!(),
+        };
+        assert_eq!(batch.column(3).to_data().buffers()[1].as_ptr(), blob, "string bytes copied");
+        drop(block);
+        let a = batch.column(0).as_any().downcast_ref::<arrow_array::UInt64Array>().unwrap();
+        assert_eq!(a.values(), &[1, 2, 3]);
+        let s = batch.column(3).as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(s.value(1), "yz");
+    }
+}
