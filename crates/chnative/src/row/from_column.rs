@@ -339,7 +339,7 @@ impl<'r> Strings<'r> {
     fn str_checked(&self, i: usize) -> Result<&'r str> {
         let b = self.bytes(i)?;
         std::str::from_utf8(b).map_err(|_| {
-            Error::Convert(convert::ConvertError::Inexact {
+            Error::from(convert::ConvertError::Inexact {
                 value: format!("{:?} (column `{}`, row {i})", String::from_utf8_lossy(b), self.column),
                 target: "a UTF-8 string (read it into Vec<u8> or &[u8])".into(),
             })
@@ -389,11 +389,11 @@ impl<'r, const N: usize> FromColumn<'r> for [u8; N] {
     fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
         let (bytes, n) = view.as_fixed_strings()?;
         if n != N {
-            return Err(Error::TypeMismatch {
+            return Err(Error::from(crate::error::TypeMismatch {
                 column: view.name().into(),
                 requested: format!("[u8; {N}]"),
                 actual: view.type_name().into(),
-            });
+            }));
         }
         Ok(FixedStrings { bytes, column: view.name() })
     }
@@ -517,11 +517,9 @@ impl<'r, T: FromColumn<'r>> FromColumn<'r> for Vec<T> {
     fn read(r: &Self::Reader, i: usize) -> Result<Self> {
         match r {
             BytesOrArray::Array(a) => range(a.offsets, i, a.column)?.map(|j| a.inner.get(j)).collect(),
-            BytesOrArray::Bytes(s) => {
-                T::bytes_to_vec(s.bytes(i)?).ok_or_else(|| Error::Usage("internal: not a byte type".into()))
-            }
+            BytesOrArray::Bytes(s) => T::bytes_to_vec(s.bytes(i)?).ok_or_else(|| Error::internal("not a byte type")),
             BytesOrArray::QBit(q) => {
-                T::qbit_row(q, i).unwrap_or_else(|| Err(Error::Usage("internal: not a QBit element type".into())))
+                T::qbit_row(q, i).unwrap_or_else(|| Err(Error::internal("not a QBit element type")))
             }
         }
     }
@@ -577,10 +575,8 @@ where
                 let range = range(a.offsets, i, a.column)?;
                 a.values.get(range).ok_or_else(|| out_of_bounds(a.column, i))
             }
-            BytesOrArray::Bytes(s) => {
-                T::bytes_as_slice(s.bytes(i)?).ok_or_else(|| Error::Usage("internal: not a byte type".into()))
-            }
-            BytesOrArray::QBit(_) => Err(Error::Usage("internal: a QBit column has no slices to borrow".into())),
+            BytesOrArray::Bytes(s) => T::bytes_as_slice(s.bytes(i)?).ok_or_else(|| Error::internal("not a byte type")),
+            BytesOrArray::QBit(_) => Err(Error::internal("a QBit column has no slices to borrow")),
         }
     }
 }
@@ -786,7 +782,7 @@ impl<'r, Z> DateTimeReader<'r, Z> {
             D::DateTime64(p, tz) => {
                 (tz.clone(), None, Some((Values { values: view.values()?, column: view.name() }, *p)))
             }
-            _ => return Err(Error::Usage(format!("internal: column `{}` is not a DateTime", view.name()))),
+            _ => return Err(Error::internal(format!("column `{}` is not a DateTime", view.name()))),
         };
         let zone = zone(tz.as_deref().unwrap_or(&ctx.server_timezone))?;
         Ok(DateTimeReader { secs, ticks, zone })
@@ -869,7 +865,7 @@ macro_rules! temporal {
                         let ($ticks, $p) = (v.at(i)?, *p);
                         Ok($ticks_expr)
                     }
-                    _ => Err(Error::Usage("internal: empty DateTime reader".into())),
+                    _ => Err(Error::internal("empty DateTime reader")),
                 }
             }
         }
@@ -958,7 +954,7 @@ mod chrono_impls {
         match (&r.secs, &r.ticks) {
             (Some(v), _) => Ok(cc::datetime(v.at(i)?, &r.zone)),
             (_, Some((v, p))) => Ok(cc::datetime64(v.at(i)?, *p, &r.zone)?),
-            _ => Err(Error::Usage("internal: empty DateTime reader".into())),
+            _ => Err(Error::internal("empty DateTime reader")),
         }
     }
 
