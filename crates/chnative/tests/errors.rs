@@ -218,3 +218,29 @@ async fn abandoning_a_read_mid_packet_closes_the_connection() {
     assert!(matches!(kind, Some(chnative::ErrorKind::Closed | chnative::ErrorKind::Timeout)), "{next:?}");
     assert!(!c.is_usable());
 }
+
+/// Row counts have kinds of their own: a query that must return a row and
+/// returned none is `NoRows` (not invalid input: the call was well formed), one
+/// that returned a row too many is `TooManyRows`. The connection stays usable.
+#[tokio::test]
+async fn row_counts_have_their_own_kinds() {
+    use chnative::ErrorKind;
+    let c = client().await;
+    let e = c.fetch_one::<u64>("SELECT number FROM numbers(0)").await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoRows, "{e:?}");
+    assert_eq!(e.to_string(), "the query returned no rows, expected one");
+    let e = c.query_scalar::<u64>("SELECT number FROM numbers(0)").await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoRows, "{e:?}");
+    assert_eq!(c.fetch_optional::<u64>("SELECT number FROM numbers(0)").await.unwrap(), None);
+    for e in [
+        c.fetch_one::<u64>("SELECT number FROM numbers(2)").await.unwrap_err(),
+        c.fetch_optional::<u64>("SELECT number FROM numbers(2)").await.unwrap_err(),
+    ] {
+        assert_eq!(e.kind(), ErrorKind::TooManyRows, "{e:?}");
+        assert!(!e.is_closed() && !e.is_retryable(), "{e:?}");
+    }
+    // A type mismatch on an empty result is still reported as one.
+    let e = c.query_scalar::<String>("SELECT number FROM numbers(0)").await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TypeMismatch, "{e:?}");
+    assert_eq!(c.query_scalar::<u8>("SELECT 7").await.unwrap(), 7);
+}
