@@ -116,8 +116,14 @@ macro_rules! single_value_rows {
                 Reader::required(cols, 0, ctx)
             }
             #[inline]
+            // `Ok(…?)` rather than the Result itself: with the error one pointer wide,
+            // passing the Result through made the optimiser merge the LowCardinality
+            // and plain paths into one re-dispatch on its tag, 8 more instructions per
+            // row of a `query::<u64>()` loop (counted with cachegrind); this form keeps
+            // the success path a straight line, as in derived rows.
+            #[allow(clippy::needless_question_mark)]
             fn read<'r>(readers: &Self::Readers<'r>, i: usize) -> Result<Self::Value<'r>> {
-                readers.get(i)
+                Ok(readers.get(i)?)
             }
             fn bind(columns: &[Column]) -> Result<Vec<Option<usize>>> {
                 bind_by_position(columns, &[Element::of::<Self>()], None)
