@@ -215,6 +215,7 @@ pub(crate) fn map_err(e: connection::Error) -> Error {
         connection::Error::Closed(s) => Error::closed(s),
         // The client drives the machine: a call it refuses is a bug here.
         e @ connection::Error::State { .. } => Error::internal(e.to_string()),
+        e => Error::internal(format!("a machine error unknown to this client: {e}")),
     }
 }
 
@@ -618,6 +619,7 @@ impl Conn {
                 Poll::Event(e) => return Ok(e),
                 Poll::NeedInput { needed } => self.fill(needed, sink).await?,
                 Poll::Idle => return Err(Error::internal("waiting for the server with no command outstanding")),
+                other => return Err(Error::internal(format!("the machine polled {other:?}, unknown to this client"))),
             }
         }
     }

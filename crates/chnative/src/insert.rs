@@ -442,7 +442,8 @@ async fn send_watching(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<Optio
                 Poll::Event(Event::Exception(e)) => return Ok(Some(e)),
                 Poll::Event(Event::ProfileEvents) => sink.count_written(),
                 Poll::Event(_) => {}
-                Poll::NeedInput { .. } | Poll::Idle => break,
+                // (Anything else the machine may report one day: stop reading, as here.)
+                _ => break,
             }
         }
         if !conn.proto.has_output() {

@@ -13,6 +13,7 @@ pub(crate) const SECURE_PORT: u16 = 9440;
 
 /// How a multi-host client picks the host for a new connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum LoadBalancing {
     /// The first host that is not cooling down after a failure (the default).
     #[default]

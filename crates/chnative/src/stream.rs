@@ -368,6 +368,9 @@ impl<'c> QueryStream<'c> {
                     )));
                     return Err(self.c().poison(e));
                 }
+                // An event added to the machine after this client: informational (see
+                // `Event`), so there is nothing to do with it.
+                _ => {}
             }
         }
         Ok(Some(&self.b().data))

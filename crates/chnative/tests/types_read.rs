@@ -916,6 +916,7 @@ async fn low_cardinality_key_widths() {
                     Keys::U16(_) => 2,
                     Keys::U32(_) => 4,
                     Keys::U64(_) => 8,
+                    other => panic!("{ctx}: keys this test does not know: {other:?}"),
                 };
                 if b.rows() as u64 == rows {
                     assert_eq!(w, width, "{ctx}");

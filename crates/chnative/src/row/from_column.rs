@@ -248,6 +248,7 @@ impl<'r> FromColumn<'r> for bool {
 }
 
 /// Float32 values, or BFloat16 bits widened to `f32` (exactly).
+#[non_exhaustive]
 pub enum F32Reader<'r> {
     /// Float32.
     F32(Values<'r, f32>),
@@ -477,6 +478,7 @@ fn range(offsets: &[u64], i: usize, column: &str) -> Result<std::ops::Range<usiz
 
 /// `Vec<T>` reads Array(T) (and Map as pairs); `Vec<u8>` and `&[u8]` also read String;
 /// `Vec<f32>` / `Vec<f64>` also read QBit vectors.
+#[non_exhaustive]
 pub enum BytesOrArray<'r, A> {
     /// Array elements.
     Array(A),
@@ -749,6 +751,7 @@ impl<'r> FromColumn<'r> for chnative_proto::convert::ext::rust_decimal::Decimal 
 
 /// Date or Date32 days.
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+#[non_exhaustive]
 pub enum DateReader<'r> {
     /// Date: days since 1970 as u16.
     Date(Values<'r, u16>),
@@ -791,6 +794,7 @@ impl<'r, Z> DateTimeReader<'r, Z> {
 
 /// Time (seconds) or Time64(p) (ticks) values.
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+#[non_exhaustive]
 pub enum DurationReader<'r> {
     /// Time.
     Time(Values<'r, i32>),

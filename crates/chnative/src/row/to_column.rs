@@ -128,6 +128,8 @@ impl QBitBuffer {
                 let bits: Vec<u16> = self.f32s.iter().map(|v| (v.to_bits() >> 16) as u16).collect();
                 qbit::column("", self.dim, &bits).ok()
             }
+            // An element type added to proto later: not written (see `data`).
+            _ => None,
         }
     }
 }
@@ -514,6 +516,7 @@ impl<B: ColumnBuffer> ColumnBuffer for ArrayBuffer<B> {
 
 /// `Vec<T>` / `[T]` into Array(T), Map(K, V) for pairs, or bytes into String.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum VecBuffer<B> {
     /// Array(T).
     Array(ArrayBuffer<B>),
@@ -922,6 +925,7 @@ mod temporal {
 
     /// Date (u16 days) or Date32 (i32 days).
     #[derive(Debug)]
+    #[non_exhaustive]
     pub enum DateBuffer {
         /// Date.
         Date(FixedBuffer<u16>),
@@ -964,6 +968,7 @@ mod temporal {
 
     /// DateTime (u32 seconds) or DateTime64(p) (i64 ticks).
     #[derive(Debug)]
+    #[non_exhaustive]
     pub enum DateTimeBuffer {
         /// DateTime.
         Secs(FixedBuffer<u32>),
@@ -1006,6 +1011,7 @@ mod temporal {
 
     /// Time (i32 seconds) or Time64(p) (i64 ticks).
     #[derive(Debug)]
+    #[non_exhaustive]
     pub enum DurationBuffer {
         /// Time.
         Secs(FixedBuffer<i32>),
