@@ -106,7 +106,7 @@ impl Failure {
 }
 
 fn is_connect(e: &chnative::Error) -> bool {
-    matches!(e, chnative::Error::Connect(_))
+    e.is_connect()
 }
 
 /// A parameter value passed as the text given (the server parses it for the
@@ -233,7 +233,7 @@ impl App {
                     }
                 }
                 Ok(None) => break,
-                Err(chnative::Error::Cancelled) => {
+                Err(e) if e.kind() == chnative::ErrorKind::Cancelled => {
                     result = Err(Failure::Cancelled);
                     break;
                 }

@@ -118,7 +118,7 @@ impl<'a> Col<'a> {
 
     /// The value of row `i` as a dynamic [`Value`].
     fn value(&self, i: usize) -> chnative::Result<Value> {
-        let oob = || chnative::Error::Usage(format!("row {i} is past the end of its column"));
+        let oob = || bad_row(i);
         Ok(match self {
             Col::U8(v) => Value::UInt8(*v.get(i).ok_or_else(oob)?),
             Col::U16(v) => Value::UInt16(*v.get(i).ok_or_else(oob)?),
@@ -428,7 +428,7 @@ fn flatten_tuple_names(name: &str, ty: &DataType, out: &mut Vec<String>) {
 }
 
 fn bad_row(i: usize) -> chnative::Error {
-    chnative::Error::Usage(format!("row {i} is past the end of its column"))
+    chnative::Error::from(chnative::proto::ProtoError::violation(format!("row {i} is past the end of its column")))
 }
 
 /// The error type of [`Output::block`]: the library's, or the output's I/O.

@@ -25,6 +25,7 @@ pub const MAX_CHUNK: usize = u32::MAX as usize;
 /// A chunking preference: the values of ClickHouse's `proto_caps` settings,
 /// which the client uses for its own side too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Mode {
     /// Never chunked: a peer that requires chunking is refused.
     NotChunked,

@@ -153,6 +153,7 @@ const PACKET_SLACK: usize = 1 << 20;
 
 /// Where the connection is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum State {
     /// Nothing sent yet.
     Start,
@@ -168,6 +169,7 @@ pub enum State {
 
 /// What a busy connection is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Phase {
     /// A query's answer is arriving.
     Query,
@@ -185,7 +187,12 @@ pub enum Phase {
 
 /// What the server said, decoded. Blocks are in the [`BlockSink`] given to
 /// [`Connection::poll`]; their events say which one was filled.
+///
+/// Non-exhaustive: an event added later only informs (a new kind of server
+/// packet); the answer's data, its end and its exceptions keep the events here,
+/// so a driver may skip events it does not know.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Event {
     /// The handshake is done; see [`Connection::server`].
     Hello,
@@ -226,6 +233,7 @@ pub enum Event {
 
 /// Why a call failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The server's bytes broke the protocol or a limit; the connection is now closed.
     #[error(transparent)]
@@ -248,6 +256,7 @@ pub enum Error {
 
 /// What [`Connection::poll`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Poll {
     /// The server said something.
     Event(Event),

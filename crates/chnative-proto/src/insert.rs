@@ -23,6 +23,7 @@ use crate::{Block, Column, DataType};
 /// [`TypedInsert`], which checks its fit to the table's column
 /// ([`InsertData::check_type`]).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum InsertData<'a> {
     /// Fixed-width values as their wire bytes.
     Fixed {

@@ -42,6 +42,7 @@ use crate::view::ColumnView;
 
 /// The element type of a QBit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Element {
     /// BFloat16 (the upper 16 bits of a Float32), handled as `u16` bit patterns.
     BFloat16,
@@ -114,6 +115,7 @@ impl QBitValue for u16 {
 
 /// Which implementation transposes the bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Kernel {
     /// Safe portable code: 8×8 bit-matrix transposes in a `u64`.
     Scalar,

@@ -16,6 +16,7 @@ use crate::view::{ColumnView, WireUuid};
 
 /// Which implementation swaps the bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Kernel {
     /// Safe portable code: `u64` byte swaps.
     Scalar,

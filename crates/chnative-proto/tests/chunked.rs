@@ -191,6 +191,7 @@ fn decode(c: &mut Connection, wire: &[u8], cuts: &[usize]) -> (Vec<String>, Vec<
                 at = cut;
             }
             Poll::Idle => panic!("idle before EndOfStream"),
+            other => panic!("a poll result this test does not know: {other:?}"),
         }
     }
 }

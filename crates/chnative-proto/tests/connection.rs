@@ -106,6 +106,7 @@ fn events(c: &mut Connection, sink: &mut Keep) -> Vec<Event> {
         match c.poll(sink).unwrap() {
             Poll::Event(e) => out.push(e),
             Poll::NeedInput { .. } | Poll::Idle => return out,
+            other => panic!("a poll result this test does not know: {other:?}"),
         }
     }
 }
@@ -396,6 +397,7 @@ fn input_in_pieces_of_exactly_the_bytes_asked_for() {
                 fed += more;
             }
             Poll::Idle => panic!("idle before EndOfStream"),
+            other => panic!("a poll result this test does not know: {other:?}"),
         }
     }
     assert_eq!(fed, bytes.len());

@@ -155,6 +155,7 @@ fn decode(wire: &[u8], piece: usize, how: Feed) -> (Connection, Keep) {
                     at += n;
                 }
             }
+            other => panic!("a poll result this test does not know: {other:?}"),
         }
     }
     assert_eq!(at, wire.len(), "the block ends where the packet does");
@@ -223,6 +224,7 @@ fn the_next_block_reuses_the_buffers_and_the_machine_goes_on() {
                     at += n;
                 }
             }
+            other => panic!("a poll result this test does not know: {other:?}"),
         }
     }
     assert_eq!((data, c.state()), (2, State::Idle));

@@ -79,6 +79,7 @@ fn describe(info: Option<&SerInfo>) -> String {
             Kind::Replicated => "R",
             Kind::Detached => "X",
             Kind::Default => unreachable!(),
+            other => panic!("a kind this test does not know: {other:?}"),
         })
         .collect();
     if s.is_empty() {

@@ -209,6 +209,7 @@ fn run(c: &mut Connection, sink: &mut Keep, wire: &[u8], sizes: impl Iterator<It
                     assert!(n > 0, "the machine wants more than the server sent");
                 }
             }
+            other => panic!("a poll result this test does not know: {other:?}"),
         }
     }
     assert_eq!(sock.at, wire.len(), "the result ends where the server's bytes do");

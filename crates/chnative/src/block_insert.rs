@@ -6,7 +6,7 @@ use chnative_proto::insert::{InsertColumns, InsertData, IntoInsertData};
 use chnative_proto::Block;
 
 use crate::conn::{Conn, QueryWire};
-use crate::error::{Error, Result};
+use crate::error::{Error, Repr, Result};
 use crate::insert::{
     check_against_header, end_insert, insert_sql, refuse_insert, send_rows, start_insert, InsertBlocks,
 };
@@ -225,9 +225,9 @@ impl<'c> BlockInsert<'c> {
     fn refused(&self) -> Error {
         match self.state {
             State::InCall => {
-                Error::Closed("a write() or end() of this INSERT was cancelled halfway; the INSERT was aborted".into())
+                Error::closed("a write() or end() of this INSERT was cancelled halfway; the INSERT was aborted")
             }
-            _ => Error::Usage(format!(
+            _ => Error::invalid_input(format!(
                 "the INSERT into {} failed or ended earlier; start a new one (rows are not resent)",
                 self.table
             )),
@@ -256,7 +256,7 @@ impl<'c> BlockInsert<'c> {
     fn close(&mut self, why: &str) {
         if let Some(conn) = self.home.slot().peek_mut() {
             if !conn.proto.is_idle() && !conn.is_broken() {
-                conn.poison(Error::Closed(why.to_string()));
+                conn.poison(Error::closed(why.to_string()));
             }
         }
     }
@@ -269,14 +269,14 @@ impl<'c> BlockInsert<'c> {
              (the server discards the rows it has not written into parts yet)",
             self.table, self.rows
         );
-        match e {
-            Error::Usage(m) => Error::Usage(m + &note),
+        let mut e = e;
+        match e.repr_mut() {
+            Repr::InvalidInput(m) => m.push_str(&note),
             // Displayed as "column `c` is <actual>, not <requested>": the note reads last.
-            Error::TypeMismatch { column, requested, actual } => {
-                Error::TypeMismatch { column, requested: requested + &note, actual }
-            }
-            e => e,
+            Repr::TypeMismatch(m) => m.requested.push_str(&note),
+            _ => {}
         }
+        e
     }
 
     /// `columns` in the INSERT's column order, or why they do not fit it.
@@ -286,19 +286,24 @@ impl<'c> BlockInsert<'c> {
             match columns.iter().filter(|(n, _)| n == name).count() {
                 1 => {}
                 0 => {
-                    return Err(Error::Usage(format!(
+                    return Err(Error::invalid_input(format!(
                         "block {}: no column `{name}` (this INSERT's columns are {})",
                         self.packets + 1,
                         list(&self.columns)
                     )))
                 }
-                _ => return Err(Error::Usage(format!("block {}: column `{name}` given twice", self.packets + 1))),
+                _ => {
+                    return Err(Error::invalid_input(format!(
+                        "block {}: column `{name}` given twice",
+                        self.packets + 1
+                    )))
+                }
             }
             let (_, data) = columns.iter().find(|(n, _)| n == name).expect("counted above");
             out.push((name.clone(), data.clone()));
         }
         if let Some((extra, _)) = columns.iter().find(|(n, _)| !self.columns.iter().any(|c| c == n)) {
-            return Err(Error::Usage(format!(
+            return Err(Error::invalid_input(format!(
                 "block {}: column `{extra}` is not one of this INSERT's columns ({}, fixed by its first block)",
                 self.packets + 1,
                 list(&self.columns)
@@ -309,7 +314,7 @@ impl<'c> BlockInsert<'c> {
 
     async fn send(&mut self, columns: &[(&str, InsertData<'_>)]) -> Result<()> {
         if columns.is_empty() {
-            let e = Error::Usage("a block to insert needs at least one column".into());
+            let e = Error::invalid_input("a block to insert needs at least one column");
             return Err(if self.columns.is_empty() { e } else { self.abort_with(e) });
         }
         if self.columns.is_empty() {
@@ -337,7 +342,7 @@ impl<'c> BlockInsert<'c> {
     async fn send_first(&mut self, columns: &[(&str, InsertData<'_>)]) -> Result<()> {
         for (i, (name, _)) in columns.iter().enumerate() {
             if columns[..i].iter().any(|(n, _)| n == name) {
-                return Err(Error::Usage(format!("column `{name}` given twice")));
+                return Err(Error::invalid_input(format!("column `{name}` given twice")));
             }
         }
         let owned: Vec<(String, InsertData<'_>)> = columns.iter().map(|(n, d)| (n.to_string(), d.clone())).collect();

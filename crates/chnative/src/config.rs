@@ -129,7 +129,7 @@ impl Default for Config {
 /// Reads a duration: a number with an optional unit (`ms`, `s`, `m`, `h`; seconds
 /// without one). Zero means "no timeout", so it comes back as `None`.
 pub(crate) fn parse_timeout(key: &str, v: &str) -> Result<Option<Duration>> {
-    let bad = || Error::Config(format!("{key}: `{v}` is not a duration (e.g. 5s, 250ms, 2m; 0 for none)"));
+    let bad = || Error::config(format!("{key}: `{v}` is not a duration (e.g. 5s, 250ms, 2m; 0 for none)"));
     let (num, unit) = match v.find(|c: char| !c.is_ascii_digit() && c != '.') {
         Some(i) => (&v[..i], &v[i..]),
         None => (v, "s"),
@@ -160,7 +160,7 @@ fn percent_decode(what: &str, s: &str) -> Result<String> {
         if b[i] == b'%' {
             let hex = b.get(i + 1..i + 3).filter(|h| h.iter().all(u8::is_ascii_hexdigit));
             let Some(hex) = hex else {
-                return Err(Error::Config(format!(
+                return Err(Error::config(format!(
                     "{what}: `%` must start an escape of two hex digits (write a literal % as %25)"
                 )));
             };
@@ -172,12 +172,12 @@ fn percent_decode(what: &str, s: &str) -> Result<String> {
             i += 1;
         }
     }
-    String::from_utf8(out).map_err(|_| Error::Config(format!("{what}: not UTF-8 after percent-decoding")))
+    String::from_utf8(out).map_err(|_| Error::config(format!("{what}: not UTF-8 after percent-decoding")))
 }
 
 /// Splits `host`, `host:port`, `[v6]` or `[v6]:port`; anything else is an error.
 pub(crate) fn parse_host_port(hostport: &str) -> Result<(String, Option<u16>)> {
-    let bad = |why: &str| Error::Config(format!("host `{hostport}`: {why}"));
+    let bad = |why: &str| Error::config(format!("host `{hostport}`: {why}"));
     let (host, port) = if let Some(inner) = hostport.strip_prefix('[') {
         let (v6, after) = inner.split_once(']').ok_or_else(|| bad("no closing `]`"))?;
         if v6.parse::<std::net::Ipv6Addr>().is_err() {
@@ -221,8 +221,8 @@ fn parse_compression(v: &str) -> Result<Compression> {
         "zstd" => Compression::Zstd(1),
         z => match z.strip_prefix("zstd:") {
             Some(level) if is_integer(level) => Compression::Zstd(level.parse().unwrap_or(i32::MAX)),
-            Some(_) => return Err(Error::Config(format!("compression `{v}`: the level must be a number"))),
-            None => return Err(Error::Config(format!("unknown compression `{v}` (lz4, zstd, zstd:LEVEL, none)"))),
+            Some(_) => return Err(Error::config(format!("compression `{v}`: the level must be a number"))),
+            None => return Err(Error::config(format!("unknown compression `{v}` (lz4, zstd, zstd:LEVEL, none)"))),
         },
     };
     check_compression(c)?;
@@ -237,7 +237,7 @@ fn is_integer(s: &str) -> bool {
 
 fn check_compression(c: Compression) -> Result<()> {
     match c {
-        Compression::Zstd(level) if !ZSTD_LEVELS.contains(&level) => Err(Error::Config(format!(
+        Compression::Zstd(level) if !ZSTD_LEVELS.contains(&level) => Err(Error::config(format!(
             "ZSTD level {level} is outside {}..={}, the levels ClickHouse and zstd accept",
             ZSTD_LEVELS.start(),
             ZSTD_LEVELS.end()
@@ -295,15 +295,15 @@ impl Config {
     /// ```
     pub fn from_url(url: &str) -> Result<Config> {
         let (scheme, rest) =
-            url.split_once("://").ok_or_else(|| Error::Config("the URL must start with clickhouse://".into()))?;
+            url.split_once("://").ok_or_else(|| Error::config("the URL must start with clickhouse://"))?;
         let secure_scheme = scheme.eq_ignore_ascii_case("clickhouses");
         if !secure_scheme && !scheme.eq_ignore_ascii_case("clickhouse") && !scheme.eq_ignore_ascii_case("tcp") {
-            return Err(Error::Config(format!(
+            return Err(Error::config(format!(
                 "scheme `{scheme}`: the URL must start with clickhouse:// (or clickhouses:// for TLS)"
             )));
         }
         if rest.contains('#') {
-            return Err(Error::Config("a `#` in the URL must be written %23".into()));
+            return Err(Error::config("a `#` in the URL must be written %23"));
         }
         let (rest, query) = match rest.split_once('?') {
             Some((a, q)) => (a, Some(q)),
@@ -321,7 +321,7 @@ impl Config {
             None => (None, authority),
         };
         if hostport.contains('@') {
-            return Err(Error::Config("an `@` in the user or password must be written %40".into()));
+            return Err(Error::config("an `@` in the user or password must be written %40"));
         }
         if let Some(userinfo) = userinfo {
             let (user, password) = match userinfo.split_once(':') {
@@ -330,7 +330,7 @@ impl Config {
             };
             c.user = percent_decode("user", user)?;
             if c.user.is_empty() {
-                return Err(Error::Config("the user name before `@` is empty".into()));
+                return Err(Error::config("the user name before `@` is empty"));
             }
             given.push("user".into());
             if let Some(p) = password {
@@ -346,7 +346,7 @@ impl Config {
         for h in more_hosts.into_iter().flat_map(|m| m.split(',')) {
             let (host, port) = parse_host_port(h)?;
             if host.is_empty() {
-                return Err(Error::Config(format!("host list: an empty host before or after `,` in `{h}`")));
+                return Err(Error::config(format!("host list: an empty host before or after `,` in `{h}`")));
             }
             c.net.more_hosts.push((host, port));
         }
@@ -361,7 +361,7 @@ impl Config {
         if let Some(path) = path {
             let db = path.strip_suffix('/').unwrap_or(path);
             if db.contains('/') {
-                return Err(Error::Config(format!("path `/{path}`: only a database name may follow the host")));
+                return Err(Error::config(format!("path `/{path}`: only a database name may follow the host")));
             }
             c.database = percent_decode("database", db)?;
             if !c.database.is_empty() {
@@ -371,14 +371,14 @@ impl Config {
         for pair in query.into_iter().flat_map(|q| q.split('&')).filter(|p| !p.is_empty()) {
             let (k, v) = pair
                 .split_once('=')
-                .ok_or_else(|| Error::Config(format!("option `{pair}` has no value (write `{pair}=value`)")))?;
+                .ok_or_else(|| Error::config(format!("option `{pair}` has no value (write `{pair}=value`)")))?;
             let k = percent_decode("option name", k)?;
             let v = percent_decode(&format!("option `{k}`"), v)?;
             if given.contains(&k) {
-                return Err(Error::Config(format!("`{k}` is given twice")));
+                return Err(Error::config(format!("`{k}` is given twice")));
             }
             if v.is_empty() && k != "password" {
-                return Err(Error::Config(format!("option `{k}` has an empty value")));
+                return Err(Error::config(format!("option `{k}` has an empty value")));
             }
             match k.as_str() {
                 "compression" => c.compression = parse_compression(&v)?,
@@ -390,12 +390,12 @@ impl Config {
                         .parse()
                         .ok()
                         .filter(|_| is_integer(&v) && !v.starts_with('-'))
-                        .ok_or_else(|| Error::Config(format!("revision `{v}` is not a number")))?;
+                        .ok_or_else(|| Error::config(format!("revision `{v}` is not a number")))?;
                     c = c.revision(r)?;
                 }
                 "chunked" | "chunked_send" | "chunked_recv" => {
                     let mode = ChunkMode::parse(&v).ok_or_else(|| {
-                        Error::Config(format!(
+                        Error::config(format!(
                             "{k} `{v}`: not one of notchunked_optional, chunked_optional, chunked, notchunked"
                         ))
                     })?;
@@ -414,13 +414,13 @@ impl Config {
                 _ => match k.strip_prefix("set_") {
                     Some(name) => {
                         if let Some(why) = setting_name_problem(name) {
-                            return Err(Error::Config(format!("option `{k}`: {why}")));
+                            return Err(Error::config(format!("option `{k}`: {why}")));
                         }
                         c.settings.push((name.to_string(), v));
                     }
                     None if c.net.set(&k, &v)? => {}
                     None => {
-                        return Err(Error::Config(format!("unknown option `{k}` (server settings take a set_ prefix)")))
+                        return Err(Error::config(format!("unknown option `{k}` (server settings take a set_ prefix)")))
                     }
                 },
             }
@@ -477,7 +477,7 @@ impl Config {
     /// older servers; every field is gated on `min(this, server's)`.
     pub fn revision(mut self, revision: u64) -> Result<Self> {
         if !(revision::MIN_SUPPORTED..=revision::DEFAULT).contains(&revision) {
-            return Err(Error::Config(format!(
+            return Err(Error::config(format!(
                 "revision {revision} outside the supported range {}..={}",
                 revision::MIN_SUPPORTED,
                 revision::DEFAULT
@@ -582,7 +582,7 @@ impl Config {
     /// A SELECT's deadline runs from the call that starts it (waiting for a
     /// connection counts) to the end of its result, the time between
     /// [`crate::QueryStream::next`] calls included. At the deadline the call
-    /// fails with [`Error::Timeout`] at once, whatever the server does (a
+    /// fails with an [`ErrorKind::Timeout`](crate::ErrorKind::Timeout) error at once, whatever the server does (a
     /// server still computing, trickling Progress or ignoring Cancel does not
     /// hold it up): Cancel is sent and the rest of the answer is read off the
     /// caller's path, bounded by [`Config::cancel_timeout`]. A pooled
@@ -592,7 +592,7 @@ impl Config {
     /// [`crate::Connection`] or [`crate::Session`] keeps its connection: its
     /// next call waits for the cancelled query to end first (that wait counts
     /// against the next call's own deadline), and fails with
-    /// [`Error::Closed`] if the server did not end it within the bound.
+    /// an [`ErrorKind::Closed`](crate::ErrorKind::Closed) error if the server did not end it within the bound.
     ///
     /// An INSERT's deadline runs from when it is sent; past it the INSERT fails
     /// with the same error and the connection is closed (its data may or may
@@ -614,7 +614,7 @@ impl Config {
         check_compression(self.compression)?;
         for (name, _) in &self.settings {
             if let Some(why) = setting_name_problem(name) {
-                return Err(Error::Config(why));
+                return Err(Error::config(why));
             }
         }
         Ok(())

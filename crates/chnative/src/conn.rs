@@ -17,12 +17,12 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use chnative_proto::connection::{self, BlockSink, Connection, Discard, Event, Options, Phase, Poll, State};
 use chnative_proto::packet::{ClientHello, ClientInfo, Query, ServerHello};
-use chnative_proto::BlockLimits;
+use chnative_proto::{BlockLimits, ProtoError};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::{Error, Repr, Result};
 
 /// A byte stream to a server (plain TCP now; TLS fits here later).
 pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + Send {
@@ -211,9 +211,11 @@ fn base_settings(cfg: &Config) -> Vec<(String, String, u64)> {
 pub(crate) fn map_err(e: connection::Error) -> Error {
     match e {
         connection::Error::Proto(p) => Error::from(p),
-        connection::Error::Unsupported(s) => Error::Config(s),
-        connection::Error::Closed(s) => Error::Closed(s),
-        e @ connection::Error::State { .. } => Error::Usage(e.to_string()),
+        connection::Error::Unsupported(s) => Error::config(s),
+        connection::Error::Closed(s) => Error::closed(s),
+        // The client drives the machine: a call it refuses is a bug here.
+        e @ connection::Error::State { .. } => Error::internal(e.to_string()),
+        e => Error::internal(format!("a machine error unknown to this client: {e}")),
     }
 }
 
@@ -223,10 +225,10 @@ impl From<connection::Error> for Error {
     }
 }
 
-/// What [`Error::Timeout`] says when a cancelled query was not over within the Cancel bound.
+/// What a timeout error says when a cancelled query was not over within the Cancel bound.
 const TIMEOUT_CANCEL: &str = "waiting for the server to end a cancelled query";
 
-/// What [`Error::Timeout`] says when the query deadline passed where the
+/// What a timeout error says when the query deadline passed where the
 /// query cannot be cancelled (an INSERT, a packet half written): the
 /// connection is closed.
 const TIMEOUT_QUERY_CLOSED: &str = "the query deadline passed";
@@ -250,7 +252,7 @@ pub(crate) async fn within<T>(
     let Some(at) = deadline else { return start.await };
     match tokio::time::timeout_at(at.into(), start).await {
         Ok(r) => r,
-        Err(_) => Err(Error::Timeout("the query deadline passed while waiting for a connection to send it on")),
+        Err(_) => Err(Error::timeout("the query deadline passed while waiting for a connection to send it on")),
     }
 }
 
@@ -343,20 +345,20 @@ impl Conn {
             None => Self::connect_inner(cfg, tls).await,
             Some(d) => match tokio::time::timeout(d, Self::connect_inner(cfg, tls)).await {
                 Ok(r) => r,
-                Err(_) => Err(Error::Timeout("connecting")),
+                Err(_) => Err(Error::timeout("connecting")),
             },
         };
-        r.map_err(|e| match e {
-            Error::Timeout(what) => {
+        r.map_err(|e| match e.repr() {
+            &Repr::Timeout(what) => {
                 let why = match limit {
                     Some(d) if what == "connecting" => {
                         format!("timed out after {d:?} (TCP connect and handshake; connect_timeout sets the limit)")
                     }
                     _ => format!("timed out {what} during the handshake (read_timeout sets the limit)"),
                 };
-                Error::Io(std::io::Error::new(std::io::ErrorKind::TimedOut, why))
+                Error::from(std::io::Error::new(std::io::ErrorKind::TimedOut, why))
             }
-            e => e,
+            _ => e,
         })
     }
 
@@ -411,8 +413,11 @@ impl Conn {
         self.proto.start_handshake(&hello, &self.cfg.quota_key).map_err(map_err)?;
         match self.next_event(&mut Discard).await? {
             Event::Hello => {}
-            Event::Exception(e) => return Err(Error::Server(e.into())),
-            other => return Err(self.poison(Error::Usage(format!("unexpected {other:?} in the handshake")))),
+            Event::Exception(e) => return Err(Error::server(e)),
+            other => {
+                let e = ProtoError::violation(format!("unexpected {other:?} in the handshake"));
+                return Err(self.poison(Error::from(e)));
+            }
         }
         self.write_out().await?;
         tracing::debug!(server = %self.proto.server().display_name, revision = self.proto.revision(), "connected");
@@ -446,7 +451,7 @@ impl Conn {
             self.write_some().await?;
         }
         let flush = self.io.flush();
-        flush.await.map_err(|e| self.poison(Error::Io(e)))
+        flush.await.map_err(|e| self.poison(Error::from(e)))
     }
 
     /// One write of queued bytes (waits until the socket takes some).
@@ -460,17 +465,17 @@ impl Conn {
         let write = self.io.write(self.proto.transmit());
         let n = match bounded(&mut self.timer, command, self.cfg.read_timeout, write).await {
             Ok(r) => r,
-            Err(Deadline::Read) => return Err(self.poison(Error::Timeout("writing"))),
-            Err(Deadline::Cancel) => return Err(self.poison(Error::Timeout(TIMEOUT_CANCEL))),
-            Err(Deadline::Query) => return Err(self.poison(Error::Timeout(TIMEOUT_QUERY_CLOSED))),
+            Err(Deadline::Read) => return Err(self.poison(Error::timeout("writing"))),
+            Err(Deadline::Cancel) => return Err(self.poison(Error::timeout(TIMEOUT_CANCEL))),
+            Err(Deadline::Query) => return Err(self.poison(Error::timeout(TIMEOUT_QUERY_CLOSED))),
         };
         match n {
-            Ok(0) => Err(self.poison(Error::Io(std::io::ErrorKind::WriteZero.into()))),
+            Ok(0) => Err(self.poison(Error::from(std::io::Error::from(std::io::ErrorKind::WriteZero)))),
             Ok(n) => {
                 self.proto.advance(n);
                 Ok(())
             }
-            Err(e) => Err(self.poison(Error::Io(e))),
+            Err(e) => Err(self.poison(Error::from(e))),
         }
     }
 
@@ -494,12 +499,12 @@ impl Conn {
             }
             Ok(_) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(()),
-            Err(e) => Err(self.poison(Error::Io(e))),
+            Err(e) => Err(self.poison(Error::from(e))),
         }
     }
 
     fn closed(&self) -> Error {
-        Error::Closed(self.proto.close_reason().unwrap_or("closed").to_string())
+        Error::closed(self.proto.close_reason().unwrap_or("closed").to_string())
     }
 
     /// The deadline of the running command that applies to the next read,
@@ -534,7 +539,7 @@ impl Conn {
                     self.proto.direct_filled(sink, n);
                     Ok(())
                 }
-                Err(e) => Err(self.poison(Error::Io(e))),
+                Err(e) => Err(self.poison(Error::from(e))),
             };
         }
         // A connection closed while taking in bytes (bad chunk framing) has
@@ -551,7 +556,7 @@ impl Conn {
             match n {
                 Ok(0) => return Err(self.eof()),
                 Ok(_) => {}
-                Err(e) => return Err(self.poison(Error::Io(e))),
+                Err(e) => return Err(self.poison(Error::from(e))),
             }
         }
         Ok(())
@@ -560,7 +565,7 @@ impl Conn {
     /// The server closed its end while a reply was expected.
     fn eof(&mut self) -> Error {
         self.proto.peer_closed();
-        Error::Io(std::io::Error::new(
+        Error::from(std::io::Error::new(
             std::io::ErrorKind::UnexpectedEof,
             self.proto.close_reason().unwrap_or("server closed the connection").to_string(),
         ))
@@ -568,8 +573,8 @@ impl Conn {
 
     fn deadline_passed(&mut self, which: Deadline) -> Error {
         match which {
-            Deadline::Read => self.poison(Error::Timeout("waiting for the server")),
-            Deadline::Cancel => self.poison(Error::Timeout(TIMEOUT_CANCEL)),
+            Deadline::Read => self.poison(Error::timeout("waiting for the server")),
+            Deadline::Cancel => self.poison(Error::timeout(TIMEOUT_CANCEL)),
             Deadline::Query if self.proto.state() == State::Busy(Phase::Query) => {
                 // Stop the query and report the timeout now. The rest of the
                 // answer is read by whoever owns the connection next, off the
@@ -578,9 +583,9 @@ impl Conn {
                 self.query_by = None;
                 self.cancel();
                 self.write_now();
-                Error::Timeout("the query deadline passed; the query was cancelled")
+                Error::timeout("the query deadline passed; the query was cancelled")
             }
-            Deadline::Query => self.poison(Error::Timeout(TIMEOUT_QUERY_CLOSED)),
+            Deadline::Query => self.poison(Error::timeout(TIMEOUT_QUERY_CLOSED)),
         }
     }
 
@@ -613,7 +618,8 @@ impl Conn {
             match polled.map_err(map_err)? {
                 Poll::Event(e) => return Ok(e),
                 Poll::NeedInput { needed } => self.fill(needed, sink).await?,
-                Poll::Idle => return Err(Error::Usage("no command is outstanding".into())),
+                Poll::Idle => return Err(Error::internal("waiting for the server with no command outstanding")),
+                other => return Err(Error::internal(format!("the machine polled {other:?}, unknown to this client"))),
             }
         }
     }
@@ -725,7 +731,7 @@ impl Conn {
         loop {
             match self.next_event(&mut Discard).await? {
                 Event::Pong => return Ok(()),
-                Event::Exception(e) => return Err(Error::Server(e.into())),
+                Event::Exception(e) => return Err(Error::server(e)),
                 _ => {}
             }
         }
@@ -791,9 +797,7 @@ impl ConnSlot {
             self.draining = None;
             match res {
                 Ok(conn) => self.conn = Some(conn),
-                Err(_) => {
-                    return Err(Error::Closed("the connection was lost while finishing a cancelled query".into()))
-                }
+                Err(_) => return Err(Error::closed("the connection was lost while finishing a cancelled query")),
             }
         }
         Ok(())
@@ -802,13 +806,13 @@ impl ConnSlot {
     /// The connection, once any background drain has finished.
     pub(crate) async fn get(&mut self) -> Result<&mut Conn> {
         self.settle().await?;
-        self.conn.as_deref_mut().ok_or_else(|| Error::Closed("the connection is gone".into()))
+        self.conn.as_deref_mut().ok_or_else(|| Error::closed("the connection is gone"))
     }
 
     /// Takes the connection out (for a stream to own).
     pub(crate) async fn take(&mut self) -> Result<Box<Conn>> {
         self.settle().await?;
-        self.conn.take().ok_or_else(|| Error::Closed("the connection is gone".into()))
+        self.conn.take().ok_or_else(|| Error::closed("the connection is gone"))
     }
 
     /// The connection if it is here right now.

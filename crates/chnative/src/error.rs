@@ -101,50 +101,100 @@ impl std::fmt::Debug for ServerError {
     }
 }
 
+/// A column was read or written as a type it does not have; see
+/// [`Error::as_type_mismatch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TypeMismatch {
+    /// The column's name.
+    pub column: String,
+    /// What the caller asked for (a Rust type, with the field it is for).
+    pub requested: String,
+    /// The column's ClickHouse type.
+    pub actual: String,
+}
+
+impl std::fmt::Display for TypeMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "column `{}` is {}, not {}", self.column, self.actual, self.requested)
+    }
+}
+
 /// Everything that can fail in chnative.
 ///
-/// Match on [`Error::kind`] rather than on variants or message text: variants
-/// may be added, and messages are for people.
+/// One pointer wide (the details are boxed), so that a `Result<T>` is no
+/// bigger than it must be for `T`: a typed row is returned as a `Result`.
+///
+/// Ask it what it is rather than matching on its inside (which is private):
+///
+/// - [`Error::kind`] says what kind of failure it is ([`ErrorKind`]);
+/// - [`Error::server_code`] and [`Error::as_server`] give a server exception's code
+///   and details;
+/// - [`Error::as_io`], [`Error::as_protocol`], [`Error::as_type_mismatch`] and
+///   [`Error::as_conversion`] give the details of the other kinds that have any;
+/// - [`Error::is_connect`], [`Error::is_closed`] and [`Error::is_retryable`] answer
+///   what to do next.
+///
+/// `Display` is one line for people; do not parse it.
+///
+/// ```
+/// # fn handle(e: chnative::Error) {
+/// use chnative::ErrorKind;
+/// match e.kind() {
+///     ErrorKind::Server if e.server_code() == Some(60) => { /* UNKNOWN_TABLE */ }
+///     ErrorKind::Server => eprintln!("the server refused: {}", e.as_server().unwrap().message),
+///     ErrorKind::NoRows => { /* fetch_one found nothing */ }
+///     ErrorKind::TypeMismatch => eprintln!("column {}", e.as_type_mismatch().unwrap().column),
+///     _ if e.is_retryable() => { /* run it again */ }
+///     _ => eprintln!("{e}"),
+/// }
+/// # }
+/// ```
+pub struct Error(Box<Repr>);
+
+// The reason for the box: every typed row is read as a `Result<T, Error>`.
+const _: () = assert!(std::mem::size_of::<Error>() <= 16);
+
+/// What an [`Error`] holds. Private: the public surface is the accessors, so
+/// that what is kept (and how) can change without breaking callers.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
+pub(crate) enum Repr {
     /// The server raised an exception.
     #[error("server error {0}")]
     Server(ServerError),
     /// Socket error, including the server closing the connection.
     #[error("I/O: {0}")]
-    Io(#[from] std::io::Error),
+    Io(#[source] std::io::Error),
     /// The connection could not be made: TCP connect or the handshake failed at
     /// the socket level. No query was sent. The text names the host and port
     /// (`connecting to db1:9000 failed: Connection refused`).
     #[error("{0}")]
     Connect(std::io::Error),
-    /// The server's bytes broke the protocol (the connection is closed).
+    /// The server's bytes broke the protocol (the connection is closed). Never a
+    /// `ProtoError::TypeMismatch`: that is [`Repr::TypeMismatch`].
     #[error("protocol: {0}")]
     Protocol(ProtoError),
     /// A column was asked for as a type it does not have.
-    #[error("column `{column}` is {actual}, not {requested}")]
-    TypeMismatch {
-        /// Column name.
-        column: String,
-        /// What the caller asked for.
-        requested: String,
-        /// The column's ClickHouse type.
-        actual: String,
-    },
+    #[error("{0}")]
+    TypeMismatch(TypeMismatch),
     /// A read, write or query deadline passed. The text says what was being
-    /// waited for. (A connect deadline is [`Error::Connect`] naming the host,
-    /// with [`ErrorKind::Timeout`].)
+    /// waited for. (A connect deadline is [`Repr::Connect`] naming the host.)
     #[error("timed out {0}")]
     Timeout(&'static str),
-    /// A bad connection string or option.
+    /// A bad connection string or option, or a server this client cannot talk to.
     #[error("configuration: {0}")]
     Config(String),
     /// A request that cannot be sent as given: a malformed setting, parameter or
     /// table name, or column data that does not fit. Caught before any of the
     /// request is sent, so the connection stays usable.
     #[error("{0}")]
-    Usage(String),
+    InvalidInput(String),
+    /// A query that had to return a row returned none.
+    #[error("{0}")]
+    NoRows(&'static str),
+    /// A query that had to return at most one row returned more.
+    #[error("{0}")]
+    TooManyRows(&'static str),
     /// A column value could not be converted to the Rust type asked for.
     #[error("conversion: {0}")]
     Convert(chnative_proto::convert::ConvertError),
@@ -154,19 +204,43 @@ pub enum Error {
     /// The connection was left in an unknown state earlier and has been closed.
     #[error("connection is closed: {0}")]
     Closed(String),
+    /// An invariant of chnative itself did not hold: a bug.
+    #[error("internal error (a bug in chnative; please report it): {0}")]
+    Internal(String),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+}
+
+/// Shows what the error holds (`Server(ServerError { code: 60, … })`).
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
 }
 
 /// What kind of failure an [`Error`] is; see [`Error::kind`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
-    /// The server raised an exception ([`Error::server_code`] has its code).
+    /// The server raised an exception ([`Error::server_code`] has its code,
+    /// [`Error::as_server`] the rest).
     Server,
-    /// A socket error, or the server closed the connection.
+    /// A socket error, or the server closed the connection ([`Error::as_io`]).
     Io,
     /// A connect, read or write deadline passed.
     Timeout,
-    /// The server's bytes broke the protocol, or a compressed frame was corrupt.
+    /// The server's bytes broke the protocol, or a compressed frame was corrupt
+    /// ([`Error::as_protocol`]).
     Protocol,
     /// The connection had already been closed by an earlier error.
     Closed,
@@ -180,58 +254,223 @@ pub enum ErrorKind {
     /// name; column data that does not fit its type; wrong row counts). Fix the
     /// call; retrying it unchanged fails the same way.
     InvalidInput,
-    /// A column was read or written as a type it does not have.
+    /// A column was read or written as a type it does not have
+    /// ([`Error::as_type_mismatch`]).
     TypeMismatch,
-    /// A value could not be converted to the Rust type asked for.
+    /// A value could not be converted to the Rust type asked for
+    /// ([`Error::as_conversion`]).
     Conversion,
+    /// A query that must return a row returned none: `fetch_one`,
+    /// `query_scalar`. (`fetch_optional` returns `Ok(None)` instead.)
+    NoRows,
+    /// A query that may return at most one row returned more: `fetch_one`,
+    /// `fetch_optional`.
+    TooManyRows,
+    /// An invariant of chnative itself did not hold: a bug in chnative, to be
+    /// reported with the error's text. Says nothing about the connection.
+    Internal,
+}
+
+impl From<Repr> for Error {
+    #[cold]
+    fn from(r: Repr) -> Self {
+        Error(Box::new(r))
+    }
 }
 
 impl From<ProtoError> for Error {
+    #[cold]
     fn from(e: ProtoError) -> Self {
         match e {
-            ProtoError::TypeMismatch { column, requested, actual } => Error::TypeMismatch { column, requested, actual },
+            ProtoError::TypeMismatch { column, requested, actual } => {
+                Repr::TypeMismatch(TypeMismatch { column, requested, actual }).into()
+            }
             // The caller's own data or lookup, not the server's bytes.
-            e @ (ProtoError::InvalidColumn { .. } | ProtoError::NoSuchColumn { .. }) => Error::Usage(e.to_string()),
-            e => Error::Protocol(e),
+            e @ (ProtoError::InvalidColumn { .. } | ProtoError::NoSuchColumn { .. }) => {
+                Repr::InvalidInput(e.to_string()).into()
+            }
+            e => Repr::Protocol(e).into(),
         }
     }
 }
 
 impl From<chnative_proto::convert::ConvertError> for Error {
+    #[cold]
     fn from(e: chnative_proto::convert::ConvertError) -> Self {
-        Error::Convert(e)
+        Repr::Convert(e).into()
+    }
+}
+
+impl From<std::io::Error> for Error {
+    #[cold]
+    fn from(e: std::io::Error) -> Self {
+        Repr::Io(e).into()
+    }
+}
+
+impl From<TypeMismatch> for Error {
+    #[cold]
+    fn from(m: TypeMismatch) -> Self {
+        Repr::TypeMismatch(m).into()
+    }
+}
+
+impl From<ServerError> for Error {
+    #[cold]
+    fn from(e: ServerError) -> Self {
+        Repr::Server(e).into()
     }
 }
 
 /// Server error codes that prove the query was refused before it started:
 /// 202 TOO_MANY_SIMULTANEOUS_QUERIES is raised while registering the query in the
-/// process list, before anything is read, written or executed. (Codes such as
-/// 745 SERVER_OVERLOADED or 203 NO_FREE_CONNECTION can also be raised in the
-/// middle of a query, so they do not qualify.)
+/// process list (`ProcessList::insert`), before anything is read, written or
+/// executed.
+///
+/// Codes considered and left out, because the server can raise them after some of
+/// the query ran: 745 SERVER_OVERLOADED and 203 NO_FREE_CONNECTION (raised in the
+/// middle of a query too); 209 SOCKET_TIMEOUT and 210 NETWORK_ERROR (the server's
+/// own socket reads, e.g. from a shard in the middle of a distributed query);
+/// 242 TABLE_IS_READ_ONLY (a replicated table's sink raises it when committing a
+/// part, after earlier parts of the same INSERT were committed); 216
+/// QUERY_WITH_SAME_ID_IS_ALREADY_RUNNING (proves this attempt did nothing, but
+/// the running one is usually an earlier attempt of the same request).
 const RETRYABLE_SERVER_CODES: [i32; 1] = [202];
+
+/// Constructors, for the crate only: callers see errors, they do not make them
+/// (conversions from `std::io::Error`, `ProtoError` and `ConvertError` aside).
+impl Error {
+    pub(crate) fn server(e: impl Into<ServerError>) -> Error {
+        Repr::Server(e.into()).into()
+    }
+    #[cold]
+    pub(crate) fn connect(e: std::io::Error) -> Error {
+        Repr::Connect(e).into()
+    }
+    #[cold]
+    pub(crate) fn timeout(what: &'static str) -> Error {
+        Repr::Timeout(what).into()
+    }
+    #[cold]
+    pub(crate) fn config(why: impl Into<String>) -> Error {
+        Repr::Config(why.into()).into()
+    }
+    #[cold]
+    pub(crate) fn invalid_input(why: impl Into<String>) -> Error {
+        Repr::InvalidInput(why.into()).into()
+    }
+    #[cold]
+    pub(crate) fn no_rows(what: &'static str) -> Error {
+        Repr::NoRows(what).into()
+    }
+    #[cold]
+    pub(crate) fn too_many_rows(what: &'static str) -> Error {
+        Repr::TooManyRows(what).into()
+    }
+    #[cold]
+    pub(crate) fn cancelled() -> Error {
+        Repr::Cancelled.into()
+    }
+    #[cold]
+    pub(crate) fn closed(why: impl Into<String>) -> Error {
+        Repr::Closed(why.into()).into()
+    }
+    #[cold]
+    pub(crate) fn internal(what: impl Into<String>) -> Error {
+        Repr::Internal(what.into()).into()
+    }
+
+    /// What the error holds.
+    pub(crate) fn repr(&self) -> &Repr {
+        &self.0
+    }
+    /// What the error holds, to change a message in place.
+    pub(crate) fn repr_mut(&mut self) -> &mut Repr {
+        &mut self.0
+    }
+    /// What the error holds, by value.
+    pub(crate) fn into_repr(self) -> Repr {
+        *self.0
+    }
+}
 
 impl Error {
     /// What kind of failure this is.
     pub fn kind(&self) -> ErrorKind {
-        match self {
-            Error::Server(_) => ErrorKind::Server,
-            Error::Connect(e) if e.kind() == std::io::ErrorKind::TimedOut => ErrorKind::Timeout,
-            Error::Io(_) | Error::Connect(_) => ErrorKind::Io,
-            Error::Protocol(ProtoError::TypeMismatch { .. }) | Error::TypeMismatch { .. } => ErrorKind::TypeMismatch,
-            Error::Protocol(_) => ErrorKind::Protocol,
-            Error::Timeout(_) => ErrorKind::Timeout,
-            Error::Config(_) => ErrorKind::Config,
-            Error::Usage(_) => ErrorKind::InvalidInput,
-            Error::Convert(_) => ErrorKind::Conversion,
-            Error::Cancelled => ErrorKind::Cancelled,
-            Error::Closed(_) => ErrorKind::Closed,
+        match self.repr() {
+            Repr::Server(_) => ErrorKind::Server,
+            Repr::Connect(e) if e.kind() == std::io::ErrorKind::TimedOut => ErrorKind::Timeout,
+            Repr::Io(_) | Repr::Connect(_) => ErrorKind::Io,
+            Repr::Protocol(ProtoError::TypeMismatch { .. }) | Repr::TypeMismatch(_) => ErrorKind::TypeMismatch,
+            Repr::Protocol(_) => ErrorKind::Protocol,
+            Repr::Timeout(_) => ErrorKind::Timeout,
+            Repr::Config(_) => ErrorKind::Config,
+            Repr::InvalidInput(_) => ErrorKind::InvalidInput,
+            Repr::NoRows(_) => ErrorKind::NoRows,
+            Repr::TooManyRows(_) => ErrorKind::TooManyRows,
+            Repr::Convert(_) => ErrorKind::Conversion,
+            Repr::Cancelled => ErrorKind::Cancelled,
+            Repr::Closed(_) => ErrorKind::Closed,
+            Repr::Internal(_) => ErrorKind::Internal,
         }
     }
 
-    /// The server error code, if this is a server exception.
+    /// The server error code, if this is a server exception
+    /// ([`ServerError::code_name`] has its name).
     pub fn server_code(&self) -> Option<i32> {
-        match self {
-            Error::Server(e) => Some(e.code),
+        self.as_server().map(|e| e.code)
+    }
+
+    /// The server's exception (code, message, nested exceptions, stack trace), if
+    /// this is one ([`ErrorKind::Server`]).
+    pub fn as_server(&self) -> Option<&ServerError> {
+        match self.repr() {
+            Repr::Server(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The socket error, if this is one ([`ErrorKind::Io`], or a connect failure
+    /// of any kind: see [`Error::is_connect`]).
+    pub fn as_io(&self) -> Option<&std::io::Error> {
+        match self.repr() {
+            Repr::Io(e) | Repr::Connect(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// True when the connection could not be made: TCP connect, TLS or the
+    /// handshake failed at the socket level, or the connect deadline passed
+    /// ([`Error::kind`] is then [`ErrorKind::Timeout`]). No query was sent. The
+    /// text names the host and port (`connecting to db1:9000 failed: Connection
+    /// refused`), and [`Error::as_io`] has the socket error.
+    pub fn is_connect(&self) -> bool {
+        matches!(self.repr(), Repr::Connect(_))
+    }
+
+    /// How the server's bytes broke the protocol, if they did
+    /// ([`ErrorKind::Protocol`]).
+    pub fn as_protocol(&self) -> Option<&ProtoError> {
+        match self.repr() {
+            Repr::Protocol(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The column, the type asked for and the column's type, if this is a type
+    /// mismatch ([`ErrorKind::TypeMismatch`]).
+    pub fn as_type_mismatch(&self) -> Option<&TypeMismatch> {
+        match self.repr() {
+            Repr::TypeMismatch(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// Why a value did not convert, if this is a conversion error
+    /// ([`ErrorKind::Conversion`]).
+    pub fn as_conversion(&self) -> Option<&chnative_proto::convert::ConvertError> {
+        match self.repr() {
+            Repr::Convert(e) => Some(e),
             _ => None,
         }
     }
@@ -247,44 +486,55 @@ impl Error {
     /// an error make a new one.
     ///
     /// False for errors that leave the connection as it was: server exceptions,
-    /// cancelled queries, invalid input caught before sending, type mismatches and
-    /// conversions. ClickHouse itself closes the connection after a few server
-    /// exceptions (an unknown setting, for one); on a `Connection` or `Session`,
-    /// `is_usable()` is the authority on whether it is still open.
+    /// cancelled queries, invalid input caught before sending, type mismatches,
+    /// conversions and row counts. ClickHouse itself closes the connection after a
+    /// few server exceptions (an unknown setting, for one); on a `Connection` or
+    /// `Session`, `is_usable()` is the authority on whether it is still open (and
+    /// the only one after an [`ErrorKind::Internal`] error).
     pub fn is_closed(&self) -> bool {
-        match self {
-            Error::Io(_) | Error::Connect(_) | Error::Timeout(_) | Error::Closed(_) => true,
-            Error::Protocol(e) => !matches!(e, ProtoError::TypeMismatch { .. }),
-            Error::Server(_)
-            | Error::Config(_)
-            | Error::Usage(_)
-            | Error::TypeMismatch { .. }
-            | Error::Convert(_)
-            | Error::Cancelled => false,
+        match self.repr() {
+            Repr::Io(_) | Repr::Connect(_) | Repr::Timeout(_) | Repr::Closed(_) => true,
+            Repr::Protocol(e) => !matches!(e, ProtoError::TypeMismatch { .. }),
+            Repr::Server(_)
+            | Repr::Config(_)
+            | Repr::InvalidInput(_)
+            | Repr::NoRows(_)
+            | Repr::TooManyRows(_)
+            | Repr::TypeMismatch(_)
+            | Repr::Convert(_)
+            | Repr::Cancelled
+            | Repr::Internal(_) => false,
         }
     }
 
     /// True when running the same request again on a **new** connection cannot
     /// duplicate work: this error proves the server did not start on it.
     ///
-    /// That holds for exactly these errors:
-    /// - [`Error::Connect`]: connecting failed at the socket level, so no query
-    ///   was sent;
-    ///   this includes the connect timeout (TCP connect plus handshake), whose
-    ///   [`Error::kind`] is [`ErrorKind::Timeout`];
+    /// The decision is by kind and server code, never by message text. It holds
+    /// for exactly these errors:
+    /// - connect failures ([`Error::is_connect`]): connecting failed at the socket
+    ///   level, so no query was sent; this includes the connect timeout (TCP
+    ///   connect plus handshake), whose [`Error::kind`] is [`ErrorKind::Timeout`];
     /// - a server exception with code 202 TOO_MANY_SIMULTANEOUS_QUERIES, which
     ///   the server raises while admitting the query, before running any of it.
     ///
     /// Everything else is false, including socket errors and timeouts after the
     /// query was sent (the server may have run it, and an INSERT may have stored
     /// some blocks), server errors in general (a failed INSERT … SELECT may have
-    /// written parts), and input errors (a retry fails the same way). To retry an
-    /// INSERT safely after such an error, resend it with the same
+    /// written parts; 209 SOCKET_TIMEOUT, 210 NETWORK_ERROR and 242
+    /// TABLE_IS_READ_ONLY among them, as the server raises them mid-query too),
+    /// and input errors (a retry fails the same way). To retry an INSERT safely
+    /// after such an error, resend it with the same
     /// [`crate::Insert::deduplication_token`].
+    ///
+    /// One limit: ClickHouse passes a shard's exception on with the shard's code,
+    /// so in a distributed query a 202 may be a shard refusing while others had
+    /// started. That only matters for a distributed INSERT, which the same
+    /// deduplication token makes safe to resend.
     pub fn is_retryable(&self) -> bool {
-        match self {
-            Error::Connect(_) => true,
-            Error::Server(e) => RETRYABLE_SERVER_CODES.contains(&e.code),
+        match self.repr() {
+            Repr::Connect(_) => true,
+            Repr::Server(e) => RETRYABLE_SERVER_CODES.contains(&e.code),
             _ => false,
         }
     }
@@ -298,7 +548,7 @@ mod tests {
     use super::*;
 
     fn server(code: i32) -> Error {
-        Error::Server(ServerError {
+        Error::server(ServerError {
             code,
             name: "DB::Exception".into(),
             message: String::new(),
@@ -318,11 +568,22 @@ mod tests {
     }
 
     #[test]
+    fn an_error_is_one_pointer() {
+        // Was 112 bytes (16-aligned by the u128 checksums of ProtoError), and so was
+        // every `Result<row>`.
+        assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
+        assert_eq!(std::mem::size_of::<Option<Error>>(), std::mem::size_of::<usize>());
+        assert_eq!(std::mem::size_of::<Result<()>>(), std::mem::size_of::<usize>());
+        assert_eq!(std::mem::size_of::<Result<u64>>(), 16);
+        assert_eq!(std::mem::size_of::<Result<String>>(), std::mem::size_of::<String>());
+    }
+
+    #[test]
     fn server_errors_display_on_one_line_with_the_code_name() {
         let e = exception(60, "DB::Exception", "DB::Exception: Table default.x does not exist.", vec![]);
         assert_eq!(e.code_name(), Some("UNKNOWN_TABLE"));
         assert_eq!(e.to_string(), "UNKNOWN_TABLE (60): Table default.x does not exist.");
-        assert_eq!(Error::Server(e).to_string(), "server error UNKNOWN_TABLE (60): Table default.x does not exist.");
+        assert_eq!(Error::server(e).to_string(), "server error UNKNOWN_TABLE (60): Table default.x does not exist.");
         // Another class's prefix, a message without one, an unknown code, several lines.
         let e = exception(210, "DB::NetException", "DB::NetException: Connection reset by peer", vec![]);
         assert_eq!(e.to_string(), "NETWORK_ERROR (210): Connection reset by peer");
@@ -341,7 +602,7 @@ mod tests {
 
     #[test]
     fn server_error_debug_counts_the_stack_trace_lines() {
-        let e = Error::Server(exception(62, "DB::Exception", "DB::Exception: Syntax error", vec![]));
+        let e = Error::server(exception(62, "DB::Exception", "DB::Exception: Syntax error", vec![]));
         let d = format!("{e:?}");
         assert_eq!(
             d,
@@ -358,35 +619,79 @@ mod tests {
     fn kinds() {
         let io = || std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
         assert_eq!(server(60).kind(), ErrorKind::Server);
-        assert_eq!(Error::Io(io()).kind(), ErrorKind::Io);
-        assert_eq!(Error::Connect(io()).kind(), ErrorKind::Io);
-        assert_eq!(Error::Protocol(ProtoError::violation("x")).kind(), ErrorKind::Protocol);
+        assert_eq!(Error::from(io()).kind(), ErrorKind::Io);
+        assert_eq!(Error::connect(io()).kind(), ErrorKind::Io);
         assert_eq!(Error::from(ProtoError::violation("x")).kind(), ErrorKind::Protocol);
         let mismatch = ProtoError::TypeMismatch { column: "c".into(), requested: "u8".into(), actual: "String".into() };
-        assert_eq!(Error::from(mismatch.clone()).kind(), ErrorKind::TypeMismatch);
-        assert_eq!(Error::Protocol(mismatch).kind(), ErrorKind::TypeMismatch);
-        assert_eq!(Error::Timeout("waiting for the server").kind(), ErrorKind::Timeout);
-        assert_eq!(Error::Config("x".into()).kind(), ErrorKind::Config);
-        assert_eq!(Error::Usage("x".into()).kind(), ErrorKind::InvalidInput);
-        assert_eq!(Error::Cancelled.kind(), ErrorKind::Cancelled);
-        assert_eq!(Error::Closed("x".into()).kind(), ErrorKind::Closed);
+        let e = Error::from(mismatch);
+        assert_eq!(e.kind(), ErrorKind::TypeMismatch);
+        let m = e.as_type_mismatch().unwrap();
+        assert_eq!((m.column.as_str(), m.requested.as_str(), m.actual.as_str()), ("c", "u8", "String"));
+        assert_eq!(e.to_string(), "column `c` is String, not u8");
+        assert_eq!(Error::timeout("waiting for the server").kind(), ErrorKind::Timeout);
+        assert_eq!(Error::config("x").kind(), ErrorKind::Config);
+        assert_eq!(Error::invalid_input("x").kind(), ErrorKind::InvalidInput);
+        assert_eq!(Error::no_rows("none").kind(), ErrorKind::NoRows);
+        assert_eq!(Error::too_many_rows("two").kind(), ErrorKind::TooManyRows);
+        assert_eq!(Error::internal("x").kind(), ErrorKind::Internal);
+        assert_eq!(Error::cancelled().kind(), ErrorKind::Cancelled);
+        assert_eq!(Error::closed("x").kind(), ErrorKind::Closed);
         assert_eq!(server(202).server_code(), Some(202));
-        assert_eq!(Error::Cancelled.server_code(), None);
+        assert_eq!(server(202).as_server().map(|s| s.code), Some(202));
+        assert_eq!(Error::cancelled().server_code(), None);
+        assert!(Error::cancelled().as_server().is_none());
+        // The accessors give what the kind promises, and nothing for the others.
+        assert_eq!(Error::from(io()).as_io().map(|e| e.kind()), Some(std::io::ErrorKind::UnexpectedEof));
+        assert!(Error::connect(io()).as_io().is_some() && Error::connect(io()).is_connect());
+        assert!(!Error::from(io()).is_connect());
+        assert!(matches!(Error::from(ProtoError::violation("x")).as_protocol(), Some(ProtoError::Violation(_))));
+        let c = chnative_proto::convert::ConvertError::OutOfRange { value: "300".into(), target: "u8".into() };
+        assert_eq!(Error::from(c.clone()).as_conversion(), Some(&c));
+        let all = [server(1), Error::from(io()), Error::config("x"), Error::no_rows("x"), Error::internal("x")];
+        for e in &all {
+            let some = [
+                e.as_server().is_some(),
+                e.as_io().is_some(),
+                e.as_protocol().is_some(),
+                e.as_type_mismatch().is_some(),
+                e.as_conversion().is_some(),
+            ];
+            assert!(some.iter().filter(|&&s| s).count() <= 1, "{e:?}");
+        }
+        // The caller's own column data or lookup is invalid input, not a protocol error.
+        let bad = ProtoError::NoSuchColumn { column: "x".into(), present: vec!["a".into()] };
+        assert_eq!(Error::from(bad).kind(), ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn the_source_is_kept() {
+        use std::error::Error as _;
+        let e = Error::from(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        assert!(e.source().is_some());
+        assert!(Error::invalid_input("x").source().is_none());
     }
 
     #[test]
     fn closed_means_the_connection_is_gone() {
         let io = || std::io::Error::from(std::io::ErrorKind::ConnectionReset);
         for e in [
-            Error::Io(io()),
-            Error::Connect(io()),
-            Error::Timeout("writing"),
-            Error::Protocol(ProtoError::violation("x")),
-            Error::Closed("x".into()),
+            Error::from(io()),
+            Error::connect(io()),
+            Error::timeout("writing"),
+            Error::from(ProtoError::violation("x")),
+            Error::closed("x"),
         ] {
             assert!(e.is_closed(), "{e:?}");
         }
-        for e in [server(395), Error::Usage("x".into()), Error::Cancelled, Error::Config("x".into())] {
+        for e in [
+            server(395),
+            Error::invalid_input("x"),
+            Error::cancelled(),
+            Error::config("x"),
+            Error::no_rows("x"),
+            Error::too_many_rows("x"),
+            Error::internal("x"),
+        ] {
             assert!(!e.is_closed(), "{e:?}");
         }
     }
@@ -394,26 +699,40 @@ mod tests {
     #[test]
     fn retryable_only_when_the_server_cannot_have_started() {
         let io = || std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
-        assert!(Error::Connect(io()).is_retryable());
+        assert!(Error::connect(io()).is_retryable());
         let timed_out =
-            Error::Connect(std::io::Error::new(std::io::ErrorKind::TimedOut, "connecting to h:9000 failed"));
+            Error::connect(std::io::Error::new(std::io::ErrorKind::TimedOut, "connecting to h:9000 failed"));
         assert!(timed_out.is_retryable());
         assert_eq!(timed_out.kind(), ErrorKind::Timeout);
-        assert!(!Error::Timeout("connecting").is_retryable());
+        assert!(!Error::timeout("connecting").is_retryable());
         assert!(server(202).is_retryable());
+        // Decided by the code: the message plays no part.
+        let mut e = exception(202, "DB::Exception", "DB::Exception: anything at all", vec![]);
+        assert!(Error::server(e.clone()).is_retryable());
+        e.code = 209;
+        e.message = "DB::Exception: Too many simultaneous queries".into();
+        assert!(!Error::server(e).is_retryable());
         for e in [
-            Error::Io(io()),
-            Error::Timeout("waiting for the server"),
-            Error::Timeout("writing"),
+            Error::from(io()),
+            Error::timeout("waiting for the server"),
+            Error::timeout("writing"),
             server(516),
             server(241),
             server(252),
             server(319),
-            Error::Protocol(ProtoError::violation("x")),
-            Error::Closed("x".into()),
-            Error::Cancelled,
-            Error::Usage("x".into()),
-            Error::Config("x".into()),
+            // Raised mid-query too (a shard's socket, a replicated commit).
+            server(209),
+            server(210),
+            server(242),
+            server(216),
+            server(745),
+            Error::from(ProtoError::violation("x")),
+            Error::closed("x"),
+            Error::cancelled(),
+            Error::invalid_input("x"),
+            Error::config("x"),
+            Error::no_rows("x"),
+            Error::internal("x"),
         ] {
             assert!(!e.is_retryable(), "{e:?}");
         }

@@ -12,7 +12,7 @@ use tokio::net::TcpStream;
 
 use crate::config::Config;
 use crate::conn::{Conn, Transport};
-use crate::error::{Error, Result};
+use crate::error::{Error, Repr, Result};
 use crate::netopts::LoadBalancing;
 use crate::tls::Tls;
 
@@ -64,14 +64,14 @@ impl Connector {
 
     /// Connects (TCP, TLS, handshake) to the first host that answers.
     ///
-    /// A socket error or a connect deadline is [`Error::Connect`] (a deadline
+    /// A socket error or a connect deadline is a connect error ([`Error::is_connect`]; a deadline
     /// with an I/O error of kind `TimedOut`, whose [`Error::kind`] is
     /// `Timeout`), naming the host and port: no query was sent, so it is
     /// retryable.
     pub(crate) async fn connect(&self) -> Result<Conn> {
-        self.connect_any().await.map_err(|e| match e {
-            Error::Io(e) => Error::Connect(e),
-            e => e,
+        self.connect_any().await.map_err(|e| match e.into_repr() {
+            Repr::Io(e) => Error::connect(e),
+            r => r.into(),
         })
     }
 
@@ -102,35 +102,36 @@ impl Connector {
             }
             tracing::warn!(parent: &span, error = %e, "connect failed");
             self.mark(i, true);
-            failures.push(match &e {
-                Error::Io(io) => io.to_string(),
-                e => format!("connecting to {} failed: {e}", address(host, *port)),
+            failures.push(match e.repr() {
+                Repr::Io(io) => io.to_string(),
+                _ => format!("connecting to {} failed: {e}", address(host, *port)),
             });
             last = Some(e);
         }
         match last {
             // Several hosts: say what happened at each, keeping the last error's kind.
-            Some(Error::Io(io)) if failures.len() > 1 => {
-                Err(Error::Io(std::io::Error::new(io.kind(), format!("no host answered: {}", failures.join("; ")))))
+            Some(e) if failures.len() > 1 && matches!(e.repr(), Repr::Io(_)) => {
+                let kind = e.as_io().map_or(std::io::ErrorKind::Other, std::io::Error::kind);
+                Err(Error::from(std::io::Error::new(kind, format!("no host answered: {}", failures.join("; ")))))
             }
             Some(e) => Err(e),
-            None => Err(Error::Config("no host to connect to".into())),
+            None => Err(Error::config("no host to connect to")),
         }
     }
 
     /// A plaintext client talking to a TLS port sees the server hang up.
     fn explain(&self, e: Error) -> Error {
-        match e {
-            Error::Io(io)
+        match e.repr() {
+            Repr::Io(io)
                 if self.tls.is_none()
                     && matches!(io.kind(), std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset) =>
             {
-                Error::Io(std::io::Error::new(
+                Error::from(std::io::Error::new(
                     io.kind(),
                     format!("{io} during the handshake (if this port expects TLS, set secure=true)"),
                 ))
             }
-            e => e,
+            _ => e,
         }
     }
 }
@@ -167,19 +168,19 @@ impl std::error::Error for ConnectFailed {
 /// Names the host in a connect error whose text would not: a socket error
 /// (keeping its kind), or a server this client cannot talk to (a wrong port).
 fn at_host(e: Error, host: &str, port: u16) -> Error {
-    match e {
-        Error::Io(source) => {
-            Error::Io(std::io::Error::new(source.kind(), ConnectFailed { address: address(host, port), source }))
+    match e.into_repr() {
+        Repr::Io(source) => {
+            Error::from(std::io::Error::new(source.kind(), ConnectFailed { address: address(host, port), source }))
         }
-        Error::Config(why) => Error::Config(format!("connecting to {} failed: {why}", address(host, port))),
-        e => e,
+        Repr::Config(why) => Error::config(format!("connecting to {} failed: {why}", address(host, port))),
+        r => r.into(),
     }
 }
 
 /// Connect errors worth trying the next host for (not bad credentials,
 /// an unknown database or a bad config: those are the same everywhere).
 fn fails_over(e: &Error) -> bool {
-    matches!(e, Error::Io(_) | Error::Timeout(_) | Error::Closed(_) | Error::Protocol(_))
+    matches!(e.repr(), Repr::Io(_) | Repr::Timeout(_) | Repr::Closed(_) | Repr::Protocol(_))
 }
 
 /// A TCP connection with the options set, wrapped in TLS when configured.
@@ -243,7 +244,7 @@ fn http_answer(answer: &[u8]) -> Option<Error> {
     let status: String = text.lines().next().unwrap_or("").chars().take(80).filter(|c| !c.is_control()).collect();
     let head = text.split("\r\n\r\n").next().unwrap_or("").to_ascii_lowercase();
     let what = if head.contains("\nx-clickhouse-") { "ClickHouse's HTTP port" } else { "an HTTP port" };
-    Some(Error::Config(format!(
+    Some(Error::config(format!(
         "the server did not answer the native protocol's Hello, and the port answers HTTP (`{status}`): \
          this is {what}; {}",
         chnative_proto::connection::PORTS_HINT
@@ -280,11 +281,11 @@ mod tests {
     #[test]
     fn hosts_are_named_with_their_port() {
         let refused = || std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
-        let e = at_host(Error::Io(refused()), "db1", 9000);
+        let e = at_host(Error::from(refused()), "db1", 9000);
         assert!(e.to_string().ends_with("connecting to db1:9000 failed: connection refused"), "{e}");
-        let e = at_host(Error::Io(refused()), "::1", 9440);
+        let e = at_host(Error::from(refused()), "::1", 9440);
         assert!(e.to_string().contains("connecting to [::1]:9440 failed"), "{e}");
-        let e = at_host(Error::Config("wrong port".into()), "h", 8123);
+        let e = at_host(Error::config("wrong port"), "h", 8123);
         assert_eq!(e.to_string(), "configuration: connecting to h:8123 failed: wrong port");
     }
 }

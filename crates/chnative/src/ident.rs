@@ -30,7 +30,7 @@ pub(crate) fn quote_ident(name: &str) -> String {
 /// `\` escapes or a doubled quote inside); an unquoted part is taken literally,
 /// spaces and all. Empty parts and control characters are refused.
 pub(crate) fn quote_table(name: &str) -> Result<String> {
-    let bad = |why: &str| Error::Usage(format!("table name {name:?}: {why}"));
+    let bad = |why: &str| Error::invalid_input(format!("table name {name:?}: {why}"));
     let parts = split_qualified(name).map_err(|why| bad(&why))?;
     if parts.len() > 2 {
         return Err(bad(
@@ -135,7 +135,7 @@ pub(crate) fn setting_name_problem(name: &str) -> Option<String> {
 
 /// Refuses a setting name the server cannot know (see [`setting_name_problem`]).
 pub(crate) fn check_setting_name(name: &str) -> Result<()> {
-    setting_name_problem(name).map_or(Ok(()), |why| Err(Error::Usage(why)))
+    setting_name_problem(name).map_or(Ok(()), |why| Err(Error::invalid_input(why)))
 }
 
 /// Refuses a query parameter name no `{name:Type}` placeholder can carry.
@@ -146,12 +146,12 @@ pub(crate) fn check_setting_name(name: &str) -> Result<()> {
 /// starting with a digit or holding `$` are refused as ambiguous).
 pub(crate) fn check_param_name(name: &str) -> Result<()> {
     if name.is_empty() {
-        return Err(Error::Usage(
-            "a query parameter name is empty (an empty name would end the parameter list on the wire)".into(),
+        return Err(Error::invalid_input(
+            "a query parameter name is empty (an empty name would end the parameter list on the wire)",
         ));
     }
     if !is_plain_ident(name) {
-        return Err(Error::Usage(format!(
+        return Err(Error::invalid_input(format!(
             "query parameter name {name:?} is not an identifier (ASCII letters, digits and `_`, not starting with a digit)"
         )));
     }

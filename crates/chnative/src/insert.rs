@@ -8,7 +8,7 @@ use chnative_proto::connection::{BlockSink, Event, Poll};
 pub use chnative_proto::insert::{fixed, InsertData, IntoInsertData};
 use chnative_proto::insert::{InsertColumns, TypedInsert};
 use chnative_proto::packet::{BlockKind, Exception, Progress};
-use chnative_proto::Block;
+use chnative_proto::{Block, ProtoError};
 
 pub use crate::block_insert::BlockInsert;
 use crate::conn::{map_err, new_query_id, Conn, QueryId, QueryWire};
@@ -87,7 +87,7 @@ impl<'c, 'a> Insert<'c, 'a> {
     /// Adds a column by name.
     pub fn column(mut self, name: &str, data: impl IntoInsertData<'a>) -> Self {
         if self.columns.iter().any(|(n, _)| n == name) {
-            self.error.get_or_insert(Error::Usage(format!("column `{name}` given twice")));
+            self.error.get_or_insert(Error::invalid_input(format!("column `{name}` given twice")));
         }
         self.columns.push((name.to_string(), data.into_insert_data()));
         self
@@ -173,9 +173,9 @@ impl<'c, 'a> Insert<'c, 'a> {
             return Err(e);
         }
         if !columns.is_empty() {
-            return Err(Error::Usage(
+            return Err(Error::invalid_input(
                 "an opened INSERT takes its columns from the blocks written to it; give no column() or block() before open()"
-                    .into(),
+                    ,
             ));
         }
         let quoted = quote_table(&table)?;
@@ -230,7 +230,7 @@ impl<'c, 'a> Insert<'c, 'a> {
             return Err(e);
         }
         if columns.is_empty() {
-            return Err(Error::Usage("an INSERT needs at least one column".into()));
+            return Err(Error::invalid_input("an INSERT needs at least one column"));
         }
         let checked = InsertColumns::new(&columns)?;
         let rows = checked.rows();
@@ -303,8 +303,8 @@ pub(crate) async fn start_insert(
             Event::TableColumns { description, .. } => described = columns_with_defaults(&description),
             Event::Header => return Ok(described),
             Event::ProfileEvents => sink.count_written(),
-            Event::Exception(e) => return Err(Error::Server(e.into())),
-            Event::EndOfStream => return Err(Error::Usage("the server sent no INSERT header".into())),
+            Event::Exception(e) => return Err(Error::server(e)),
+            Event::EndOfStream => return Err(Error::from(ProtoError::violation("the server sent no INSERT header"))),
             _ => {}
         }
     }
@@ -323,7 +323,7 @@ pub(crate) async fn refuse_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> R
 ///
 /// An encoding failure after the first packet closes the connection (sent
 /// blocks cannot be taken back, so the INSERT must not end); a server
-/// exception is returned as [`Error::Server`] with the connection usable.
+/// exception is returned as a server error ([`ErrorKind::Server`](crate::ErrorKind::Server)) with the connection usable.
 pub(crate) async fn send_rows(conn: &mut Conn, typed: &TypedInsert<'_, '_>, sink: &mut InsertBlocks) -> Result<u64> {
     let rows = typed.rows();
     let step = if typed.splittable() {
@@ -347,7 +347,7 @@ pub(crate) async fn send_rows(conn: &mut Conn, typed: &TypedInsert<'_, '_>, sink
             // The server refused the data; the machine queued the end of
             // data the server now waits for, so the connection stays usable.
             conn.write_out().await?;
-            return Err(Error::Server(e.into()));
+            return Err(Error::server(e));
         }
         blocks += 1;
         lo = hi;
@@ -442,7 +442,8 @@ async fn send_watching(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<Optio
                 Poll::Event(Event::Exception(e)) => return Ok(Some(e)),
                 Poll::Event(Event::ProfileEvents) => sink.count_written(),
                 Poll::Event(_) => {}
-                Poll::NeedInput { .. } | Poll::Idle => break,
+                // (Anything else the machine may report one day: stop reading, as here.)
+                _ => break,
             }
         }
         if !conn.proto.has_output() {
@@ -466,7 +467,7 @@ pub(crate) fn check_against_header<'s, 'a>(
             .map(|(n, _)| n.as_str())
             .collect();
         if !missing.is_empty() {
-            return Err(Error::Usage(format!(
+            return Err(Error::invalid_input(format!(
                 "missing column(s) without a DEFAULT: {} (use allow_missing_columns() to insert type defaults)",
                 missing.join(", ")
             )));
@@ -480,7 +481,7 @@ async fn finish_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<Progr
     loop {
         match conn.next_event(sink).await? {
             Event::EndOfStream => return Ok(progress),
-            Event::Exception(e) => return Err(Error::Server(e.into())),
+            Event::Exception(e) => return Err(Error::server(e)),
             Event::Progress(p) => {
                 progress.accumulate(&p);
                 if let Some(o) = &sink.observer.0 {

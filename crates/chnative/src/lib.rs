@@ -257,7 +257,7 @@ pub use chnative_proto::view::{
 };
 pub use chnative_proto::{Block, Column, DataType};
 pub use config::{Compression, Config};
-pub use error::{Error, ErrorKind, Result, ServerError};
+pub use error::{Error, ErrorKind, Result, ServerError, TypeMismatch};
 pub use insert::{fixed, BlockInsert, Insert, InsertData, InsertSummary, IntoInsertData};
 pub use netopts::{LoadBalancing, TlsRoots};
 pub use observe::Observer;
@@ -268,6 +268,7 @@ pub use session::Session;
 pub use stream::{CancelHandle, QueryStream};
 pub use trace::TraceContext;
 
+use chnative_proto::ProtoError;
 use conn::{new_query_id, Conn, ConnSlot, QueryId, QueryWire};
 
 /// One connection to a ClickHouse server: a single socket, one call at a time
@@ -357,7 +358,10 @@ async fn scalar_of<T: Scalar>(mut s: QueryStream<'_>, server_tz: &str) -> Result
     let mut out: Option<T> = None;
     while let Some(block) = s.next().await? {
         if out.is_none() && block.rows() > 0 {
-            let col = block.columns().first().ok_or_else(|| Error::Usage("the query returned no columns".into()))?;
+            let col = block
+                .columns()
+                .first()
+                .ok_or_else(|| Error::from(ProtoError::violation("a block with rows has no columns")))?;
             // The zone only where a value may need it: no allocation for the rest.
             let name = col.type_name();
             let zoned = ["DateTime", "Dynamic", "JSON", "Object"].iter().any(|k| name.contains(k));
@@ -372,7 +376,7 @@ async fn scalar_of<T: Scalar>(mut s: QueryStream<'_>, server_tz: &str) -> Result
             T::check(&col.view())?;
         }
     }
-    out.ok_or_else(|| Error::Usage("the query returned no rows".into()))
+    out.ok_or_else(|| Error::no_rows("the query returned no rows"))
 }
 
 /// The calls of a type that owns one socket (a [`Connection`], a [`Session`]),
@@ -481,7 +485,7 @@ impl<T: for<'r> row::FromColumn<'r>> Scalar for T {
     fn from_column(col: &ColumnView<'_>, ctx: &row::ReadContext) -> Result<Self> {
         Self::check(col)?;
         if col.is_empty() {
-            return Err(Error::Usage("empty column".into()));
+            return Err(Error::internal("query_scalar read a column without rows"));
         }
         row::Reader::<T>::new(col, ctx)?.get(0)
     }

@@ -13,6 +13,7 @@ pub(crate) const SECURE_PORT: u16 = 9440;
 
 /// How a multi-host client picks the host for a new connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum LoadBalancing {
     /// The first host that is not cooling down after a failure (the default).
     #[default]
@@ -109,17 +110,17 @@ fn flag(key: &str, v: &str) -> Result<bool> {
     match v.to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(Error::Config(format!("{key}: `{v}` is not a boolean (true or false)"))),
+        _ => Err(Error::config(format!("{key}: `{v}` is not a boolean (true or false)"))),
     }
 }
 
 fn count(key: &str, v: &str) -> Result<usize> {
-    v.parse().map_err(|_| Error::Config(format!("{key}: `{v}` is not a count")))
+    v.parse().map_err(|_| Error::config(format!("{key}: `{v}` is not a count")))
 }
 
 fn path(key: &str, v: &str) -> Result<PathBuf> {
     if v.is_empty() {
-        return Err(Error::Config(format!("{key}: empty path")));
+        return Err(Error::config(format!("{key}: empty path")));
     }
     Ok(PathBuf::from(v))
 }
@@ -136,7 +137,7 @@ impl NetOptions {
             "pool_max_size" => {
                 self.pool.max_size = count(key, v)?;
                 if self.pool.max_size == 0 {
-                    return Err(Error::Config("pool_max_size must be at least 1".into()));
+                    return Err(Error::config("pool_max_size must be at least 1"));
                 }
             }
             "pool_min_idle" => self.pool.min_idle = count(key, v)?,
@@ -151,7 +152,7 @@ impl NetOptions {
                     "system" => TlsRoots::System,
                     "webpki" => TlsRoots::WebPki,
                     "both" => TlsRoots::Both,
-                    _ => return Err(Error::Config(format!("tls_roots: `{v}` is not system, webpki or both"))),
+                    _ => return Err(Error::config(format!("tls_roots: `{v}` is not system, webpki or both"))),
                 }
             }
             "tls_cert_file" => self.tls.cert_file = Some(path(key, v)?),
@@ -164,7 +165,7 @@ impl NetOptions {
                     "round_robin" => LoadBalancing::RoundRobin,
                     "random" => LoadBalancing::Random,
                     _ => {
-                        return Err(Error::Config(format!(
+                        return Err(Error::config(format!(
                             "load_balancing: `{v}` is not in_order, round_robin or random"
                         )))
                     }
@@ -180,13 +181,13 @@ impl NetOptions {
     /// Checks combinations that no single option can.
     pub(crate) fn validate(&self) -> Result<()> {
         if self.pool.min_idle > self.pool.max_size {
-            return Err(Error::Config(format!(
+            return Err(Error::config(format!(
                 "pool_min_idle ({}) is larger than pool_max_size ({})",
                 self.pool.min_idle, self.pool.max_size
             )));
         }
         if self.tls.cert_file.is_some() != self.tls.key_file.is_some() {
-            return Err(Error::Config("a client certificate needs both tls_cert_file and tls_key_file".into()));
+            return Err(Error::config("a client certificate needs both tls_cert_file and tls_key_file"));
         }
         Ok(())
     }
@@ -224,7 +225,7 @@ impl Config {
         self
     }
     /// Longest wait for a free connection when all are in use (30 s by
-    /// default; `None` waits forever). Past it a call fails with [`Error::Timeout`].
+    /// default; `None` waits forever). Past it a call fails with an [`ErrorKind::Timeout`](crate::ErrorKind::Timeout) error.
     pub fn pool_acquire_timeout(mut self, d: Option<Duration>) -> Self {
         self.net.pool.acquire_timeout = d;
         self

@@ -108,10 +108,10 @@ impl Shared {
         let permit = match self.cfg().net.pool.acquire_timeout {
             Some(d) => tokio::time::timeout(d, wait)
                 .await
-                .map_err(|_| Error::Timeout("waiting for a free connection in the pool"))?,
+                .map_err(|_| Error::timeout("waiting for a free connection in the pool"))?,
             None => wait.await,
         }
-        .map_err(|_| Error::Closed("the pool is closed".into()))?;
+        .map_err(|_| Error::closed("the pool is closed"))?;
         loop {
             let Some(idle) = self.lock_idle().pop() else { break };
             let now = Instant::now();

@@ -83,7 +83,7 @@ impl Query {
     /// `query_scalar`, …; waiting for a connection counts) to the end of its
     /// result, the time between [`crate::QueryStream::next`] calls included.
     /// When it passes, the call (or the next `next()`) fails at once with
-    /// [`crate::Error::Timeout`], whatever the server does: Cancel is sent and
+    /// an [`ErrorKind::Timeout`](crate::ErrorKind::Timeout) error, whatever the server does: Cancel is sent and
     /// the rest of the answer is read off the caller's path (see
     /// [`crate::Config::query_timeout`]).
     ///

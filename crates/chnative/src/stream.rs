@@ -9,7 +9,7 @@ use chnative_proto::Block;
 use tokio::sync::Notify;
 
 use crate::conn::{Conn, QueryId};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::pool::Home;
 
 #[derive(Debug, Default)]
@@ -21,7 +21,7 @@ struct CancelState {
 /// Cancels a running query from anywhere (another task, a signal handler).
 ///
 /// The stream sends the Cancel packet, drains the server's answer to its end and
-/// then yields [`Error::Cancelled`].
+/// then yields an [`ErrorKind::Cancelled`](crate::ErrorKind::Cancelled) error.
 #[derive(Debug, Clone, Default)]
 pub struct CancelHandle(Arc<CancelState>);
 
@@ -353,21 +353,24 @@ impl<'c> QueryStream<'c> {
                     self.finished = true;
                     let outcome = if self.cancel_sent { "cancelled" } else { "ok" };
                     self.span.finish(None, self.progress.read_bytes, outcome);
-                    return if self.cancel_sent { Err(Error::Cancelled) } else { Ok(None) };
+                    return if self.cancel_sent { Err(Error::cancelled()) } else { Ok(None) };
                 }
                 Event::Exception(e) => {
                     self.finished = true;
                     self.span.finish(None, self.progress.read_bytes, "error");
-                    return Err(Error::Server(e.into()));
+                    return Err(Error::server(e));
                 }
                 other @ (Event::Hello | Event::Pong) => {
                     // The state machine refuses these during a query; never reached.
                     self.finished = true;
-                    let e = Error::Protocol(chnative_proto::ProtoError::violation(format!(
+                    let e = Error::from(chnative_proto::ProtoError::violation(format!(
                         "unexpected {other:?} during a query"
                     )));
                     return Err(self.c().poison(e));
                 }
+                // An event added to the machine after this client: informational (see
+                // `Event`), so there is nothing to do with it.
+                _ => {}
             }
         }
         Ok(Some(&self.b().data))
@@ -389,7 +392,8 @@ impl<'c> QueryStream<'c> {
         loop {
             match self.next().await {
                 Ok(Some(_)) => {}
-                Ok(None) | Err(Error::Cancelled) | Err(Error::Server(_)) => return Ok(()),
+                Ok(None) => return Ok(()),
+                Err(e) if matches!(e.kind(), ErrorKind::Cancelled | ErrorKind::Server) => return Ok(()),
                 Err(e) => return Err(e),
             }
         }

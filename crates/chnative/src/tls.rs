@@ -42,7 +42,7 @@ impl std::fmt::Debug for Tls {
 }
 
 fn tls_config_error(what: &str, e: impl std::fmt::Display) -> Error {
-    Error::Config(format!("TLS: {what}: {e}"))
+    Error::config(format!("TLS: {what}: {e}"))
 }
 
 impl Tls {
@@ -86,7 +86,7 @@ impl Tls {
         }
         if roots.is_empty() {
             let why = system_problem.unwrap_or_else(|| "no roots".into());
-            return Err(Error::Config(format!("TLS: no trusted root certificates: {why}; {NO_ROOTS_HINT}")));
+            return Err(Error::config(format!("TLS: no trusted root certificates: {why}; {NO_ROOTS_HINT}")));
         }
         let roots = Arc::new(roots);
         let builder = ClientConfig::builder_with_provider(provider.clone())
@@ -119,7 +119,7 @@ impl Tls {
     pub(crate) async fn connect(&self, host: &str, tcp: TcpStream) -> Result<Box<dyn Transport>> {
         let name = self.server_name.as_deref().unwrap_or(host);
         let name = ServerName::try_from(name.to_string())
-            .map_err(|_| Error::Config(format!("TLS: `{name}` is not a valid server name")))?;
+            .map_err(|_| Error::config(format!("TLS: `{name}` is not a valid server name")))?;
         match self.connector.connect(name, tcp).await {
             Ok(s) => Ok(Box::new(s)),
             Err(e) => Err(handshake_error(e)),
@@ -144,10 +144,9 @@ fn add_webpki_roots(roots: &mut RootCertStore) -> Result<()> {
 
 #[cfg(not(feature = "webpki-roots"))]
 fn add_webpki_roots(_: &mut RootCertStore) -> Result<()> {
-    Err(Error::Config(
+    Err(Error::config(
         "TLS: tls_roots=webpki needs chnative built with the `webpki-roots` cargo feature \
-         (the bundled roots are not compiled in)"
-            .into(),
+         (the bundled roots are not compiled in)",
     ))
 }
 
@@ -183,11 +182,11 @@ fn handshake_error(e: std::io::Error) -> Error {
         }
         None => "",
     };
-    Error::Io(std::io::Error::new(e.kind(), format!("TLS handshake failed: {e}{hint}")))
+    Error::from(std::io::Error::new(e.kind(), format!("TLS handshake failed: {e}{hint}")))
 }
 
 fn untrusted(e: std::io::Error) -> Error {
-    Error::Io(std::io::Error::new(e.kind(), format!("TLS handshake failed: {e} ({UNTRUSTED_HINT})")))
+    Error::from(std::io::Error::new(e.kind(), format!("TLS handshake failed: {e} ({UNTRUSTED_HINT})")))
 }
 
 // Writes from `Drop` are left to the background drain: a TLS record half

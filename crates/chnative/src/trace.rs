@@ -32,9 +32,9 @@ impl std::fmt::Debug for TraceContext {
 
 fn hex<const N: usize>(s: &str, what: &str) -> Result<u128> {
     if s.len() != N || !s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
-        return Err(Error::Usage(format!("traceparent: {what} must be {N} lowercase hex digits, got `{s}`")));
+        return Err(Error::invalid_input(format!("traceparent: {what} must be {N} lowercase hex digits, got `{s}`")));
     }
-    u128::from_str_radix(s, 16).map_err(|_| Error::Usage(format!("traceparent: bad {what} `{s}`")))
+    u128::from_str_radix(s, 16).map_err(|_| Error::invalid_input(format!("traceparent: bad {what} `{s}`")))
 }
 
 impl TraceContext {
@@ -43,21 +43,23 @@ impl TraceContext {
     pub fn from_w3c(traceparent: &str, tracestate: &str) -> Result<TraceContext> {
         let parts: Vec<&str> = traceparent.trim().split('-').collect();
         let [version, trace_id, span_id, flags] = parts[..] else {
-            return Err(Error::Usage(format!("traceparent `{traceparent}` is not version-traceid-parentid-flags")));
+            return Err(Error::invalid_input(format!(
+                "traceparent `{traceparent}` is not version-traceid-parentid-flags"
+            )));
         };
         let version = hex::<2>(version, "version")?;
         // Version ff is forbidden; 00 has exactly four fields (checked above).
         if version == 0xff {
-            return Err(Error::Usage("traceparent: version ff is invalid".into()));
+            return Err(Error::invalid_input("traceparent: version ff is invalid"));
         }
         let trace_id = hex::<32>(trace_id, "trace id")?;
         let span_id = hex::<16>(span_id, "parent id")? as u64;
         let flags = hex::<2>(flags, "flags")? as u8;
         if trace_id == 0 || span_id == 0 {
-            return Err(Error::Usage("traceparent: an all-zero trace id or parent id is invalid".into()));
+            return Err(Error::invalid_input("traceparent: an all-zero trace id or parent id is invalid"));
         }
         if tracestate.len() > 512 || tracestate.contains(['\r', '\n']) {
-            return Err(Error::Usage("tracestate: longer than 512 bytes or has a line break".into()));
+            return Err(Error::invalid_input("tracestate: longer than 512 bytes or has a line break"));
         }
         Ok(TraceContext(packet::TraceContext {
             trace_id,

@@ -472,7 +472,7 @@ impl ValueRow {
     /// A row from names and values of the same length.
     pub fn new(names: Arc<[String]>, values: Vec<Value>) -> Result<ValueRow> {
         if names.len() != values.len() {
-            return Err(Error::Usage(format!("{} names for {} values", names.len(), values.len())));
+            return Err(Error::invalid_input(format!("{} names for {} values", names.len(), values.len())));
         }
         Ok(ValueRow { names, values })
     }
@@ -579,7 +579,7 @@ impl Labels {
     fn get(&self, value: i16, column: &str) -> Result<Value> {
         match self.0.binary_search_by_key(&value, |p| p.0) {
             Ok(k) => Ok(Value::Enum { label: self.0[k].1.clone(), value }),
-            Err(_) => Err(Error::Protocol(chnative_proto::ProtoError::violation(format!(
+            Err(_) => Err(Error::from(chnative_proto::ProtoError::violation(format!(
                 "column `{column}`: {value} is not a value of its enum"
             )))),
         }
@@ -663,7 +663,7 @@ impl<'r> crate::row::FromColumn<'r> for serde_json::Value {
     }
     fn read(reader: &Self::Reader, i: usize) -> Result<Self> {
         let v = reader.values.0.get(i)?;
-        let bad = |e: serde_json::Error| Error::Usage(format!("column `{}`: {e}", reader.values.0.column));
+        let bad = |e: serde_json::Error| Error::invalid_input(format!("column `{}`: {e}", reader.values.0.column));
         match v {
             Value::String(text) if reader.json_text => serde_json::from_slice(&text).map_err(bad),
             v => serde_json::to_value(&v).map_err(bad),
@@ -749,7 +749,7 @@ fn reader<'r>(view: &ColumnView<'r>, server_tz: &Arc<str>) -> Result<Reader<'r>>
         D::Json(_) => {
             let j = view.as_json()?;
             if !j.is_text() {
-                return Err(Error::Usage(format!(
+                return Err(Error::invalid_input(format!(
                     "column `{}`: JSON values are read as text; run the query with the setting \
                      output_format_native_write_json_as_string = 1 (query_rows does this)",
                     view.name()
@@ -766,11 +766,11 @@ fn reader<'r>(view: &ColumnView<'r>, server_tz: &Arc<str>) -> Result<Reader<'r>>
                 (0..elems.len()).map(|k| reader(&view.tuple_element(k)?, server_tz)).collect::<Result<Vec<_>>>()?,
             ),
             _ => {
-                return Err(Error::TypeMismatch {
+                return Err(Error::from(crate::error::TypeMismatch {
                     column: view.name().to_string(),
                     requested: "a dynamic Value".into(),
                     actual: view.type_name().to_string(),
-                })
+                }))
             }
         },
     })

@@ -432,11 +432,11 @@ impl crate::row::ToColumn for Value {
         Buffer::for_type(ty).is_ok()
     }
     fn buffer(ty: &D) -> Result<Self::Buffer> {
-        Ok(ValueBuffer { ty: ty.clone(), buf: Buffer::for_type(ty).map_err(Error::Usage)? })
+        Ok(ValueBuffer { ty: ty.clone(), buf: Buffer::for_type(ty).map_err(Error::invalid_input)? })
     }
     #[inline]
     fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
-        buf.buf.push(&buf.ty, self).map_err(|()| Error::Usage(format!("{self} does not convert to {}", buf.ty)))
+        buf.buf.push(&buf.ty, self).map_err(|()| Error::invalid_input(format!("{self} does not convert to {}", buf.ty)))
     }
 }
 
@@ -451,7 +451,7 @@ impl crate::row::ToColumn for serde_json::Value {
         if Self::writes(ty) {
             Ok(crate::row::StringBuffer::default())
         } else {
-            Err(Error::Usage(format!("a serde_json::Value cannot be written to a {ty} column")))
+            Err(Error::invalid_input(format!("a serde_json::Value cannot be written to a {ty} column")))
         }
     }
     fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
@@ -657,15 +657,15 @@ impl Client {
         let types = self.column_types(table, &names).await?;
         let mut buffers = Vec::with_capacity(types.len());
         for (name, ty) in &types {
-            buffers.push(Buffer::for_type(ty).map_err(|e| Error::Usage(format!("column `{name}`: {e}")))?);
+            buffers.push(Buffer::for_type(ty).map_err(|e| Error::invalid_input(format!("column `{name}`: {e}")))?);
         }
         for (i, row) in rows.iter().enumerate() {
             if row.names() != first.names() {
-                return Err(Error::Usage(format!("row {i} has different columns from row 0")));
+                return Err(Error::invalid_input(format!("row {i} has different columns from row 0")));
             }
             for ((buf, (name, ty)), v) in buffers.iter_mut().zip(&types).zip(row.values()) {
                 buf.push(ty, v).map_err(|()| {
-                    Error::Usage(format!("row {i}, column `{name}`: {v:?} cannot be converted to {ty} exactly"))
+                    Error::invalid_input(format!("row {i}, column `{name}`: {v:?} cannot be converted to {ty} exactly"))
                 })?;
             }
         }

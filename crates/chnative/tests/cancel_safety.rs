@@ -2,7 +2,7 @@
 //! third … poll, against the real server behind a proxy that delivers bytes in
 //! small pieces (so the drops land at many different points of the exchange),
 //! until the call completes. After each drop the next call on the same client
-//! must either work and return the right answer, or fail with `Error::Closed`
+//! must either work and return the right answer, or fail with an `ErrorKind::Closed` error
 //! (the connection was left mid-exchange and is not reused) — never with a
 //! stray I/O error, a server error or a protocol error caused by bytes the
 //! abandoned call left behind, and never hang. Inserted rows are counted over
@@ -59,11 +59,11 @@ const MAX_POLLS: usize = 20_000;
 /// Whether `e` is an acceptable failure of the call after a drop: the
 /// connection was closed because an earlier call was abandoned.
 fn names_abandonment(e: &Error) -> bool {
-    match e {
+    match e.kind() {
         // "the connection is gone" says nothing of why: that is the slot losing
         // the connection, not a report of the abandoned call.
-        Error::Closed(why) => !why.contains("is gone"),
-        Error::Cancelled => true,
+        chnative::ErrorKind::Closed => !e.to_string().contains("is gone"),
+        chnative::ErrorKind::Cancelled => true,
         _ => false,
     }
 }

@@ -340,6 +340,7 @@ async fn decimals_render_like_to_string() {
                 DecimalRaw::D64(_) => (10..=18).contains(&p),
                 DecimalRaw::D128(_) => (19..=38).contains(&p),
                 DecimalRaw::D256(_) => p >= 39,
+                _ => false,
             };
             assert!(width_ok, "Decimal({p}, {s}) viewed as {:?}", col.raw());
             for (i, text) in strings(b, "s").iter().enumerate() {

@@ -109,12 +109,12 @@ async fn corrupted_compressed_frame_is_a_checksum_error() {
         }
     };
     assert!(
-        matches!(err, chnative::Error::Protocol(chnative::proto::ProtoError::Checksum { .. })),
+        matches!(err.as_protocol(), Some(chnative::proto::ProtoError::Checksum { .. })),
         "expected a checksum error, got {err:?}"
     );
     drop(s);
     assert!(!c.is_usable());
-    assert!(matches!(c.ping().await, Err(chnative::Error::Closed(_))));
+    assert!(matches!(c.ping().await, Err(ref e) if e.kind() == chnative::ErrorKind::Closed));
 }
 
 #[tokio::test]
@@ -133,8 +133,8 @@ async fn cut_connection_is_an_io_error_not_a_hang() {
         let res = tokio::time::timeout(Duration::from_secs(20), res).await.expect("must not hang");
         match res {
             // A cut inside the handshake is a connect failure.
-            Err(chnative::Error::Io(e) | chnative::Error::Connect(e)) => {
-                assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof, "cut at {cut}: {e}")
+            Err(e) if e.as_io().is_some() => {
+                assert_eq!(e.as_io().unwrap().kind(), std::io::ErrorKind::UnexpectedEof, "cut at {cut}: {e}")
             }
             other => panic!("cut at {cut}: expected an I/O error, got {other:?}"),
         }
@@ -145,7 +145,7 @@ async fn cut_connection_is_an_io_error_not_a_hang() {
 async fn read_timeout_closes_the_connection() {
     let c = chnative::Client::connect(&url("read_timeout=300ms&set_interactive_delay=10000000")).await.unwrap();
     let err = c.execute("SELECT sleep(2)").await.unwrap_err();
-    assert!(matches!(err, chnative::Error::Timeout(_)), "{err:?}");
+    assert!(err.kind() == chnative::ErrorKind::Timeout, "{err:?}");
     assert!(!c.is_usable());
 }
 
@@ -155,10 +155,7 @@ async fn block_larger_than_the_limit_is_refused_before_allocating() {
         let cfg = chnative::Config::from_url(&url(&format!("compression={comp}"))).unwrap().max_block_bytes(100_000);
         let c = chnative::Client::connect_with(cfg).await.unwrap();
         let err = c.execute("SELECT number FROM numbers(1000000) SETTINGS max_block_size = 1000000").await.unwrap_err();
-        assert!(
-            matches!(err, chnative::Error::Protocol(chnative::proto::ProtoError::TooLarge { .. })),
-            "{comp}: {err:?}"
-        );
+        assert!(matches!(err.as_protocol(), Some(chnative::proto::ProtoError::TooLarge { .. })), "{comp}: {err:?}");
         assert!(!c.is_usable());
     }
 }
@@ -169,12 +166,9 @@ async fn type_mismatch_names_column_and_both_types() {
     let mut s = c.stream("SELECT toUInt64(1) AS id").await.unwrap();
     let b = s.next().await.unwrap().unwrap();
     let err = b.column("id").unwrap().view().values::<u32>().map_err(chnative::Error::from).unwrap_err();
-    match err {
-        chnative::Error::TypeMismatch { column, requested, actual } => {
-            assert_eq!((column.as_str(), requested.as_str(), actual.as_str()), ("id", "u32", "UInt64"));
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(err.kind(), chnative::ErrorKind::TypeMismatch, "{err:?}");
+    let m = err.as_type_mismatch().unwrap();
+    assert_eq!((m.column.as_str(), m.requested.as_str(), m.actual.as_str()), ("id", "u32", "UInt64"));
 }
 
 #[tokio::test]
@@ -220,6 +214,33 @@ async fn abandoning_a_read_mid_packet_closes_the_connection() {
     drop(s);
     // Whatever comes next must not read the rest of that block as a new answer.
     let next = tokio::time::timeout(Duration::from_secs(10), c.query_scalar::<u8>("SELECT 1")).await.expect("no hang");
-    assert!(matches!(next, Err(chnative::Error::Closed(_)) | Err(chnative::Error::Timeout(_))), "{next:?}");
+    let kind = next.as_ref().err().map(chnative::Error::kind);
+    assert!(matches!(kind, Some(chnative::ErrorKind::Closed | chnative::ErrorKind::Timeout)), "{next:?}");
     assert!(!c.is_usable());
+}
+
+/// Row counts have kinds of their own: a query that must return a row and
+/// returned none is `NoRows` (not invalid input: the call was well formed), one
+/// that returned a row too many is `TooManyRows`. The connection stays usable.
+#[tokio::test]
+async fn row_counts_have_their_own_kinds() {
+    use chnative::ErrorKind;
+    let c = client().await;
+    let e = c.fetch_one::<u64>("SELECT number FROM numbers(0)").await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoRows, "{e:?}");
+    assert_eq!(e.to_string(), "the query returned no rows, expected one");
+    let e = c.query_scalar::<u64>("SELECT number FROM numbers(0)").await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoRows, "{e:?}");
+    assert_eq!(c.fetch_optional::<u64>("SELECT number FROM numbers(0)").await.unwrap(), None);
+    for e in [
+        c.fetch_one::<u64>("SELECT number FROM numbers(2)").await.unwrap_err(),
+        c.fetch_optional::<u64>("SELECT number FROM numbers(2)").await.unwrap_err(),
+    ] {
+        assert_eq!(e.kind(), ErrorKind::TooManyRows, "{e:?}");
+        assert!(!e.is_closed() && !e.is_retryable(), "{e:?}");
+    }
+    // A type mismatch on an empty result is still reported as one.
+    let e = c.query_scalar::<String>("SELECT number FROM numbers(0)").await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TypeMismatch, "{e:?}");
+    assert_eq!(c.query_scalar::<u8>("SELECT 7").await.unwrap(), 7);
 }

@@ -35,7 +35,7 @@ fn cfg_at(host: &str, port: u16) -> Config {
 async fn server_errors_show_the_code_name_and_the_message_on_one_line() {
     let c = client().await;
     let e = c.execute("SELECT * FROM default.errors_hints_no_such_table").await.unwrap_err();
-    let Error::Server(s) = &e else { panic!("{e:?}") };
+    let Some(s) = e.as_server() else { panic!("{e:?}") };
     assert_eq!((s.code, s.code_name()), (60, Some("UNKNOWN_TABLE")));
     // The server's own message, without the class name it starts with.
     let text = s.message.strip_prefix("DB::Exception: ").expect("the server's message starts with its class");
@@ -54,7 +54,7 @@ async fn server_errors_show_the_code_name_and_the_message_on_one_line() {
 async fn debug_of_a_server_error_has_no_stack_trace() {
     let c = client().await;
     let e = c.execute("SELECT throwIf(1, 'errors_hints debug')").await.unwrap_err();
-    let Error::Server(s) = &e else { panic!("{e:?}") };
+    let Some(s) = e.as_server() else { panic!("{e:?}") };
     let trace_lines = s.stack_trace.lines().count();
     assert!(trace_lines > 1, "the server sends a stack trace: {:?}", s.stack_trace);
     let first_frame = s.stack_trace.lines().next().unwrap();
@@ -191,12 +191,12 @@ fn closed_port() -> u16 {
 async fn a_refused_connect_names_the_host_and_port() {
     let port = closed_port();
     let (e, _) = connect_err(cfg_at("127.0.0.1", port)).await;
-    assert!(matches!(e, Error::Connect(_)) && e.is_retryable(), "{e:?}");
+    assert!(e.is_connect() && e.is_retryable(), "{e:?}");
     let shown = e.to_string();
     assert!(shown.starts_with(&format!("connecting to 127.0.0.1:{port} failed: ")), "{shown}");
     assert!(shown.to_lowercase().contains("refused"), "{shown}");
     // The OS error stays reachable under the text.
-    let Error::Connect(io) = &e else { unreachable!() };
+    let io = e.as_io().unwrap();
     assert_eq!(io.kind(), std::io::ErrorKind::ConnectionRefused);
     let source = std::error::Error::source(io.get_ref().unwrap()).unwrap();
     assert!(source.downcast_ref::<std::io::Error>().is_some(), "{source:?}");
@@ -214,7 +214,7 @@ async fn a_connect_timeout_names_the_host_and_port() {
     let port = silent.local_addr().unwrap().port();
     let cfg = cfg_at("localhost", port).connect_timeout(Duration::from_millis(1500));
     let (e, _) = connect_err(cfg.clone()).await;
-    assert!(matches!(e, Error::Connect(_)) && e.is_retryable(), "{e:?}");
+    assert!(e.is_connect() && e.is_retryable(), "{e:?}");
     assert_eq!(e.kind(), ErrorKind::Timeout);
     let shown = e.to_string();
     assert!(shown.starts_with(&format!("connecting to localhost:{port} failed: timed out after 1.5s")), "{shown}");
@@ -234,7 +234,7 @@ async fn with_several_hosts_each_failure_is_named() {
     let (p1, p2) = (closed_port(), closed_port());
     let cfg = cfg_at("127.0.0.1", p1).add_host("localhost", Some(p2));
     let (e, _) = connect_err(cfg).await;
-    assert!(matches!(e, Error::Connect(_)), "{e:?}");
+    assert!(e.is_connect(), "{e:?}");
     let shown = e.to_string();
     assert!(shown.starts_with("no host answered: "), "{shown}");
     assert!(shown.contains(&format!("connecting to 127.0.0.1:{p1} failed: ")), "{shown}");
@@ -299,7 +299,7 @@ async fn an_untrusted_certificate_names_tls_ca_file() {
     let cfg = cfg_at("localhost", port).secure(true).tls_ca_file(&other);
     let (e, took) = connect_err(cfg).await;
     eprintln!("untrusted certificate ({took:?}): {e}");
-    assert!(matches!(e, Error::Connect(_)), "{e:?}");
+    assert!(e.is_connect(), "{e:?}");
     let shown = e.to_string();
     assert!(shown.starts_with(&format!("connecting to localhost:{port} failed: TLS handshake failed: ")), "{shown}");
     assert!(shown.contains("UnknownIssuer"), "{shown}");
@@ -382,7 +382,7 @@ async fn webpki_roots_need_their_feature() {
     let (e, _) = connect_err(cfg).await;
     if cfg!(feature = "webpki-roots") {
         // The roots load; connecting to the closed port fails after them.
-        assert!(matches!(e, Error::Connect(_)), "{e:?}");
+        assert!(e.is_connect(), "{e:?}");
     } else {
         assert_eq!(e.kind(), ErrorKind::Config, "{e:?}");
         assert!(e.to_string().contains("needs chnative built with the `webpki-roots` cargo feature"), "{e}");

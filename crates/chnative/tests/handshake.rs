@@ -35,12 +35,12 @@ async fn password_user_and_wrong_password() {
     let err = chnative::Client::connect(&format!("clickhouse://chn_pw:wrong@{}:{}/default", s.host, s.tcp_port))
         .await
         .expect_err("wrong password must fail");
-    match &err {
-        chnative::Error::Server(e) => {
+    match err.as_server() {
+        Some(e) => {
             assert_eq!(e.code, 516, "{e}");
             assert!(e.message.contains("password") || e.message.contains("Authentication"), "{e}");
         }
-        other => panic!("expected a server error, got {other:?}"),
+        None => panic!("expected a server error, got {err:?}"),
     }
 }
 
@@ -69,16 +69,19 @@ async fn unknown_setting_is_an_error() {
     let mut c = chnative::Connection::connect(&url("set_no_such_setting_xyz=1")).await.unwrap();
     let err = c.execute("SELECT 1").await.unwrap_err();
     assert_eq!(err.server_code(), Some(115), "{err}");
-    match &err {
-        chnative::Error::Server(e) => assert!(e.message.contains("no_such_setting_xyz"), "{e}"),
-        other => panic!("{other:?}"),
+    match err.as_server() {
+        Some(e) => assert!(e.message.contains("no_such_setting_xyz"), "{e}"),
+        None => panic!("{err:?}"),
     }
     // The server closes the connection after rejecting a Query packet: the
     // client knows at once, and the next call names that first cause (not an
     // I/O error, not a hang or a misread).
     assert!(!c.is_usable());
     let next = c.ping().await;
-    assert!(matches!(&next, Err(chnative::Error::Closed(why)) if why.contains("115")), "{next:?}");
+    assert!(
+        matches!(&next, Err(e) if e.kind() == chnative::ErrorKind::Closed && e.to_string().contains("115")),
+        "{next:?}"
+    );
     assert!(!c.is_usable());
 }
 
@@ -87,13 +90,13 @@ async fn server_exception_leaves_connection_usable() {
     let c = client().await;
     let err = c.execute(chnative::Query::new("SELECT throwIf(1, 'nope')")).await.unwrap_err();
     assert_eq!(err.server_code(), Some(395), "{err}");
-    match &err {
-        chnative::Error::Server(e) => {
+    match err.as_server() {
+        Some(e) => {
             assert_eq!(e.name, "DB::Exception");
             assert!(e.message.contains("nope"), "{e}");
             assert!(!e.stack_trace.is_empty());
         }
-        other => panic!("{other:?}"),
+        None => panic!("{err:?}"),
     }
     assert!(c.is_usable());
     c.ping().await.unwrap();

@@ -8,7 +8,7 @@
 mod common;
 use common::*;
 
-use chnative::{Client, Config, DataType, Error, InsertData, WireUuid};
+use chnative::{Client, Config, DataType, Error, ErrorKind, InsertData, WireUuid};
 
 /// (revision, compression) pairs every test runs at.
 fn combos() -> Vec<(u64, &'static str)> {
@@ -876,9 +876,9 @@ async fn header_checks() {
             .unwrap_err();
         // (The client lists the columns in the SQL, so the server refuses before the
         // header: NO_SUCH_COLUMN_IN_TABLE.)
-        match &e {
-            Error::Server(s) => assert!(s.code == 16 && s.message.contains("nope"), "{what}: {e}"),
-            other => panic!("{what}: unknown column gave {other:?}"),
+        match e.as_server() {
+            Some(s) => assert!(s.code == 16 && s.message.contains("nope"), "{what}: {e}"),
+            None => panic!("{what}: unknown column gave {e:?}"),
         }
         assert_usable(&mut c).await;
 
@@ -889,15 +889,16 @@ async fn header_checks() {
 
         // Missing columns without a DEFAULT (`small`, `n`): a usage error naming them.
         let e = c.insert(&t).column("id", &ids[..]).column("name", &names[..]).send().await.unwrap_err();
-        match &e {
-            Error::Usage(m) => {
+        match e.kind() {
+            ErrorKind::InvalidInput => {
                 // "missing column(s) without a DEFAULT: small, n (use allow_missing_columns() …)"
-                let list = m.split_once(": ").map(|(_, r)| r.split(" (").next().unwrap_or(r)).unwrap_or(m);
+                let m = e.to_string();
+                let list = m.split_once(": ").map(|(_, r)| r.split(" (").next().unwrap_or(r)).unwrap_or(&m);
                 let mut listed: Vec<&str> = list.split(", ").collect();
                 listed.sort();
                 assert_eq!(listed, ["n", "small"], "{what}: {m}");
             }
-            other => panic!("{what}: missing column gave {other:?}"),
+            _ => panic!("{what}: missing column gave {e:?}"),
         }
         assert_usable(&mut c).await;
 
@@ -912,11 +913,13 @@ async fn header_checks() {
             .send()
             .await
             .unwrap_err();
-        match &e {
-            Error::TypeMismatch { column, requested, actual } => {
-                assert_eq!((column.as_str(), requested.as_str(), actual.as_str()), ("id", "u32", "UInt64"), "{what}")
-            }
-            other => panic!("{what}: u32 into UInt64 gave {other:?}"),
+        match e.as_type_mismatch() {
+            Some(m) => assert_eq!(
+                (m.column.as_str(), m.requested.as_str(), m.actual.as_str()),
+                ("id", "u32", "UInt64"),
+                "{what}"
+            ),
+            None => panic!("{what}: u32 into UInt64 gave {e:?}"),
         }
         assert_usable(&mut c).await;
 
@@ -930,15 +933,15 @@ async fn header_checks() {
             .send()
             .await
             .unwrap_err();
-        match &e {
-            Error::TypeMismatch { column, requested, actual } => {
-                assert_eq!(column, "small", "{what}");
-                assert!(requested.contains("string"), "{what}: {e}");
-                assert_eq!(actual, "UInt8", "{what}");
+        match e.as_type_mismatch() {
+            Some(m) => {
+                assert_eq!(m.column, "small", "{what}");
+                assert!(m.requested.contains("string"), "{what}: {e}");
+                assert_eq!(m.actual, "UInt8", "{what}");
                 let text = e.to_string();
                 assert!(text.contains("small") && text.contains("UInt8"), "{what}: {text}");
             }
-            other => panic!("{what}: strings into UInt8 gave {other:?}"),
+            None => panic!("{what}: strings into UInt8 gave {e:?}"),
         }
         assert_usable(&mut c).await;
 
@@ -955,7 +958,7 @@ async fn header_checks() {
                 _ => ins.column("small", data).column("n", InsertData::nullable(&nulls, &smalls[..])),
             };
             let e = ins.send().await.unwrap_err();
-            assert!(matches!(&e, Error::TypeMismatch { column, .. } if column == col), "{what}: {e:?}");
+            assert!(e.as_type_mismatch().is_some_and(|m| m.column == col), "{what}: {e:?}");
             assert_usable(&mut c).await;
         }
 
@@ -969,12 +972,12 @@ async fn header_checks() {
             .send()
             .await
             .unwrap_err();
-        assert!(matches!(&e, Error::Usage(m) if m.contains("name")), "{what}: {e:?}");
+        assert!(e.kind() == ErrorKind::InvalidInput && e.to_string().contains("name"), "{what}: {e:?}");
         assert_usable(&mut c).await;
 
         // The same column twice.
         let e = c.insert(&t).column("id", &ids[..]).column("id", &ids[..]).send().await.unwrap_err();
-        assert!(matches!(&e, Error::Usage(m) if m.contains("id")), "{what}: {e:?}");
+        assert!(e.kind() == ErrorKind::InvalidInput && e.to_string().contains("id"), "{what}: {e:?}");
         assert_usable(&mut c).await;
 
         // Nothing of the above reached the table.
@@ -1097,12 +1100,12 @@ async fn constraint_violation_is_a_server_error() {
         let xs = [1u64, 2, 100, 3];
         let ss = ["a", "b", "c", "d"];
         let e = c.insert(&t).column("x", &xs[..]).column("s", &ss[..]).send().await.unwrap_err();
-        match &e {
-            Error::Server(s) => {
+        match e.as_server() {
+            Some(s) => {
                 assert_eq!(s.code, 469, "{what}: {e}");
                 assert!(s.message.contains("Constraint `c`") && s.message.contains("x = 100"), "{what}: {e}");
             }
-            other => panic!("{what}: expected a server error, got {other:?}"),
+            None => panic!("{what}: expected a server error, got {e:?}"),
         }
         assert_eq!(e.server_code(), Some(469));
         assert!(c.is_usable(), "{what}");
@@ -1163,11 +1166,11 @@ async fn empty_insert() {
         assert_usable(&mut c).await;
         // The header is still checked with no rows.
         let e = c.insert(&t).column("id", &strs[..]).allow_missing_columns().send().await.unwrap_err();
-        assert!(matches!(e, Error::TypeMismatch { .. }), "{what}: {e:?}");
+        assert!(e.kind() == chnative::ErrorKind::TypeMismatch, "{what}: {e:?}");
         assert_usable(&mut c).await;
         // No columns at all is a usage error.
         let e = c.insert(&t).send().await.unwrap_err();
-        assert!(matches!(e, Error::Usage(_)), "{what}: {e:?}");
+        assert!(e.kind() == chnative::ErrorKind::InvalidInput, "{what}: {e:?}");
         assert_usable(&mut c).await;
     }
 }
@@ -1280,10 +1283,9 @@ async fn values_the_type_cannot_hold() {
         ];
         for (col, e, e16, b, ne_vals, ae_vals, v) in cases {
             let err = ins(&mut c, &t, e, e16, b, (&ne_nulls, ne_vals), ae_vals).await.unwrap_err();
-            match &err {
-                Error::Usage(m) => assert!(m.contains(&format!("`{col}`")) && m.contains(v), "{what}: {m}"),
-                other => panic!("{what}: bad value in {col} gave {other:?}"),
-            }
+            let m = err.to_string();
+            assert_eq!(err.kind(), ErrorKind::InvalidInput, "{what}: bad value in {col} gave {err:?}");
+            assert!(m.contains(&format!("`{col}`")) && m.contains(v), "{what}: {m}");
             assert_usable(&mut c).await;
         }
         assert_eq!(t.count(), 0, "{what}");
@@ -1304,7 +1306,7 @@ async fn values_the_type_cannot_hold() {
             .send()
             .await
             .unwrap_err();
-        assert!(matches!(err, Error::Usage(_)), "{what}: {err:?}");
+        assert!(err.kind() == chnative::ErrorKind::InvalidInput, "{what}: {err:?}");
         assert_usable(&mut c).await;
     }
 }
@@ -1331,7 +1333,7 @@ async fn fixed_strings_bulk_insert() {
         "61626364\t6161\n00000000\t6262\n78790000\t6161\nFF000102\t0000\n"
     );
     let err = c.insert(&t).column("s", chnative::InsertData::fixed_strings(b"abc", 3)).send().await.unwrap_err();
-    assert!(matches!(err, chnative::Error::TypeMismatch { .. }), "{err:?}");
+    assert!(err.kind() == chnative::ErrorKind::TypeMismatch, "{err:?}");
     let one: u8 = c.query_scalar("SELECT 1").await.unwrap();
     assert_eq!(one, 1);
     c.execute(format!("DROP TABLE {t}").as_str()).await.unwrap();
@@ -1363,7 +1365,7 @@ async fn column_data_that_does_not_fit_its_type_is_refused_before_sending() {
         Err(e) => {
             let msg = e.to_string();
             assert_eq!(msg, "column `v` (UInt64): values are 4 bytes wide, UInt64 needs 8");
-            assert!(matches!(Error::from(e), Error::Usage(_)));
+            assert_eq!(Error::from(e).kind(), ErrorKind::InvalidInput);
         }
     }
     assert_eq!(t.count(), 0);
@@ -1378,10 +1380,9 @@ async fn invalid_insert_data_is_a_usage_error() {
     let t = Table::create("ins_invalid", "(a Array(UInt8)) ENGINE = Memory");
     let elems = [1u8, 2];
     let err = c.insert(&t).column("a", InsertData::array(&[1, 3], &elems[..])).send().await.unwrap_err();
-    match &err {
-        Error::Usage(msg) => assert!(msg.contains("column `a`") && msg.contains("array offsets end at 3"), "{msg}"),
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains("column `a`") && msg.contains("array offsets end at 3"), "{msg}");
     assert_eq!(t.count(), 0);
     assert_usable(&mut c).await;
 }

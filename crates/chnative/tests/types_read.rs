@@ -916,6 +916,7 @@ async fn low_cardinality_key_widths() {
                     Keys::U16(_) => 2,
                     Keys::U32(_) => 4,
                     Keys::U64(_) => 8,
+                    other => panic!("{ctx}: keys this test does not know: {other:?}"),
                 };
                 if b.rows() as u64 == rows {
                     assert_eq!(w, width, "{ctx}");
@@ -1001,12 +1002,16 @@ async fn wrong_rust_type_is_type_mismatch() {
     let check = |e: chnative::proto::ProtoError, column: &str, requested: &str, actual: &str| {
         let e = Error::from(e);
         let msg = e.to_string();
-        match e {
-            Error::TypeMismatch { column: c, requested: r, actual: a } => {
-                assert_eq!((c.as_str(), r.as_str(), a.as_str()), (column, requested, actual), "{msg}");
+        match e.as_type_mismatch() {
+            Some(m) => {
+                assert_eq!(
+                    (m.column.as_str(), m.requested.as_str(), m.actual.as_str()),
+                    (column, requested, actual),
+                    "{msg}"
+                );
                 assert!(msg.contains(column) && msg.contains(requested) && msg.contains(actual), "{msg}");
             }
-            other => panic!("expected TypeMismatch, got {other:?}"),
+            None => panic!("expected TypeMismatch, got {e:?}"),
         }
     };
     let col = |n: &str| b.column(n).unwrap().view();
@@ -1033,9 +1038,9 @@ async fn wrong_rust_type_is_type_mismatch() {
 
     // query_scalar reports the same error kind (saying why: a narrowing), and the
     // connection stays usable.
-    match c.query_scalar::<u32>("SELECT toUInt64(7) AS x").await {
-        Err(Error::TypeMismatch { column, requested, actual }) => {
-            assert_eq!((column.as_str(), requested.as_str(), actual.as_str()), ("x", "u32 (narrowing)", "UInt64"))
+    match c.query_scalar::<u32>("SELECT toUInt64(7) AS x").await.as_ref().map_err(Error::as_type_mismatch) {
+        Err(Some(m)) => {
+            assert_eq!((m.column.as_str(), m.requested.as_str(), m.actual.as_str()), ("x", "u32 (narrowing)", "UInt64"))
         }
         other => panic!("expected TypeMismatch, got {other:?}"),
     }

@@ -101,6 +101,7 @@ impl AggregateState {
 
 /// The value inside one aggregate state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum StateValue<'s> {
     /// `count`'s count.
     Count(u64),

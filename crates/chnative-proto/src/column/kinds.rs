@@ -13,6 +13,7 @@ pub(super) const SPARSE_END_OF_GRANULE: u64 = 1 << 62;
 
 /// One layer of a column's serialization kind stack.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Kind {
     /// Plain.
     Default,

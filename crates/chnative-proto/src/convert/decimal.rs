@@ -435,6 +435,7 @@ impl TryFrom<Decimal> for rust_decimal::Decimal {
 /// assert_eq!(raw.len(), 2);
 /// ```
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub enum DecimalRaw<'a> {
     /// `Decimal(1..=9, S)`.
     D32(&'a [i32]),

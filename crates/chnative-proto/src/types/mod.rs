@@ -13,6 +13,7 @@ mod parse;
 /// The unit of an `Interval*` type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[allow(missing_docs)]
+#[non_exhaustive]
 pub enum IntervalKind {
     Nanosecond,
     Microsecond,

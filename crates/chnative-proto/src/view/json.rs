@@ -196,6 +196,7 @@ impl<'a> JsonView<'a> {
 
 /// A value of a JSON path: in a column of the block, or decoded from shared data.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum JsonValue<'a> {
     /// Row `.1` of a typed-path or dynamic-path column.
     Column(ColumnView<'a>, usize),

@@ -135,6 +135,7 @@ impl<'a> ArrayView<'a> {
 /// Keys of a LowCardinality column at their wire width.
 #[derive(Debug, Clone, Copy)]
 #[allow(missing_docs)]
+#[non_exhaustive]
 pub enum Keys<'a> {
     U8(&'a [u8]),
     U16(&'a [u16]),

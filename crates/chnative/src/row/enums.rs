@@ -53,10 +53,12 @@ impl<'r> EnumReader<'r> {
     /// Resolves the column for one block.
     pub fn new<E: EnumLabels>(view: &ColumnView<'r>) -> Result<Self> {
         let ty = view.data_type();
-        let items = items(ty).ok_or_else(|| Error::TypeMismatch {
-            column: view.name().into(),
-            requested: "an enum".into(),
-            actual: view.type_name().into(),
+        let items = items(ty).ok_or_else(|| {
+            Error::from(crate::error::TypeMismatch {
+                column: view.name().into(),
+                requested: "an enum".into(),
+                actual: view.type_name().into(),
+            })
         })?;
         let mut table: Vec<(i16, usize)> =
             items.iter().filter_map(|(l, v)| E::LABELS.iter().position(|x| x == l).map(|k| (*v, k))).collect();
@@ -77,7 +79,7 @@ impl<'r> EnumReader<'r> {
         };
         let k = self.table.binary_search_by_key(&v, |p| p.0).map(|k| self.table[k].1);
         k.ok().and_then(E::from_index).ok_or_else(|| {
-            Error::Protocol(chnative_proto::ProtoError::violation(format!(
+            Error::from(chnative_proto::ProtoError::violation(format!(
                 "column `{}` row {i}: {v} is not a value of its enum",
                 self.column
             )))
@@ -97,7 +99,7 @@ pub struct EnumBuffer {
 impl EnumBuffer {
     /// An empty buffer for a column of type `ty`.
     pub fn new<E: EnumLabels>(ty: &D) -> Result<Self> {
-        let items = items(ty).ok_or_else(|| Error::Usage(format!("an enum cannot be written to {ty}")))?;
+        let items = items(ty).ok_or_else(|| Error::invalid_input(format!("an enum cannot be written to {ty}")))?;
         let values = E::LABELS
             .iter()
             .map(|l| {
@@ -105,7 +107,7 @@ impl EnumBuffer {
                     .iter()
                     .find(|(x, _)| x == l)
                     .map(|(_, v)| *v)
-                    .ok_or_else(|| Error::Usage(format!("{ty} has no label {l:?}")))
+                    .ok_or_else(|| Error::invalid_input(format!("{ty} has no label {l:?}")))
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(EnumBuffer { wide: matches!(ty, D::Enum16(_)), values, bytes: Vec::new() })

@@ -248,6 +248,7 @@ impl<'r> FromColumn<'r> for bool {
 }
 
 /// Float32 values, or BFloat16 bits widened to `f32` (exactly).
+#[non_exhaustive]
 pub enum F32Reader<'r> {
     /// Float32.
     F32(Values<'r, f32>),
@@ -339,7 +340,7 @@ impl<'r> Strings<'r> {
     fn str_checked(&self, i: usize) -> Result<&'r str> {
         let b = self.bytes(i)?;
         std::str::from_utf8(b).map_err(|_| {
-            Error::Convert(convert::ConvertError::Inexact {
+            Error::from(convert::ConvertError::Inexact {
                 value: format!("{:?} (column `{}`, row {i})", String::from_utf8_lossy(b), self.column),
                 target: "a UTF-8 string (read it into Vec<u8> or &[u8])".into(),
             })
@@ -389,11 +390,11 @@ impl<'r, const N: usize> FromColumn<'r> for [u8; N] {
     fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
         let (bytes, n) = view.as_fixed_strings()?;
         if n != N {
-            return Err(Error::TypeMismatch {
+            return Err(Error::from(crate::error::TypeMismatch {
                 column: view.name().into(),
                 requested: format!("[u8; {N}]"),
                 actual: view.type_name().into(),
-            });
+            }));
         }
         Ok(FixedStrings { bytes, column: view.name() })
     }
@@ -477,6 +478,7 @@ fn range(offsets: &[u64], i: usize, column: &str) -> Result<std::ops::Range<usiz
 
 /// `Vec<T>` reads Array(T) (and Map as pairs); `Vec<u8>` and `&[u8]` also read String;
 /// `Vec<f32>` / `Vec<f64>` also read QBit vectors.
+#[non_exhaustive]
 pub enum BytesOrArray<'r, A> {
     /// Array elements.
     Array(A),
@@ -517,11 +519,9 @@ impl<'r, T: FromColumn<'r>> FromColumn<'r> for Vec<T> {
     fn read(r: &Self::Reader, i: usize) -> Result<Self> {
         match r {
             BytesOrArray::Array(a) => range(a.offsets, i, a.column)?.map(|j| a.inner.get(j)).collect(),
-            BytesOrArray::Bytes(s) => {
-                T::bytes_to_vec(s.bytes(i)?).ok_or_else(|| Error::Usage("internal: not a byte type".into()))
-            }
+            BytesOrArray::Bytes(s) => T::bytes_to_vec(s.bytes(i)?).ok_or_else(|| Error::internal("not a byte type")),
             BytesOrArray::QBit(q) => {
-                T::qbit_row(q, i).unwrap_or_else(|| Err(Error::Usage("internal: not a QBit element type".into())))
+                T::qbit_row(q, i).unwrap_or_else(|| Err(Error::internal("not a QBit element type")))
             }
         }
     }
@@ -577,10 +577,8 @@ where
                 let range = range(a.offsets, i, a.column)?;
                 a.values.get(range).ok_or_else(|| out_of_bounds(a.column, i))
             }
-            BytesOrArray::Bytes(s) => {
-                T::bytes_as_slice(s.bytes(i)?).ok_or_else(|| Error::Usage("internal: not a byte type".into()))
-            }
-            BytesOrArray::QBit(_) => Err(Error::Usage("internal: a QBit column has no slices to borrow".into())),
+            BytesOrArray::Bytes(s) => T::bytes_as_slice(s.bytes(i)?).ok_or_else(|| Error::internal("not a byte type")),
+            BytesOrArray::QBit(_) => Err(Error::internal("a QBit column has no slices to borrow")),
         }
     }
 }
@@ -753,6 +751,7 @@ impl<'r> FromColumn<'r> for chnative_proto::convert::ext::rust_decimal::Decimal 
 
 /// Date or Date32 days.
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+#[non_exhaustive]
 pub enum DateReader<'r> {
     /// Date: days since 1970 as u16.
     Date(Values<'r, u16>),
@@ -786,7 +785,7 @@ impl<'r, Z> DateTimeReader<'r, Z> {
             D::DateTime64(p, tz) => {
                 (tz.clone(), None, Some((Values { values: view.values()?, column: view.name() }, *p)))
             }
-            _ => return Err(Error::Usage(format!("internal: column `{}` is not a DateTime", view.name()))),
+            _ => return Err(Error::internal(format!("column `{}` is not a DateTime", view.name()))),
         };
         let zone = zone(tz.as_deref().unwrap_or(&ctx.server_timezone))?;
         Ok(DateTimeReader { secs, ticks, zone })
@@ -795,6 +794,7 @@ impl<'r, Z> DateTimeReader<'r, Z> {
 
 /// Time (seconds) or Time64(p) (ticks) values.
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+#[non_exhaustive]
 pub enum DurationReader<'r> {
     /// Time.
     Time(Values<'r, i32>),
@@ -869,7 +869,7 @@ macro_rules! temporal {
                         let ($ticks, $p) = (v.at(i)?, *p);
                         Ok($ticks_expr)
                     }
-                    _ => Err(Error::Usage("internal: empty DateTime reader".into())),
+                    _ => Err(Error::internal("empty DateTime reader")),
                 }
             }
         }
@@ -958,7 +958,7 @@ mod chrono_impls {
         match (&r.secs, &r.ticks) {
             (Some(v), _) => Ok(cc::datetime(v.at(i)?, &r.zone)),
             (_, Some((v, p))) => Ok(cc::datetime64(v.at(i)?, *p, &r.zone)?),
-            _ => Err(Error::Usage("internal: empty DateTime reader".into())),
+            _ => Err(Error::internal("empty DateTime reader")),
         }
     }
 

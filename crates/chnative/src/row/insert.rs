@@ -3,10 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use chnative_proto::DataType;
+use chnative_proto::{DataType, ProtoError};
 
 use super::{field_mismatch, RowWrite};
-use crate::error::{Error, Result};
+use crate::error::{Error, Repr, Result};
 use crate::{Client, InsertSummary};
 
 /// Backquotes a column name for SQL.
@@ -35,7 +35,9 @@ impl Client {
         let sql = format!("SELECT {} FROM {table} LIMIT 0", if list.is_empty() { "*".into() } else { list.join(", ") });
         let mut s = self.stream(sql).await?;
         while s.next().await?.is_some() {}
-        let header = s.header().ok_or_else(|| Error::Usage(format!("the server sent no header for `{table}`")))?;
+        let header = s
+            .header()
+            .ok_or_else(|| Error::from(ProtoError::violation(format!("the server sent no header for `{table}`"))))?;
         Ok(header.columns().iter().map(|c| (c.name().to_string(), c.data_type().clone())).collect())
     }
 
@@ -46,17 +48,17 @@ impl Client {
         let cols = match self.column_types(table, &names).await {
             Ok(c) => c,
             // Name the missing column instead of relaying the server's message.
-            Err(Error::Server(e)) if e.code == 47 => {
+            Err(e) if e.server_code() == Some(47) => {
                 let all = self.column_types(table, &[]).await?;
                 if let Some(f) = T::FIELDS.iter().find(|f| !all.iter().any(|(n, _)| n == f.column)) {
-                    return Err(Error::Usage(format!(
+                    return Err(Error::invalid_input(format!(
                         "table {table} has no column `{}` for field `{}` of {}",
                         f.column,
                         f.field,
                         T::NAME
                     )));
                 }
-                return Err(Error::Server(e));
+                return Err(e);
             }
             Err(e) => return Err(e),
         };
@@ -108,10 +110,11 @@ impl Client {
 }
 
 fn row_error(e: Error, i: usize) -> Error {
-    match e {
-        Error::Usage(m) => Error::Usage(format!("row {i}: {m}")),
-        e => e,
+    let mut e = e;
+    if let Repr::InvalidInput(m) = e.repr_mut() {
+        *m = format!("row {i}: {m}");
     }
+    e
 }
 
 /// What an [`Inserter`] sends with each INSERT besides the rows.
@@ -298,7 +301,7 @@ impl<T: RowWrite> Inserter<'_, T> {
 
     fn check_options(&self) -> Result<()> {
         match &self.options.bad {
-            Some(why) => Err(Error::Usage(why.clone())),
+            Some(why) => Err(Error::invalid_input(why.clone())),
             None => Ok(()),
         }
     }

@@ -340,7 +340,7 @@ impl<'r, T: FromColumn<'r>> Reader<'r, T> {
     pub fn required(cols: &[Option<ColumnView<'r>>], k: usize, ctx: &ReadContext) -> Result<Self> {
         match cols.get(k) {
             Some(Some(v)) => Self::new(v, ctx),
-            _ => Err(Error::Usage(format!("internal: field {k} has no bound column"))),
+            _ => Err(Error::internal(format!("field {k} has no bound column"))),
         }
     }
 
@@ -372,7 +372,7 @@ impl<'r, T: FromColumn<'r>> Reader<'r, T> {
         let k = lc.keys.get(i);
         if lc.nullable && k == 0 {
             return T::null().ok_or_else(|| {
-                Error::Usage(format!("column `{}` row {i} is NULL; read it into an Option", self.column))
+                Error::invalid_input(format!("column `{}` row {i} is NULL; read it into an Option", self.column))
             });
         }
         if k >= lc.dict_len {
@@ -393,7 +393,7 @@ fn map_entry(k: &DataType, v: &DataType) -> DataType {
 #[cold]
 #[inline(never)]
 pub fn out_of_bounds(column: &str, i: usize) -> Error {
-    Error::Protocol(chnative_proto::ProtoError::violation(format!("column `{column}`: index {i} is out of bounds")))
+    Error::from(chnative_proto::ProtoError::violation(format!("column `{column}`: index {i} is out of bounds")))
 }
 
 /// Binds a row type's fields to a result's columns by name and checks their types
@@ -413,7 +413,7 @@ pub fn bind_by_name<T: Row + ?Sized>(columns: &[chnative_proto::Column]) -> Resu
             }
             None if f.default => out.push(None),
             None => {
-                return Err(Error::Usage(format!(
+                return Err(Error::invalid_input(format!(
                     "the result has no column `{}` for field `{}` of {} (mark the field #[row(default)] if it may be absent)",
                     f.column,
                     f.field,
@@ -426,7 +426,7 @@ pub fn bind_by_name<T: Row + ?Sized>(columns: &[chnative_proto::Column]) -> Resu
         let extra: Vec<&str> =
             columns.iter().map(|c| c.name()).filter(|n| !T::FIELDS.iter().any(|f| f.column == *n)).collect();
         if !extra.is_empty() {
-            return Err(Error::Usage(format!(
+            return Err(Error::invalid_input(format!(
                 "the result has column(s) {} that no field of {} reads (add #[row(ignore_extra_columns)] to allow this)",
                 extra.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
                 T::NAME
@@ -459,11 +459,11 @@ pub fn tuple_accepts<T: Row + ?Sized>(ty: &DataType) -> bool {
 pub fn tuple_columns<'r, T: Row + ?Sized>(view: &ColumnView<'r>) -> Result<Vec<Option<ColumnView<'r>>>> {
     let shape = view.data_type().wire_shape().into_owned();
     let DataType::Tuple(elems) = shape else {
-        return Err(Error::TypeMismatch {
+        return Err(Error::from(crate::error::TypeMismatch {
             column: view.name().into(),
             requested: T::NAME.into(),
             actual: view.type_name().into(),
-        });
+        }));
     };
     let by_name = elems.iter().all(|(n, _)| n.is_some());
     T::FIELDS
@@ -501,10 +501,12 @@ impl<'r> VariantReader<'r> {
             .variant_types()
             .iter()
             .map(|t| {
-                pick(t).ok_or_else(|| Error::TypeMismatch {
-                    column: view.name().into(),
-                    requested: "a Rust variant for each alternative".into(),
-                    actual: view.type_name().into(),
+                pick(t).ok_or_else(|| {
+                    Error::from(crate::error::TypeMismatch {
+                        column: view.name().into(),
+                        requested: "a Rust variant for each alternative".into(),
+                        actual: view.type_name().into(),
+                    })
                 })
             })
             .collect::<Result<_>>()?;
@@ -537,7 +539,7 @@ impl<'r> VariantReader<'r> {
 
     /// The error for a NULL read into an enum that cannot hold one.
     pub fn null_error(&self, i: usize) -> Error {
-        Error::Usage(format!("column `{}` row {i} is NULL; read the Variant as Option<…>", self.column))
+        Error::invalid_input(format!("column `{}` row {i} is NULL; read the Variant as Option<…>", self.column))
     }
 
     /// Whether row `i` is NULL.
@@ -565,13 +567,15 @@ impl VariantSlots {
     /// accepts it wins. Every Rust alternative must find one.
     pub fn new(enum_name: &str, names: &[&str], writes: &[fn(&DataType) -> bool], ty: &DataType) -> Result<Self> {
         let DataType::Variant(alts) = ty else {
-            return Err(Error::Usage(format!("the Variant enum {enum_name} cannot be written to a {ty} column")));
+            return Err(Error::invalid_input(format!(
+                "the Variant enum {enum_name} cannot be written to a {ty} column"
+            )));
         };
         let mut taken = vec![false; alts.len()];
         let mut types = Vec::with_capacity(writes.len());
         for (j, w) in writes.iter().enumerate() {
             let Some(k) = (0..alts.len()).find(|&k| !taken[k] && w(&alts[k])) else {
-                return Err(Error::Usage(format!(
+                return Err(Error::invalid_input(format!(
                     "the alternative {}::{} fits none of the (remaining) alternatives of {ty}",
                     enum_name,
                     names.get(j).copied().unwrap_or("?")
@@ -675,7 +679,7 @@ impl<T: RowWrite> NestedBuffer<T> {
     /// Empty buffers for a Tuple column of type `ty`.
     pub fn new(ty: &DataType) -> Result<Self> {
         let (order, types) = nested_binding::<T>(ty).ok_or_else(|| {
-            Error::Usage(format!(
+            Error::invalid_input(format!(
                 "the nested row {} (fields {}) cannot be written to a {ty} column",
                 T::NAME,
                 T::FIELDS.iter().map(|f| f.column).collect::<Vec<_>>().join(", ")
@@ -720,9 +724,9 @@ impl<T: RowWrite> ColumnBuffer for NestedBuffer<T> {
 /// or be written to, with the reason when there is one (`narrowing`).
 pub(crate) fn field_mismatch<T: Row + ?Sized>(f: &Field, type_name: &str, why: Option<&str>) -> Error {
     let why = why.map(|w| format!("{w}; ")).unwrap_or_default();
-    Error::TypeMismatch {
+    Error::from(crate::error::TypeMismatch {
         column: f.column.to_string(),
         requested: format!("{} ({why}field `{}` of {})", f.rust_type, f.field, T::NAME),
         actual: type_name.to_string(),
-    }
+    })
 }

@@ -56,7 +56,7 @@ impl<'c, T: Row> RowStream<'c, T> {
                 let i = self.row;
                 self.row += 1;
                 let Some(readers) = self.readers.as_ref() else {
-                    return Err(Error::Usage("internal: rows without readers".into()));
+                    return Err(Error::internal("rows without readers"));
                 };
                 let readers = (readers as *const T::Readers<'static>).cast::<T::Readers<'_>>();
                 // SAFETY: the readers point into `self.inner`'s current block, which
@@ -145,7 +145,7 @@ impl<'c, T: Row> RowStream<'c, T> {
             }
         }
         let Some(readers) = self.readers.as_ref() else {
-            return Err(Error::Usage("internal: rows without readers".into()));
+            return Err(Error::internal("rows without readers"));
         };
         let readers = (readers as *const T::Readers<'static>).cast::<T::Readers<'_>>();
         // SAFETY: as in `next`: the readers point into the current block, which stays
@@ -261,7 +261,7 @@ impl Client {
     pub async fn fetch_one<T: OwnedRow>(&self, query: impl Into<Query>) -> Result<T> {
         match self.fetch_optional(query).await? {
             Some(r) => Ok(r),
-            None => Err(Error::Usage("the query returned no rows, expected one".into())),
+            None => Err(Error::no_rows("the query returned no rows, expected one")),
         }
     }
 
@@ -270,7 +270,7 @@ impl Client {
         let mut s = self.query::<T>(query).await?;
         let first = s.next().await?;
         if first.is_some() && s.next().await?.is_some() {
-            return Err(Error::Usage("the query returned more than one row, expected at most one".into()));
+            return Err(Error::too_many_rows("the query returned more than one row, expected at most one"));
         }
         Ok(first)
     }

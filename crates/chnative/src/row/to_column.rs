@@ -14,7 +14,7 @@ use chnative_proto::qbit::Element as QBitElement;
 use chnative_proto::view::{FixedValue, WireUuid};
 use chnative_proto::DataType as D;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Repr, Result};
 use crate::InsertData;
 
 /// A column being filled row by row.
@@ -89,7 +89,7 @@ impl QBitBuffer {
         if len == self.dim {
             Ok(())
         } else {
-            Err(Error::Usage(format!(
+            Err(Error::invalid_input(format!(
                 "a vector of {len} values cannot be written to a QBit({}, {}) column",
                 self.element.type_name(),
                 self.dim
@@ -102,7 +102,7 @@ impl QBitBuffer {
         // BFloat16 is the upper half of a Float32: a value with more precision would be cut.
         if self.element == QBitElement::BFloat16 {
             if let Some(v) = values.iter().find(|v| v.to_bits() & 0xffff != 0) {
-                return Err(Error::Usage(format!("{v} is not exactly a BFloat16 value")));
+                return Err(Error::invalid_input(format!("{v} is not exactly a BFloat16 value")));
             }
         }
         self.f32s.extend_from_slice(values);
@@ -128,6 +128,8 @@ impl QBitBuffer {
                 let bits: Vec<u16> = self.f32s.iter().map(|v| (v.to_bits() >> 16) as u16).collect();
                 qbit::column("", self.dim, &bits).ok()
             }
+            // An element type added to proto later: not written (see `data`).
+            _ => None,
         }
     }
 }
@@ -181,21 +183,21 @@ pub fn buffer_of<T: ToColumn + ?Sized>(ty: &D) -> Result<T::Buffer> {
 
 /// The buffer for field `k` whose column has type `types[k]`.
 pub fn buffer_for<T: ToColumn + ?Sized>(types: &[D], k: usize) -> Result<T::Buffer> {
-    let ty = types.get(k).ok_or_else(|| Error::Usage(format!("internal: no column type for field {k}")))?;
+    let ty = types.get(k).ok_or_else(|| Error::internal(format!("no column type for field {k}")))?;
     T::buffer(write_plain(ty))
 }
 
 /// Adds the column name to an error from writing a field.
 pub fn push_error(e: Error, column: &str) -> Error {
-    match e {
-        Error::Convert(c) => Error::Usage(format!("column `{column}`: {c}")),
-        Error::Usage(m) => Error::Usage(format!("column `{column}`: {m}")),
-        e => e,
+    match e.repr() {
+        Repr::Convert(c) => Error::invalid_input(format!("column `{column}`: {c}")),
+        Repr::InvalidInput(m) => Error::invalid_input(format!("column `{column}`: {m}")),
+        _ => e,
     }
 }
 
 fn cannot(ty: &D, rust: &str) -> Error {
-    Error::Usage(format!("{rust} cannot be written to a {ty} column"))
+    Error::invalid_input(format!("{rust} cannot be written to a {ty} column"))
 }
 
 /// Fixed-width values in wire layout.
@@ -514,6 +516,7 @@ impl<B: ColumnBuffer> ColumnBuffer for ArrayBuffer<B> {
 
 /// `Vec<T>` / `[T]` into Array(T), Map(K, V) for pairs, or bytes into String.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum VecBuffer<B> {
     /// Array(T).
     Array(ArrayBuffer<B>),
@@ -607,11 +610,9 @@ impl<T: ToColumn> ToColumn for [T] {
                 }
                 a.offsets.push(a.inner.len() as u64);
             }
-            VecBuffer::Bytes(s) => {
-                s.push_bytes(T::as_bytes(self).ok_or_else(|| Error::Usage("internal: not a byte type".into()))?)
-            }
+            VecBuffer::Bytes(s) => s.push_bytes(T::as_bytes(self).ok_or_else(|| Error::internal("not a byte type"))?),
             VecBuffer::QBit(q) => {
-                T::qbit_extend(self, q).unwrap_or_else(|| Err(Error::Usage("internal: not a QBit element".into())))?
+                T::qbit_extend(self, q).unwrap_or_else(|| Err(Error::internal("not a QBit element")))?
             }
         }
         Ok(())
@@ -762,10 +763,10 @@ macro_rules! read_only {
                 false
             }
             fn buffer(ty: &D) -> Result<Self::Buffer> {
-                Err(Error::Usage(format!(concat!("inserting ", $name, " into {} is not supported"), ty)))
+                Err(Error::invalid_input(format!(concat!("inserting ", $name, " into {} is not supported"), ty)))
             }
             fn write_to(&self, _: &mut Self::Buffer) -> Result<()> {
-                Err(Error::Usage(concat!("inserting ", $name, " is not supported").into()))
+                Err(Error::invalid_input(concat!("inserting ", $name, " is not supported")))
             }
         }
     };
@@ -924,6 +925,7 @@ mod temporal {
 
     /// Date (u16 days) or Date32 (i32 days).
     #[derive(Debug)]
+    #[non_exhaustive]
     pub enum DateBuffer {
         /// Date.
         Date(FixedBuffer<u16>),
@@ -966,6 +968,7 @@ mod temporal {
 
     /// DateTime (u32 seconds) or DateTime64(p) (i64 ticks).
     #[derive(Debug)]
+    #[non_exhaustive]
     pub enum DateTimeBuffer {
         /// DateTime.
         Secs(FixedBuffer<u32>),
@@ -1008,6 +1011,7 @@ mod temporal {
 
     /// Time (i32 seconds) or Time64(p) (i64 ticks).
     #[derive(Debug)]
+    #[non_exhaustive]
     pub enum DurationBuffer {
         /// Time.
         Secs(FixedBuffer<i32>),
