@@ -666,6 +666,7 @@ fn qbit(arr: &ArrayRef, ty: &T) -> Result<Prep> {
                 values.as_primitive::<Float32Type>().values().iter().map(|&x| bf16::from_f32_truncate(x)).collect();
             transpose(&v, dim)
         }
+        other => return Err(conv(format!("QBit elements of {other:?} are not supported ({ty})"))),
     }
     .map_err(chnative::Error::from)?;
     let column = chnative::Column::new("qbit", ty.to_string(), data).map_err(chnative::Error::from)?;
