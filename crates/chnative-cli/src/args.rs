@@ -76,6 +76,12 @@ pub struct Cli {
     /// Do not show the progress line on stderr.
     #[arg(long)]
     pub no_progress: bool,
+    /// Pipe each result through this command (run by `sh -c`) when standard
+    /// output is a terminal, e.g. `--pager 'less -SR'` for wide results; also
+    /// taken from `CHN_PAGER`. The progress line is not drawn while paging;
+    /// quitting the pager early cancels the query.
+    #[arg(long, value_name = "COMMAND")]
+    pub pager: Option<String>,
     /// Run --query / --queries-file first, then start the interactive prompt.
     #[arg(long, short = 'i')]
     pub interactive: bool,

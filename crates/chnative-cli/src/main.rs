@@ -12,6 +12,7 @@ mod render;
 mod split;
 
 use std::io::{IsTerminal, Read, Write};
+use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
 
 use chnative::{CancelHandle, Config, Connection, Query, ToParam};
@@ -141,6 +142,8 @@ pub struct App {
     interactive: bool,
     time: bool,
     show_progress: bool,
+    /// `--pager` / `CHN_PAGER`: results go through it when stdout is a terminal.
+    pager: Option<String>,
     batch_rows: usize,
     /// Standard input holds INSERT data (queries came from elsewhere).
     stdin_is_data: bool,
@@ -183,7 +186,9 @@ impl App {
             None if stmt.vertical => Format::Vertical,
             None => self.format.unwrap_or_else(|| self.default_format()),
         };
-        let tracker = Tracker::start(self.show_progress);
+        // A pager owns the terminal: no progress line drawn over it.
+        let paging = self.pager.clone().filter(|_| std::io::stdout().is_terminal());
+        let tracker = Tracker::start(self.show_progress && paging.is_none());
         let mut q = Query::new(stmt.sql.clone())
             .setting("output_format_native_write_json_as_string", "1")
             .observer(tracker.clone());
@@ -221,7 +226,22 @@ impl App {
             s.running = Some((stream.cancel_handle(), tracker.clone()));
             s.presses = 0;
         }
-        let writer = Suspending { bar: tracker.bar().cloned(), out: std::io::stdout() };
+        let mut pager = None;
+        let sink: Box<dyn Write + Send> = match &paging {
+            Some(cmd) => match Pager::start(cmd) {
+                Ok(p) => {
+                    let stdin = p.stdin();
+                    pager = Some(p);
+                    stdin
+                }
+                Err(e) => {
+                    tracker.finish();
+                    return Err(Failure::Usage(format!("starting the pager `{cmd}`: {e}")));
+                }
+            },
+            None => Box::new(std::io::stdout()),
+        };
+        let writer = Suspending { bar: tracker.bar().cloned(), out: sink };
         let mut out = Output::new(format, settings, &tz, writer, width);
         let mut result: Result<(), Failure> = Ok(());
         loop {
@@ -255,6 +275,14 @@ impl App {
         let rows = out.rows();
         drop(out);
         drop(stream);
+        if let Some(p) = pager {
+            // Its input is closed: wait until the user quits it. Quitting it
+            // early closed the pipe, which is not an error when paging.
+            p.wait();
+            if matches!(result, Err(Failure::BrokenPipe)) {
+                result = Ok(());
+            }
+        }
         let elapsed = tracker.elapsed();
         if matches!(result, Err(Failure::Cancelled)) {
             eprintln!(
@@ -377,10 +405,38 @@ fn query_format(sql: &str) -> Option<String> {
     Some(sql[name.start..name.end].trim_matches(['`', '"']).to_string())
 }
 
-/// Writes to stdout with the progress line (on the same terminal) lifted.
+/// A pager process (`sh -c COMMAND`) reading a result on its standard input.
+struct Pager {
+    child: std::process::Child,
+}
+
+impl Pager {
+    fn start(command: &str) -> std::io::Result<Pager> {
+        let child =
+            std::process::Command::new("sh").arg("-c").arg(command).stdin(std::process::Stdio::piped()).spawn()?;
+        Ok(Pager { child })
+    }
+
+    /// The pipe into the pager (taken once).
+    fn stdin(&self) -> Box<dyn Write + Send> {
+        // The handle is duplicated so that dropping the output closes it
+        // while `self` keeps the child to wait for.
+        match self.child.stdin.as_ref().and_then(|s| s.as_fd().try_clone_to_owned().ok()) {
+            Some(fd) => Box::new(std::fs::File::from(fd)),
+            None => Box::new(std::io::sink()),
+        }
+    }
+
+    fn wait(mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// Writes to stdout (or a pager) with the progress line (on the same terminal) lifted.
 struct Suspending {
     bar: Option<indicatif::ProgressBar>,
-    out: std::io::Stdout,
+    out: Box<dyn Write + Send>,
 }
 
 impl Write for Suspending {
@@ -498,6 +554,7 @@ async fn run(args: args::Args) -> i32 {
         interactive: false,
         time: cli.time,
         show_progress: !cli.no_progress && std::io::stderr().is_terminal(),
+        pager: cli.pager.clone().or_else(|| std::env::var("CHN_PAGER").ok()).filter(|p| !p.trim().is_empty()),
         batch_rows: cli.insert_batch_rows,
         stdin_is_data: has_queries && !stdin_terminal,
         signals,

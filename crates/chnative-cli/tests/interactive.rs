@@ -145,3 +145,38 @@ fn insert_data_from_a_pipe_with_the_progress_line_hidden() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
     assert_eq!(http(&format!("SELECT sum(a) FROM {} FORMAT TSV", t.0)), "3\n");
 }
+
+#[test]
+fn a_pager_gets_the_result_and_quitting_it_early_cancels_the_query() {
+    let dir = home("pager");
+    let paged = dir.join("paged.txt");
+    // --pager on the command line, standard output a terminal.
+    let mut cmd = chn_command();
+    cmd.env("HOME", &dir).env("TERM", "xterm").env("COLUMNS", "200");
+    cmd.arg("--pager").arg(format!("cat > {}", paged.display()));
+    cmd.arg("--query").arg("SELECT number AS n FROM numbers(3)");
+    let mut s = rexpect::session::spawn_command(cmd, Some(30_000)).expect("spawn chn in a pty");
+    s.exp_eof().unwrap();
+    let text = std::fs::read_to_string(&paged).expect("the pager wrote its input");
+    for n in ["0", "1", "2"] {
+        assert!(text.lines().any(|l| l.split_whitespace().any(|w| w == n)), "{text}");
+    }
+
+    // A pager that stops reading after a few bytes: chn ends quietly and the
+    // endless query leaves the server.
+    let marker = unique("pager_quit");
+    let mut cmd = chn_command();
+    cmd.env("HOME", &dir).env("TERM", "xterm");
+    cmd.arg("--pager").arg("head -c 100 > /dev/null");
+    cmd.arg("--query").arg(format!("SELECT number, '{marker}' FROM system.numbers"));
+    let started = Instant::now();
+    let mut s = rexpect::session::spawn_command(cmd, Some(30_000)).expect("spawn chn in a pty");
+    let rest = s.exp_eof().expect("chn ended after the pager quit");
+    assert!(!rest.contains("chn:"), "an error was printed: {rest}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while running(&marker) {
+        assert!(Instant::now() < deadline, "the query is still running on the server");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
