@@ -19,7 +19,7 @@ fn is_command(line: &str) -> bool {
 
 /// Accepts the input when it ends a statement (`;` or `\G` outside quotes and
 /// comments), is a client command, or is empty; otherwise Enter adds a line.
-struct StatementEnd;
+pub struct StatementEnd;
 
 impl Helper for StatementEnd {}
 impl Completer for StatementEnd {
@@ -52,23 +52,23 @@ fn history_path(given: Option<&str>) -> Option<std::path::PathBuf> {
     std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| std::path::Path::new(&h).join(".chn_history"))
 }
 
+/// The prompt's line editor. Made before chn listens for Ctrl-C: creating it
+/// installs rustyline's own SIGINT handler for its whole life (without
+/// chaining to an earlier one), so chn's listener must be registered after it
+/// (tokio's handler chains to the one it finds).
+pub type LineEditor = Editor<StatementEnd, FileHistory>;
+
+/// Makes the prompt's line editor (see [`LineEditor`]).
+pub fn editor() -> Result<LineEditor, String> {
+    let config = Config::builder()
+        .max_history_size(10_000)
+        .map(|b| b.auto_add_history(false).build())
+        .map_err(|e| e.to_string())?;
+    Editor::with_config(config).map_err(|e| format!("cannot start the prompt: {e}"))
+}
+
 /// Runs the prompt until `exit` or Ctrl-D; returns the exit code.
-pub async fn run(app: &mut App, history_file: Option<&str>) -> i32 {
-    let config = Config::builder().max_history_size(10_000).map(|b| b.auto_add_history(false).build());
-    let config = match config {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("chn: {e}");
-            return crate::exit::ERROR;
-        }
-    };
-    let mut rl: Editor<StatementEnd, FileHistory> = match Editor::with_config(config) {
-        Ok(rl) => rl,
-        Err(e) => {
-            eprintln!("chn: cannot start the prompt: {e}");
-            return crate::exit::ERROR;
-        }
-    };
+pub async fn run(app: &mut App, mut rl: LineEditor, history_file: Option<&str>) -> i32 {
     rl.set_helper(Some(StatementEnd));
     let history = history_path(history_file);
     if let Some(h) = &history {

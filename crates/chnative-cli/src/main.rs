@@ -459,12 +459,9 @@ impl Write for Suspending {
 
 /// Ctrl-C: the first press cancels the running query, the second quits; with
 /// no query running it quits at once.
-async fn watch_signals(signals: Arc<Mutex<SignalState>>) {
+async fn watch_signals(mut interrupts: tokio::signal::unix::Signal, signals: Arc<Mutex<SignalState>>) {
     // One listener for the whole run: a press that comes while the previous
     // one is handled is kept, not lost between two listeners.
-    let Ok(mut interrupts) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) else {
-        return;
-    };
     loop {
         if interrupts.recv().await.is_none() {
             return;
@@ -542,8 +539,32 @@ async fn run(args: args::Args) -> i32 {
     };
     let stdin_terminal = std::io::stdin().is_terminal();
     let has_queries = cli.query.is_some() || !cli.queries_file.is_empty();
+    // The prompt comes (after --query with -i, or alone): its line editor is
+    // made first, so that chn's Ctrl-C listener is registered after
+    // rustyline's handler and sees every press (see interactive::LineEditor).
+    let prompt_follows = stdin_terminal && (!has_queries || cli.interactive);
+    let editor = if prompt_follows {
+        match interactive::editor() {
+            Ok(e) => Some(e),
+            Err(e) => {
+                eprintln!("chn: {e}");
+                return exit::ERROR;
+            }
+        }
+    } else {
+        None
+    };
     let signals = Arc::new(Mutex::new(SignalState::default()));
-    tokio::spawn(watch_signals(signals.clone()));
+    let listener = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) {
+        Ok(l) => Some(l),
+        Err(e) => {
+            eprintln!("chn: Ctrl-C will not cancel queries: {e}");
+            None
+        }
+    };
+    if let Some(l) = listener {
+        tokio::spawn(watch_signals(l, signals.clone()));
+    }
     let mut app = App {
         conn: None,
         config,
@@ -595,7 +616,11 @@ async fn run(args: args::Args) -> i32 {
     }
     app.interactive = true;
     app.show_progress = !cli.no_progress && std::io::stderr().is_terminal();
-    interactive::run(&mut app, cli.history_file.as_deref()).await
+    let Some(editor) = editor else {
+        eprintln!("chn: the prompt needs a terminal on standard input");
+        return exit::USAGE;
+    };
+    interactive::run(&mut app, editor, cli.history_file.as_deref()).await
 }
 
 /// Runs the statements of a text in turn, stopping at the first failure
