@@ -60,8 +60,11 @@ type Res<T> = Result<T, Box<dyn std::error::Error>>;
 const TABLE: &str = "arrow_bench_hits";
 
 fn structure() -> String {
-    include_str!("../../peers/hits_columns.tsv")
-        .lines()
+    // Read at run time: benches/peers is a package of its own, so a compile-time
+    // include would reach outside this package (`cargo package` verifies it alone).
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/peers/hits_columns.tsv");
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
         .map(|l| {
             let mut f = l.split('\t');
