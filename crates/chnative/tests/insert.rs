@@ -27,39 +27,6 @@ async fn client_rows(revision: u64, compression: &str, insert_block_rows: usize)
     Client::connect_with(cfg).await.unwrap_or_else(|e| panic!("connect at {revision}/{compression}: {e}"))
 }
 
-/// One value from the server over HTTP (independent of the code under test).
-fn q(sql: &str) -> String {
-    http(&format!("{sql} FORMAT TSVRaw")).trim_end().to_string()
-}
-
-/// A table dropped when the test ends (also when it fails).
-struct Table(String);
-
-impl Table {
-    /// Creates `CREATE TABLE <name> <rest>` over HTTP.
-    fn create(prefix: &str, rest: &str) -> Table {
-        let t = Table(unique_table(prefix));
-        http(&format!("CREATE TABLE {} {rest}", t.0));
-        t
-    }
-    fn count(&self) -> u64 {
-        q(&format!("SELECT count() FROM {}", self.0)).parse().unwrap()
-    }
-}
-
-impl std::ops::Deref for Table {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl Drop for Table {
-    fn drop(&mut self) {
-        let _ = http_try(&format!("DROP TABLE IF EXISTS {} SYNC", self.0));
-    }
-}
-
 /// `SELECT proj FROM a EXCEPT SELECT proj FROM b` both ways must be empty and the
 /// counts equal; with a unique id column that proves the tables hold the same rows.
 fn assert_same_rows(a: &str, b: &str, proj: &str, what: &str) {

@@ -11,38 +11,6 @@ use std::time::{Duration, Instant};
 
 use chnative::{fixed, Client, Connection, ErrorKind, InsertData, IntoInsertData};
 
-/// One value from the server over HTTP (independent of the code under test).
-fn q(sql: &str) -> String {
-    http(&format!("{sql} FORMAT TSVRaw")).trim_end().to_string()
-}
-
-/// A table dropped when the test ends (also when it fails).
-struct Table(String);
-
-impl Table {
-    fn create(prefix: &str, rest: &str) -> Table {
-        let t = Table(unique_table(prefix));
-        http(&format!("CREATE TABLE {} {rest}", t.0));
-        t
-    }
-    fn count(&self) -> u64 {
-        q(&format!("SELECT count() FROM {}", self.0)).parse().unwrap()
-    }
-}
-
-impl std::ops::Deref for Table {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl Drop for Table {
-    fn drop(&mut self) {
-        let _ = http_try(&format!("DROP TABLE IF EXISTS {} SYNC", self.0));
-    }
-}
-
 /// Waits (up to 20 s) until the server no longer runs query `id`, so that
 /// whatever it was going to store is stored.
 async fn wait_gone(id: &str) {

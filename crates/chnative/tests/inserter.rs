@@ -24,38 +24,6 @@ fn ev(i: u64) -> Ev {
     Ev { id: i, s: format!("s{i}") }
 }
 
-/// One value from the server over HTTP (independent of the code under test).
-fn q(sql: &str) -> String {
-    http(&format!("{sql} FORMAT TSVRaw")).trim_end().to_string()
-}
-
-/// A table dropped when the test ends (also when it fails).
-struct Table(String);
-
-impl Table {
-    fn create(prefix: &str, rest: &str) -> Table {
-        let t = Table(unique_table(prefix));
-        http(&format!("CREATE TABLE {} {rest}", t.0));
-        t
-    }
-    fn count(&self) -> u64 {
-        q(&format!("SELECT count() FROM {}", self.0)).parse().unwrap()
-    }
-}
-
-impl std::ops::Deref for Table {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl Drop for Table {
-    fn drop(&mut self) {
-        let _ = http_try(&format!("DROP TABLE IF EXISTS {} SYNC", self.0));
-    }
-}
-
 const EV_TABLE: &str = "(id UInt64, s String) ENGINE = MergeTree ORDER BY id";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -89,3 +89,37 @@ pub fn unique_table(prefix: &str) -> String {
     static N: AtomicU32 = AtomicU32::new(0);
     format!("{prefix}_{}_{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
 }
+
+/// One value from the server over HTTP (independent of the code under test).
+pub fn q(sql: &str) -> String {
+    http(&format!("{sql} FORMAT TSVRaw")).trim_end().to_string()
+}
+
+/// A table dropped when the test ends (also when it fails).
+pub struct Table(pub String);
+
+impl Table {
+    /// Creates `CREATE TABLE <name> <rest>` over HTTP.
+    pub fn create(prefix: &str, rest: &str) -> Table {
+        let t = Table(unique_table(prefix));
+        http(&format!("CREATE TABLE {} {rest}", t.0));
+        t
+    }
+
+    pub fn count(&self) -> u64 {
+        q(&format!("SELECT count() FROM {}", self.0)).parse().unwrap()
+    }
+}
+
+impl std::ops::Deref for Table {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Drop for Table {
+    fn drop(&mut self) {
+        let _ = http_try(&format!("DROP TABLE IF EXISTS {} SYNC", self.0));
+    }
+}
