@@ -12,7 +12,6 @@ mod render;
 mod split;
 
 use std::io::{IsTerminal, Read, Write};
-use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
 
 use chnative::{CancelHandle, Config, Connection, Query, ToParam};
@@ -229,7 +228,7 @@ impl App {
         let mut pager = None;
         let sink: Box<dyn Write + Send> = match &paging {
             Some(cmd) => match Pager::start(cmd) {
-                Ok(p) => {
+                Ok(mut p) => {
                     let stdin = p.stdin();
                     pager = Some(p);
                     stdin
@@ -417,18 +416,16 @@ impl Pager {
         Ok(Pager { child })
     }
 
-    /// The pipe into the pager (taken once).
-    fn stdin(&self) -> Box<dyn Write + Send> {
-        // The handle is duplicated so that dropping the output closes it
-        // while `self` keeps the child to wait for.
-        match self.child.stdin.as_ref().and_then(|s| s.as_fd().try_clone_to_owned().ok()) {
-            Some(fd) => Box::new(std::fs::File::from(fd)),
+    /// The pipe into the pager (taken once): dropping it ends the pager's input.
+    fn stdin(&mut self) -> Box<dyn Write + Send> {
+        match self.child.stdin.take() {
+            Some(pipe) => Box::new(pipe),
             None => Box::new(std::io::sink()),
         }
     }
 
+    /// Waits until the user quits the pager.
     fn wait(mut self) {
-        drop(self.child.stdin.take());
         let _ = self.child.wait();
     }
 }
