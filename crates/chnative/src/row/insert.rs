@@ -62,12 +62,15 @@ impl Client {
             }
             Err(e) => return Err(e),
         };
+        // A DateTime without a zone shows its values in the server's: local
+        // date-times (chrono's NaiveDateTime) are written as instants of that zone.
+        let zone = self.server_info().timezone;
         let mut types = Vec::with_capacity(T::FIELDS.len());
         for (f, (_, ty)) in T::FIELDS.iter().zip(&cols) {
             if !(f.writes)(ty) {
                 return Err(field_mismatch::<T>(f, &ty.to_string(), None));
             }
-            types.push(ty.clone());
+            types.push(if zone.is_empty() { ty.clone() } else { ty.with_default_zone(&zone) });
         }
         Ok(types)
     }

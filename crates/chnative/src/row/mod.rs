@@ -73,6 +73,7 @@
 mod enums;
 mod from_column;
 mod insert;
+mod numbers;
 mod positional;
 mod stream;
 mod to_column;
@@ -99,17 +100,21 @@ pub use crate::value_insert::ValueBuffer;
 pub use enums::{enum_accepts, enum_writes, EnumBuffer, EnumReader};
 #[doc(hidden)]
 pub use from_column::{
-    ArrayReader, BytesOrArray, DecimalReader, F32Reader, FixedStrings, MapReader, NullableReader, Numbers, SliceReader,
-    Strings, Values,
+    ArrayReader, BytesOrArray, DecimalReader, FixedStrings, MapReader, NullableReader, SliceReader, Strings, Values,
 };
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
 #[doc(hidden)]
 pub use from_column::{DateReader, DateTimeReader, DurationReader};
+#[doc(hidden)]
+pub use numbers::{F32Reader, NarrowSink, NumberBuffer, Numbers};
 pub(crate) use positional::check_column as positional_check;
+#[cfg(feature = "chrono")]
+#[doc(hidden)]
+pub use to_column::NaiveDateTimeBuffer;
 #[doc(hidden)]
 pub use to_column::{
     buffer_for, buffer_of, push_error, writes, ArrayBuffer, DecimalBuffer, FixedBuffer, FixedStringBuffer, MapBuffer,
-    NoBuffer, NullableBuffer, StringBuffer, TupleBuffer, VecBuffer,
+    NullableBuffer, StringBuffer, TupleBuffer, VecBuffer,
 };
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
 #[doc(hidden)]

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use chnative_proto::convert::{self, Decimal, I256, U256};
+use chnative_proto::convert::{self, Decimal, I256};
 use chnative_proto::qbit::Element as QBitElement;
 use chnative_proto::view::{FixedValue, WireUuid};
 use chnative_proto::DataType as D;
@@ -77,12 +77,12 @@ pub struct QBitBuffer {
     f32s: Vec<f32>,
     f64s: Vec<f64>,
     rows: usize,
-    planes: std::cell::OnceCell<Option<chnative_proto::Column>>,
+    planes: std::sync::OnceLock<Option<chnative_proto::Column>>,
 }
 
 impl QBitBuffer {
-    fn new(element: QBitElement, dim: usize) -> Self {
-        QBitBuffer { element, dim, f32s: Vec::new(), f64s: Vec::new(), rows: 0, planes: std::cell::OnceCell::new() }
+    pub(super) fn new(element: QBitElement, dim: usize) -> Self {
+        QBitBuffer { element, dim, f32s: Vec::new(), f64s: Vec::new(), rows: 0, planes: std::sync::OnceLock::new() }
     }
 
     fn check_dim(&self, len: usize) -> Result<()> {
@@ -97,7 +97,7 @@ impl QBitBuffer {
         }
     }
 
-    fn extend_f32(&mut self, values: &[f32]) -> Result<()> {
+    pub(super) fn extend_f32(&mut self, values: &[f32]) -> Result<()> {
         self.check_dim(values.len())?;
         // BFloat16 is the upper half of a Float32: a value with more precision would be cut.
         if self.element == QBitElement::BFloat16 {
@@ -111,7 +111,7 @@ impl QBitBuffer {
         Ok(())
     }
 
-    fn extend_f64(&mut self, values: &[f64]) -> Result<()> {
+    pub(super) fn extend_f64(&mut self, values: &[f64]) -> Result<()> {
         self.check_dim(values.len())?;
         self.f64s.extend_from_slice(values);
         self.rows += 1;
@@ -196,7 +196,7 @@ pub fn push_error(e: Error, column: &str) -> Error {
     }
 }
 
-fn cannot(ty: &D, rust: &str) -> Error {
+pub(super) fn cannot(ty: &D, rust: &str) -> Error {
     Error::invalid_input(format!("{rust} cannot be written to a {ty} column"))
 }
 
@@ -243,62 +243,12 @@ macro_rules! fixed {
     };
 }
 
-fixed!(i8 => i8, |v| v, D::Int8 | D::Enum8(_));
-fixed!(u16 => u16, |v| v, D::UInt16 | D::Date);
-fixed!(i16 => i16, |v| v, D::Int16 | D::Enum16(_));
-fixed!(u32 => u32, |v| v, D::UInt32 | D::DateTime(_));
-fixed!(i32 => i32, |v| v, D::Int32 | D::Date32 | D::Time);
-fixed!(u64 => u64, |v| v, D::UInt64);
-fixed!(i64 => i64, |v| v, D::Int64 | D::DateTime64(..) | D::Time64(_));
-fixed!(u128 => u128, |v| v, D::UInt128);
-fixed!(i128 => i128, |v| v, D::Int128);
-fixed!(f32 => f32, |v| v, D::Float32, {
-    fn writes_qbit(element: QBitElement) -> bool {
-        matches!(element, QBitElement::Float32 | QBitElement::BFloat16)
-    }
-    fn qbit_extend(values: &[f32], buf: &mut QBitBuffer) -> Option<Result<()>> {
-        Some(buf.extend_f32(values))
-    }
-});
-fixed!(f64 => f64, |v| v, D::Float64, {
-    fn writes_qbit(element: QBitElement) -> bool {
-        element == QBitElement::Float64
-    }
-    fn qbit_extend(values: &[f64], buf: &mut QBitBuffer) -> Option<Result<()>> {
-        Some(buf.extend_f64(values))
-    }
-});
-fixed!(I256 => I256, |v| v, D::Int256);
-fixed!(U256 => U256, |v| v, D::UInt256);
 fixed!(WireUuid => WireUuid, |v| v, D::Uuid);
 fixed!(bool => u8, |v| u8::from(v), D::Bool);
 fixed!(Ipv4Addr => u32, |v| convert::net::from_ipv4(v), D::Ipv4);
 fixed!(Ipv6Addr => [u8; 16], |v| convert::net::from_ipv6(v), D::Ipv6);
 #[cfg(feature = "uuid")]
 fixed!(uuid::Uuid => WireUuid, |v| WireUuid::from_u128(v.as_u128()), D::Uuid);
-
-impl ToColumn for u8 {
-    type Buffer = FixedBuffer<u8>;
-    fn writes(ty: &D) -> bool {
-        matches!(ty, D::UInt8)
-    }
-    fn buffer(ty: &D) -> Result<Self::Buffer> {
-        if Self::writes(ty) {
-            Ok(FixedBuffer(Vec::new()))
-        } else {
-            Err(cannot(ty, "u8"))
-        }
-    }
-    #[inline]
-    fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
-        buf.0.push(*self);
-        Ok(())
-    }
-    const BYTE: bool = true;
-    fn as_bytes(values: &[u8]) -> Option<&[u8]> {
-        Some(values)
-    }
-}
 
 /// Strings: one blob and the end offset of each.
 #[derive(Debug, Default)]
@@ -433,11 +383,14 @@ pub struct NullableBuffer<B> {
     /// The column marks NULL rows itself (a Variant: its NULL discriminator, which
     /// the inner buffer writes as its default), so no null map is sent.
     in_band: bool,
+    /// The column is not Nullable (an `Option<T>` writes to every column `T`
+    /// does, as it reads from them): no null map is sent and `None` is an error.
+    not_null: bool,
 }
 
 impl<B: ColumnBuffer> ColumnBuffer for NullableBuffer<B> {
     fn data(&self) -> InsertData<'_> {
-        if self.in_band {
+        if self.in_band || self.not_null {
             return self.inner.data();
         }
         InsertData::nullable(&self.nulls, self.inner.data())
@@ -463,17 +416,17 @@ impl<T: ToColumn> ToColumn for Option<T> {
     fn writes(ty: &D) -> bool {
         match ty {
             D::Nullable(t) => T::writes(t),
-            // A Variant holds NULL rows itself.
-            D::Variant(_) => T::writes(ty),
-            _ => false,
+            // A Variant holds NULL rows itself; any other column takes the `Some`s.
+            t => T::writes(t),
         }
     }
     fn buffer(ty: &D) -> Result<Self::Buffer> {
-        match ty {
-            D::Nullable(t) => Ok(NullableBuffer { nulls: Vec::new(), inner: T::buffer(t)?, in_band: false }),
-            D::Variant(_) => Ok(NullableBuffer { nulls: Vec::new(), inner: T::buffer(ty)?, in_band: true }),
-            t => Err(cannot(t, "Option")),
-        }
+        let (inner, in_band, not_null) = match ty {
+            D::Nullable(t) => (T::buffer(t)?, false, false),
+            D::Variant(_) => (T::buffer(ty)?, true, false),
+            t => (T::buffer(t)?, false, true),
+        };
+        Ok(NullableBuffer { nulls: Vec::new(), inner, in_band, not_null })
     }
     #[inline]
     fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
@@ -481,6 +434,9 @@ impl<T: ToColumn> ToColumn for Option<T> {
             Some(v) => {
                 v.write_to(&mut buf.inner)?;
                 buf.nulls.push(0);
+            }
+            None if buf.not_null => {
+                return Err(Error::invalid_input("None cannot be written to a column that is not Nullable"))
             }
             None => buf.push_default(),
         }
@@ -734,42 +690,6 @@ impl ToColumn for chnative_proto::convert::ext::rust_decimal::Decimal {
     fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
         Decimal::from(*self).write_to(buf)
     }
-}
-
-/// A buffer for types that can be read but not inserted.
-#[derive(Debug, Default)]
-pub struct NoBuffer;
-
-impl ColumnBuffer for NoBuffer {
-    fn data(&self) -> InsertData<'_> {
-        InsertData::Strs(&[])
-    }
-    fn len(&self) -> usize {
-        0
-    }
-    fn truncate(&mut self, _: usize) {}
-    fn push_default(&mut self) {}
-    fn bytes(&self) -> usize {
-        0
-    }
-}
-
-#[cfg(feature = "chrono")]
-macro_rules! read_only {
-    ($name:literal, [$($g:tt)*] $t:ty) => {
-        impl<$($g)*> ToColumn for $t {
-            type Buffer = NoBuffer;
-            fn writes(_: &D) -> bool {
-                false
-            }
-            fn buffer(ty: &D) -> Result<Self::Buffer> {
-                Err(Error::invalid_input(format!(concat!("inserting ", $name, " into {} is not supported"), ty)))
-            }
-            fn write_to(&self, _: &mut Self::Buffer) -> Result<()> {
-                Err(Error::invalid_input(concat!("inserting ", $name, " is not supported")))
-            }
-        }
-    };
 }
 
 /// Tuples: one buffer per element, each holding every row.
@@ -1223,5 +1143,72 @@ mod chrono_impls {
 
     temporal_write!(duration TimeDelta, |v, p| cc::from_time(*v), cc::from_time64(*v, p));
 
-    read_only!("a NaiveDateTime (its zone is ambiguous; use DateTime<Tz>)", [] NaiveDateTime);
+    /// A NaiveDateTime column buffer: the instants, and the zone whose wall clock
+    /// the values are (the column's, else the server's: as they are read).
+    #[derive(Debug)]
+    pub struct NaiveDateTimeBuffer {
+        instants: DateTimeBuffer,
+        zone: chnative_proto::convert::ext::chrono_tz::Tz,
+    }
+
+    impl ColumnBuffer for NaiveDateTimeBuffer {
+        fn data(&self) -> InsertData<'_> {
+            self.instants.data()
+        }
+        fn len(&self) -> usize {
+            self.instants.len()
+        }
+        fn truncate(&mut self, rows: usize) {
+            self.instants.truncate(rows)
+        }
+        fn push_default(&mut self) {
+            self.instants.push_default()
+        }
+        fn bytes(&self) -> usize {
+            self.instants.bytes()
+        }
+    }
+
+    /// The wall-clock time in the column's zone (else the server's), the inverse of
+    /// reading it: a time the zone skips or repeats (a daylight-saving change) is
+    /// an error rather than a guess.
+    impl ToColumn for NaiveDateTime {
+        type Buffer = NaiveDateTimeBuffer;
+        fn writes(ty: &D) -> bool {
+            matches!(ty, D::DateTime(_) | D::DateTime64(..))
+        }
+        fn buffer(ty: &D) -> Result<Self::Buffer> {
+            let zone = match ty {
+                D::DateTime(Some(z)) | D::DateTime64(_, Some(z)) => cc::tz(z)?,
+                _ => chnative_proto::convert::ext::chrono_tz::Tz::UTC,
+            };
+            Ok(NaiveDateTimeBuffer { instants: datetime_buffer(ty, "NaiveDateTime")?, zone })
+        }
+        #[inline]
+        fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+            use chnative_proto::convert::ext::chrono::LocalResult;
+            let t = match buf.zone.from_local_datetime(self) {
+                LocalResult::Single(t) => t,
+                LocalResult::Ambiguous(..) => {
+                    return Err(Error::invalid_input(format!(
+                        "{self} is ambiguous in {} (the clock repeats it): write a DateTime<Tz>",
+                        buf.zone
+                    )))
+                }
+                LocalResult::None => {
+                    return Err(Error::invalid_input(format!(
+                        "{self} does not exist in {} (the clock skips it)",
+                        buf.zone
+                    )))
+                }
+            };
+            match &mut buf.instants {
+                DateTimeBuffer::Secs(b) => b.0.push(cc::from_datetime(&t)?),
+                DateTimeBuffer::Ticks(b, p) => b.0.push(cc::from_datetime64(&t, *p)?),
+            }
+            Ok(())
+        }
+    }
 }
+#[cfg(feature = "chrono")]
+pub use self::chrono_impls::NaiveDateTimeBuffer;
