@@ -202,6 +202,8 @@
 //! as [`proto`]: the low level, for tools that drive the protocol themselves.
 #![warn(missing_docs)]
 
+#[doc(hidden)]
+pub mod __private;
 mod block_insert;
 mod config;
 mod conn;

@@ -443,13 +443,13 @@ impl crate::row::ToColumn for Value {
 /// A `serde_json::Value` field goes into a String or JSON column as its JSON text.
 #[cfg(feature = "serde_json")]
 impl crate::row::ToColumn for serde_json::Value {
-    type Buffer = crate::row::StringBuffer;
+    type Buffer = crate::row::to_column::StringBuffer;
     fn writes(ty: &D) -> bool {
         matches!(ty, D::String | D::Json(_))
     }
     fn buffer(ty: &D) -> Result<Self::Buffer> {
         if Self::writes(ty) {
-            Ok(crate::row::StringBuffer::default())
+            Ok(crate::row::to_column::StringBuffer::default())
         } else {
             Err(Error::invalid_input(format!("a serde_json::Value cannot be written to a {ty} column")))
         }
