@@ -20,8 +20,9 @@
 #   ZooKeeper/Keeper in the embedded server (see below), so replicas are independent servers
 #   and whoever writes a shard writes every replica of it (a Distributed table does so with
 #   internal_replication=false; chnative's Cluster::insert does so too).
-#   A second cluster `chn_cluster_1r` lists only replica 1 of every shard (for reads and
-#   inserts through a Distributed table that must not write every replica).
+#   Two more clusters on the same nodes: `chn_cluster_1r` lists only replica 1 of every
+#   shard; `chn_cluster_weighted` is chn_cluster with shard S of weight S+2 (3, 4, ...),
+#   to check weighted routing against a Distributed table.
 #
 # Keeper / ReplicatedMergeTree (found by experiment with chdb-core 26.9.0): the embedded
 # server is clickhouse-local underneath; it never starts <keeper_server> (the configured
@@ -76,11 +77,15 @@ node() { # s r command
 remote_servers_xml() { # the <remote_servers> section every node gets
     local s r name
     echo "  <remote_servers>"
-    for name in "$NAME" "${NAME}_1r"; do
+    for name in "$NAME" "${NAME}_1r" "${NAME}_weighted"; do
         echo "    <$name>"
         for ((s = 1; s <= SHARDS; s++)); do
             echo "      <shard>"
-            echo "        <weight>1</weight>"
+            if [[ "$name" == "${NAME}_weighted" ]]; then
+                echo "        <weight>$((s + 2))</weight>"
+            else
+                echo "        <weight>1</weight>"
+            fi
             echo "        <internal_replication>false</internal_replication>"
             for ((r = 1; r <= REPLICAS; r++)); do
                 [[ "$name" == "$NAME" || $r == 1 ]] || continue
@@ -199,7 +204,7 @@ status) cmd_status ;;
 env) cmd_env ;;
 logs) cmd_logs ;;
 *)
-    sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

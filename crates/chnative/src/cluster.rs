@@ -946,10 +946,13 @@ impl ClusterInsert {
         }
         failed.sort_by_key(|(s, _)| *s);
         let count = failed.len();
-        let (shard, e) = failed.swap_remove(0);
+        let (shard, e) = failed.remove(0);
         let others: Vec<String> = failed.iter().map(|(s, _)| topo.shards[*s].num.to_string()).collect();
-        let note =
-            if others.is_empty() { String::new() } else { format!(" (shards {} failed too)", others.join(", ")) };
+        let note = match others.len() {
+            0 => String::new(),
+            1 => format!(" (shard {} failed too)", others[0]),
+            _ => format!(" (shards {} failed too)", others.join(", ")),
+        };
         let replica = e.replica().map(str::to_string);
         let shard_idx = e.shard().unwrap_or(shard);
         let place = format!(
