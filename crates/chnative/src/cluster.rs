@@ -788,6 +788,9 @@ impl MergedStream {
     }
 }
 
+/// A sharding-key function: the key of every row of a block.
+pub type KeyFn = Arc<dyn Fn(&Block) -> Result<Vec<u64>> + Send + Sync>;
+
 /// How a routed INSERT finds a row's sharding-key value (see [`Cluster::insert`]).
 #[derive(Clone)]
 pub enum ShardKey {
@@ -797,7 +800,7 @@ pub enum ShardKey {
     Column(String),
     /// A function computing the key of every row of a block (e.g. a hash of a
     /// string column matching the table's sharding expression).
-    Func(Arc<dyn Fn(&Block) -> Result<Vec<u64>> + Send + Sync>),
+    Func(KeyFn),
 }
 
 impl std::fmt::Debug for ShardKey {
