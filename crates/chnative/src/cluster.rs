@@ -585,18 +585,21 @@ impl Inner {
 
     /// Every replica of `shard` failed: one error naming them all (the last
     /// failure is the error's own).
-    fn all_failed(&self, shard: usize, failures: Vec<(usize, Error)>) -> Error {
+    fn all_failed(&self, shard: usize, mut failures: Vec<(usize, Error)>) -> Error {
         let s = &self.topology.shards[shard];
         let n = failures.len();
-        let mut text = String::new();
-        let mut last = None;
-        for (i, e) in failures {
-            text.push_str(&format!("; {}: {}", self.shards[shard][i].address, e.unlocated_ref()));
-            last = Some((i, e));
+        let (i, e) = failures.pop().expect("at least one replica");
+        if n == 1 {
+            // One replica: its own located error says it all.
+            return e;
         }
-        let (i, e) = last.expect("at least one replica");
-        let place = format!("cluster `{}` shard {}: all {n} replicas failed{text}; last", self.topology.name, s.num);
+        // "shard 2: all 2 replicas failed: A: error A; B" + ": error B" (the error's own).
+        let mut place = format!("cluster `{}` shard {}: all {n} replicas failed: ", self.topology.name, s.num);
+        for (j, f) in &failures {
+            place.push_str(&format!("{}: {}; ", self.shards[shard][*j].address, f.unlocated_ref()));
+        }
         let addr = self.shards[shard][i].address.clone();
+        place.push_str(&addr);
         e.unlocated().located(place, shard, Some(addr))
     }
 }

@@ -491,3 +491,128 @@ async fn tokens_deduplicate_and_bad_keys_are_refused() {
     let e = cluster.insert(&t.0, ShardKey::column("nope")).send(&block).await.unwrap_err();
     assert!(e.to_string().contains("nope"), "{e}");
 }
+
+/// A server of this test's own (scripts/server.sh on free ports), killed with
+/// SIGKILL by the test and stopped when dropped.
+struct OwnServer {
+    dir: String,
+    tcp: u16,
+    http: u16,
+}
+
+impl OwnServer {
+    fn start() -> OwnServer {
+        let free = || std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let (tcp, http) = (free(), free());
+        let dir = format!("{}/chnative-cluster-test-{}-{tcp}", std::env::temp_dir().display(), std::process::id());
+        let s = OwnServer { dir, tcp, http };
+        let out = s.script("start");
+        assert!(out.status.success(), "own server: {}", String::from_utf8_lossy(&out.stderr));
+        s
+    }
+
+    fn script(&self, cmd: &str) -> std::process::Output {
+        std::process::Command::new("bash")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/server.sh"))
+            .arg(cmd)
+            .env("CHNATIVE_SERVER_DIR", &self.dir)
+            .env("CHNATIVE_TCP_PORT", self.tcp.to_string())
+            .env("CHNATIVE_HTTP_PORT", self.http.to_string())
+            .output()
+            .expect("run scripts/server.sh")
+    }
+
+    fn http(&self, sql: &str) -> String {
+        let mut sock = std::net::TcpStream::connect(("127.0.0.1", self.http)).expect("HTTP connect");
+        let req = format!("POST / HTTP/1.0\r\nContent-Length: {}\r\n\r\n{sql}", sql.len());
+        sock.write_all(req.as_bytes()).unwrap();
+        let mut resp = String::new();
+        sock.read_to_string(&mut resp).unwrap();
+        let (head, body) = resp.split_once("\r\n\r\n").unwrap_or((&resp, ""));
+        assert!(head.contains(" 200 "), "own server: {sql}\n{resp}");
+        body.trim_end().to_string()
+    }
+
+    /// SIGKILL to the server process (the pid scripts/server.sh recorded).
+    fn kill9(&self) {
+        let pid = std::fs::read_to_string(format!("{}/server.pid", self.dir)).expect("pidfile");
+        let st = std::process::Command::new("kill").args(["-KILL", pid.trim()]).status().unwrap();
+        assert!(st.success());
+    }
+
+    fn replica(&self) -> Replica {
+        Replica::new("127.0.0.1", self.tcp)
+    }
+}
+
+impl Drop for OwnServer {
+    fn drop(&mut self) {
+        let _ = self.script("stop");
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A real server (shard 2's only replica) is killed with SIGKILL while a read and
+/// an INSERT run on it: both fail with errors naming shard 2 and that server; the
+/// other shard stored exactly its part.
+#[tokio::test]
+async fn a_server_killed_mid_read_and_mid_insert() {
+    cluster_up();
+    let own = tokio::task::spawn_blocking(OwnServer::start).await.unwrap();
+    let t = Tables::local("sigkill", "k UInt64");
+    own.http(&format!("CREATE TABLE {} (k UInt64) ENGINE = MergeTree ORDER BY tuple()", t.0));
+    // Inserts into the table take long on this server: a view sleeps on every row.
+    own.http(&format!("CREATE TABLE {}_sink (x UInt8) ENGINE = Null", t.0));
+    own.http(&format!(
+        "CREATE MATERIALIZED VIEW {0}_mv TO {0}_sink AS SELECT sleepEachRow(0.01) AS x FROM {0} \
+         SETTINGS function_sleep_max_microseconds_per_block = 0",
+        t.0
+    ));
+    let topo = Topology::new("own").shard(Shard::new([real(1, 1)])).shard(Shard::new([own.replica()]));
+    let cluster = Cluster::new(config(), topo).unwrap();
+    let addr = own.replica().address();
+
+    let sql = "SELECT number, sleepEachRow(0.001) FROM numbers(1000000) \
+               SETTINGS max_block_size = 10, function_sleep_max_microseconds_per_block = 0";
+    let mut read = cluster.shard_stream(1, sql).await.unwrap();
+    assert!(read.next().await.unwrap().is_some());
+
+    let block = block_of("number AS k FROM numbers(1000)").await;
+    let (c2, table) = (cluster.clone(), t.0.clone());
+    let insert = tokio::spawn(async move { c2.insert(&table, ShardKey::column("k")).send(&block).await });
+    // Kill it once its INSERT runs (never on a timer).
+    let running = format!(
+        "SELECT count() FROM system.processes WHERE query_kind = 'Insert' AND query LIKE '%{}%' FORMAT TSV",
+        t.0
+    );
+    let mut polls = 0;
+    while own.http(&running) == "0" {
+        polls += 1;
+        assert!(polls < 600, "the INSERT never showed up in system.processes");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    own.kill9();
+
+    let e = loop {
+        match read.next().await {
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("the read ended normally though its server was killed"),
+            Err(e) => break e,
+        }
+    };
+    assert_eq!((e.shard(), e.replica()), (Some(1), Some(addr.as_str())), "{e}");
+    assert!(e.to_string().starts_with(&format!("cluster `own` shard 2 (replica {addr})")), "{e}");
+
+    let e = insert.await.unwrap().unwrap_err();
+    assert_eq!((e.shard(), e.replica()), (Some(1), Some(addr.as_str())), "{e}");
+    assert!(e.to_string().contains(&format!("shard 2 (replica {addr})")), "{e}");
+    assert_eq!(
+        t.at(1, 1, "count(), sum(k)"),
+        http(1, 1, "SELECT 500, sum(number) FROM numbers(1000) WHERE number % 2 = 0 FORMAT TSV")
+    );
+
+    // While it is down, a new read of that shard fails at once, naming it.
+    let e = cluster.shard_streams("SELECT 1").await.unwrap_err();
+    assert!(e.to_string().starts_with(&format!("cluster `own` shard 2 (replica {addr}): ")), "{e}");
+    tokio::task::spawn_blocking(move || drop(own)).await.unwrap();
+}
