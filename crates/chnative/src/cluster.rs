@@ -1185,6 +1185,18 @@ mod tests {
     }
 
     #[test]
+    fn located_errors_keep_their_kind_and_say_where() {
+        let e = Error::timeout("reading").located("cluster `c` shard 2 (replica h:1)".into(), 1, Some("h:1".into()));
+        assert_eq!(e.kind(), ErrorKind::Timeout);
+        assert!(e.is_closed() && replica_fault(&e));
+        assert_eq!((e.shard(), e.replica()), (Some(1), Some("h:1")));
+        assert_eq!(e.to_string(), "cluster `c` shard 2 (replica h:1): timed out reading");
+        assert_eq!(e.unlocated().shard(), None);
+        let e = Error::invalid_input("bad").located("x".into(), 0, None);
+        assert!(!replica_fault(&e));
+    }
+
+    #[test]
     fn bad_topologies_are_refused() {
         assert!(Cluster::new(Config::new(), Topology::new("e")).is_err());
         let t = Topology::new("e").shard(Shard::new([]));
