@@ -205,6 +205,7 @@
 #[doc(hidden)]
 pub mod __private;
 mod block_insert;
+pub mod cluster;
 mod config;
 mod conn;
 mod error;
