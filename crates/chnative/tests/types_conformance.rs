@@ -188,6 +188,8 @@ fn cases() -> Vec<Case> {
         case!(RVecOptI64: Vec<Option<i64>> = vec![Some(7), Some(8)]),
         case!(RMap: HashMap<String, i32> = HashMap::from([("a".to_string(), 7)])),
         case!(RTuple: (i32, String) = (7, "abc".into())),
+        case!(RNonZeroU64: std::num::NonZeroU64 = std::num::NonZeroU64::new(7).unwrap()),
+        case!(RNonZeroI16: std::num::NonZeroI16 = std::num::NonZeroI16::new(7).unwrap()),
     ];
     #[cfg(feature = "uuid")]
     v.push(case!(RUuid: uuid::Uuid = uuid::Uuid::from_u128(0x61f0c404_5cb3_11e7_907b_a6006ad3dba0)));
@@ -432,4 +434,14 @@ mod naive {
         let e = c.insert_rows(&t, &[Naive { x: at(2, 30, 0, 0) }]).await.unwrap_err();
         assert!(e.to_string().contains("does not exist in America/New_York"), "{e}");
     }
+}
+
+/// A NonZero integer reads and writes its integer's columns; a zero read is an error.
+#[tokio::test]
+async fn a_zero_is_not_read_into_a_nonzero_integer() {
+    let c = client().await;
+    let v = c.query_scalar::<std::num::NonZeroU64>("SELECT 7::UInt8").await.unwrap();
+    assert_eq!(v.get(), 7);
+    let e = c.query_scalar::<std::num::NonZeroU64>("SELECT 0::UInt32").await.unwrap_err();
+    assert!(e.to_string().contains("row 0 is 0, which a std::num::NonZeroU64 cannot hold"), "{e}");
 }

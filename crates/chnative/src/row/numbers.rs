@@ -476,3 +476,56 @@ impl ToColumn for f64 {
         Some(buf.extend_f64(values))
     }
 }
+
+/// The `NonZero` integers: the columns of their integer type, both ways; a zero
+/// read is an error (never a wrong value), and a zero cannot be written.
+macro_rules! nonzero {
+    ($($nz:ty => $t:ty),*) => {$(
+        impl<'r> FromColumn<'r> for $nz {
+            type Reader = <$t as FromColumn<'r>>::Reader;
+            fn accepts(ty: &D) -> bool {
+                <$t as FromColumn<'r>>::accepts(ty)
+            }
+            fn refusal(ty: &D) -> Option<&'static str> {
+                <$t as FromColumn<'r>>::refusal(ty)
+            }
+            fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader> {
+                <$t as FromColumn<'r>>::reader(view, ctx)
+            }
+            #[inline]
+            fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+                let v = <$t as FromColumn<'r>>::read(r, i)?;
+                <$nz>::new(v).ok_or_else(|| {
+                    Error::invalid_input(format!("row {i} is 0, which a {} cannot hold", stringify!($nz)))
+                })
+            }
+        }
+
+        impl ToColumn for $nz {
+            type Buffer = <$t as ToColumn>::Buffer;
+            fn writes(ty: &D) -> bool {
+                <$t as ToColumn>::writes(ty)
+            }
+            fn buffer(ty: &D) -> Result<Self::Buffer> {
+                <$t as ToColumn>::buffer(ty)
+            }
+            #[inline]
+            fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
+                self.get().write_to(buf)
+            }
+        }
+    )*};
+}
+
+nonzero!(
+    std::num::NonZeroU8 => u8,
+    std::num::NonZeroU16 => u16,
+    std::num::NonZeroU32 => u32,
+    std::num::NonZeroU64 => u64,
+    std::num::NonZeroU128 => u128,
+    std::num::NonZeroI8 => i8,
+    std::num::NonZeroI16 => i16,
+    std::num::NonZeroI32 => i32,
+    std::num::NonZeroI64 => i64,
+    std::num::NonZeroI128 => i128
+);
