@@ -9,7 +9,9 @@ use chnative_proto::qbit::{Element as QBitElement, QBitView};
 use chnative_proto::view::{ColumnView, StrView, WireUuid};
 use chnative_proto::DataType as D;
 
-use super::{accepts, out_of_bounds, plain, refusal, FromColumn, ReadContext, Reader};
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+use super::plain;
+use super::{accepts, out_of_bounds, refusal, FromColumn, ReadContext, Reader};
 use crate::error::{Error, Result};
 
 /// A fixed-width column: the values and the column name (for errors).
