@@ -96,6 +96,16 @@ impl Shared {
         self.connector.config()
     }
 
+    /// What the server said at the first connection.
+    pub(crate) fn info(&self) -> &ServerInfo {
+        &self.info
+    }
+
+    /// The configured per-query deadline.
+    pub(crate) fn query_timeout(&self) -> Option<Duration> {
+        self.cfg().query_timeout
+    }
+
     fn expired(&self, meta: &Meta, idle_since: Option<Instant>, now: Instant) -> bool {
         let o = &self.cfg().net.pool;
         o.max_lifetime.is_some_and(|d| now.duration_since(meta.created) >= d)
@@ -277,10 +287,11 @@ impl Home<'_> {
     }
 }
 
-/// Where an INSERT gets its connection when it is sent.
+/// Where an INSERT gets its connection when it is sent. The pool is held by
+/// value, so what a [`Client`] makes does not borrow it.
 pub(crate) enum Target<'c> {
     Slot(&'c mut ConnSlot),
-    Pool(&'c Arc<Shared>),
+    Pool(Arc<Shared>),
 }
 
 /// A shared ClickHouse client: a pool of connections behind a handle that is
@@ -351,6 +362,11 @@ impl Client {
         Ok(Client { shared })
     }
 
+    /// The pool, for the query surface (see `executor.rs`).
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// What the server said about itself (at the first connection).
     pub fn server_info(&self) -> ServerInfo {
         self.shared.info.clone()
@@ -404,7 +420,7 @@ impl Client {
 
     /// Starts an INSERT into `table`; it takes a connection when sent.
     pub fn insert<'a>(&self, table: &str) -> Insert<'_, 'a> {
-        Insert::new(Target::Pool(&self.shared), table)
+        Insert::new(Target::Pool(self.shared.clone()), table)
     }
 
     /// Opens one INSERT into `table` that takes any number of blocks (see
