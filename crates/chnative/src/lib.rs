@@ -206,6 +206,7 @@ mod block_insert;
 mod config;
 mod conn;
 mod error;
+mod executor;
 mod hosts;
 mod ident;
 mod insert;
@@ -258,6 +259,7 @@ pub use chnative_proto::view::{
 pub use chnative_proto::{Block, Column, DataType};
 pub use config::{Compression, Config};
 pub use error::{Error, ErrorKind, Result, ServerError, TypeMismatch};
+pub use executor::{Executor, InsertRows, InsertValues};
 pub use insert::{fixed, BlockInsert, Insert, InsertData, InsertSummary, IntoInsertData};
 pub use netopts::{LoadBalancing, TlsRoots};
 pub use observe::Observer;
@@ -335,22 +337,6 @@ fn wire(q: Query) -> Result<QueryWire> {
     })
 }
 
-/// Starts a query on the connection in `slot` (see `stream` of [`Connection`]).
-async fn slot_stream(slot: &mut ConnSlot, mut query: Query) -> Result<QueryStream<'_>> {
-    let observer = std::mem::take(&mut query.observer);
-    let deadline = crate::conn::query_deadline(query.timeout, slot.query_timeout());
-    let q = crate::wire(query)?;
-    // The connection stays in its slot until the Query is out: a future
-    // dropped halfway (or cut short by the deadline) must leave it where
-    // the next call finds (and finishes or closes) it.
-    let start = async {
-        slot.get().await?.send_query(&q, false, deadline).await?;
-        slot.take().await
-    };
-    let conn = crate::conn::within(deadline, start).await?;
-    Ok(QueryStream::new(conn, crate::pool::Home::Slot(slot), q.id).observed(observer))
-}
-
 /// The first value of the first row of a result, read by `T`'s typed-row rules
 /// with `server_tz` (the server's time zone, or the query's `session_timezone`)
 /// for DateTime columns that name none.
@@ -379,68 +365,6 @@ async fn scalar_of<T: Scalar>(mut s: QueryStream<'_>, server_tz: &str) -> Result
     out.ok_or_else(|| Error::no_rows("the query returned no rows"))
 }
 
-/// The calls of a type that owns one socket (a [`Connection`], a [`Session`]),
-/// each taking `&mut self`. `$slot` names the `ConnSlot` in `self`.
-macro_rules! single_socket_api {
-    ($($slot:tt)+) => {
-        /// What the server said about itself.
-        pub fn server_info(&self) -> ServerInfo {
-            self.info.clone()
-        }
-
-        /// False once the connection was closed after an error; make a new one then.
-        /// (While a cancelled query is being finished in the background this says true;
-        /// the next call waits for it.)
-        pub fn is_usable(&self) -> bool {
-            self.$($slot)+.peek().is_none_or(|c| !c.is_broken())
-        }
-
-        /// Starts a query and streams its result block by block.
-        ///
-        /// The query deadline ([`crate::Query::timeout`], else [`crate::Config::query_timeout`])
-        /// runs from this call: a query that timed out before is finished in the
-        /// background, and the wait for that counts.
-        pub async fn stream(&mut self, query: impl Into<Query>) -> Result<QueryStream<'_>> {
-            crate::slot_stream(&mut self.$($slot)+, query.into()).await
-        }
-
-        /// Runs a statement (DDL, INSERT … SELECT, SYSTEM …) and discards any result.
-        pub async fn execute(&mut self, query: impl Into<Query>) -> Result<Progress> {
-            self.stream(query).await?.finish_all().await
-        }
-
-        /// Runs a query returning one value: the first column of the first row, read
-        /// by the rules of a typed-row field ([`Scalar`]).
-        pub async fn query_scalar<T: Scalar>(&mut self, query: impl Into<Query>) -> Result<T> {
-            let query: Query = query.into();
-            let session_tz = query.session_timezone().map(str::to_string);
-            // The slot and the server's zone borrowed apart: no copy of the zone.
-            let stream = crate::slot_stream(&mut self.$($slot)+, query).await?;
-            crate::scalar_of(stream, session_tz.as_deref().unwrap_or(&self.info.timezone)).await
-        }
-
-        /// Starts an INSERT into `table`: `table` or `db.table`, each part quoted as an
-        /// identifier (parts may come quoted already, with backticks or double quotes;
-        /// quote a name that holds a dot).
-        pub fn insert<'a>(&mut self, table: &str) -> Insert<'_, 'a> {
-            Insert::new(crate::pool::Target::Slot(&mut self.$($slot)+), table)
-        }
-
-        /// Opens one INSERT into `table` that takes any number of blocks (see
-        /// [`BlockInsert`]); for settings, a query id or a deduplication token use
-        /// [`Insert::open`].
-        pub async fn insert_blocks(&mut self, table: &str) -> Result<BlockInsert<'_>> {
-            self.insert(table).open().await
-        }
-
-        /// Checks the server answers.
-        pub async fn ping(&mut self) -> Result<()> {
-            self.$($slot)+.get().await?.ping().await
-        }
-    };
-}
-pub(crate) use single_socket_api;
-
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Connection")
@@ -463,7 +387,7 @@ impl Connection {
         Ok(Connection { slot: ConnSlot::new(conn), info })
     }
 
-    single_socket_api!(slot);
+    executor::single_socket_api!(slot);
 }
 
 /// A value [`Client::query_scalar`] can return: any type a typed-row field can

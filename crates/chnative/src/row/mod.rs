@@ -84,6 +84,7 @@ use chnative_proto::DataType;
 use crate::error::{Error, Result};
 
 pub use enums::EnumLabels;
+pub(crate) use insert::row_error;
 pub use insert::{Inserter, DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS};
 pub use stream::{BlockRows, RowStream};
 pub use to_column::{ColumnBuffer, ToColumn};
