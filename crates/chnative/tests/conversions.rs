@@ -22,7 +22,7 @@ use chnative::{Block, Client, ColumnView, Query};
 /// Runs a query and hands every block to `f`; returns the row count.
 async fn each_block(c: &mut Client, q: impl Into<Query>, mut f: impl FnMut(&Block)) -> usize {
     let q = q.into();
-    let mut s = c.stream(q).await.unwrap();
+    let mut s = c.fetch_blocks(q).await.unwrap();
     let mut rows = 0;
     while let Some(b) = s.next().await.unwrap() {
         rows += b.rows();

@@ -133,7 +133,7 @@ fn hex_cell(v: Option<String>) -> String {
 
 /// Every row of every block (columns in order), as `hex(toString(c))` TSV cells.
 async fn read_rows(c: &mut chnative::Client, q: Query) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut s = c.stream(q).await.unwrap();
+    let mut s = c.fetch_blocks(q).await.unwrap();
     let mut names = Vec::new();
     let mut rows = Vec::new();
     while let Some(b) = s.next().await.unwrap() {
@@ -483,7 +483,7 @@ async fn array_join_four_byte_indexes() {
         for (k, v) in settings {
             q = q.setting(k, v);
         }
-        let mut s = c.stream(q).await.unwrap();
+        let mut s = c.fetch_blocks(q).await.unwrap();
         let mut sums = [0u64; 4];
         while let Some(b) = s.next().await.unwrap() {
             let k = b.column("k").unwrap().view();
@@ -557,7 +557,7 @@ async fn hash_join_checksums_over_100k_rows() {
     ));
     for (rev, comp) in [(54492, "lz4"), (54482, "none"), (54460, "lz4")] {
         let c = client_at(rev, comp).await;
-        let mut s = c.stream(Query::new(sql).setting("query_plan_join_swap_table", "1")).await.unwrap();
+        let mut s = c.fetch_blocks(Query::new(sql).setting("query_plan_join_swap_table", "1")).await.unwrap();
         let mut sums = [0u64; 6];
         while let Some(b) = s.next().await.unwrap() {
             let ln = b.column("ln").unwrap().view();

@@ -168,7 +168,7 @@ fn strings(v: &ColumnView<'_>) -> Vec<String> {
 
 /// Runs `q` and returns every block with rows.
 async fn blocks(c: &mut chnative::Client, q: Query) -> Vec<Block> {
-    let mut s = c.stream(q).await.unwrap();
+    let mut s = c.fetch_blocks(q).await.unwrap();
     let mut out = Vec::new();
     while let Some(b) = s.next().await.unwrap() {
         if b.rows() > 0 {
