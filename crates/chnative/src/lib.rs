@@ -239,11 +239,29 @@ pub use chnative_derive::Variant;
 pub use row::{Inserter, RowStream};
 pub use value::{Value, ValueRow, ValueRowStream};
 
-/// The low level: the sans-IO protocol crate (`chnative-proto`) — wire readers and
-/// writers, packets, compression framing, the connection state machine, buffer
-/// pools, `Block::read` and raw column storage. Applications rarely need it; the
-/// items they do need are re-exported at this crate's root.
-pub use chnative_proto as proto;
+/// The low level, a chosen part of the sans-IO protocol crate `chnative-proto`:
+/// raw column storage and its views, for tools that convert whole columns
+/// (Arrow, exporters) or read types the typed tiers do not cover. Applications
+/// rarely need it; what they do need is at this crate's root.
+///
+/// The rest of `chnative-proto` (wire readers and writers, packets, compression
+/// framing, the connection state machine, buffer pools, SIMD kernels) is not
+/// re-exported: a program that drives the protocol itself depends on
+/// `chnative-proto` directly, at the version this crate uses.
+pub mod proto {
+    pub use chnative_proto::column::{AggregateState, JsonData, StateValue, JSON_AS_STRING_SETTING, JSON_STRING};
+    /// Conversions of column values to and from Rust types (also at [`crate::convert`]).
+    #[doc(no_inline)]
+    pub use chnative_proto::convert;
+    pub use chnative_proto::insert::VARIANT_NULL;
+    pub use chnative_proto::qbit::{Element, QBitValue, QBitView};
+    pub use chnative_proto::types::IntervalKind;
+    pub use chnative_proto::view::{
+        AggregateStatesView, ArrayView, ColumnView, DynamicView, FixedValue, JsonValue, JsonView, Keys,
+        LowCardinalityView, NullableView, OwnedValue, StrView, VariantView, WireUuid,
+    };
+    pub use chnative_proto::{AlignedBuf, Block, BlockInfo, Column, ColumnData, DataType, ProtoError};
+}
 pub use chnative_proto::chunked::Mode as ChunkMode;
 /// Conversions of column values to and from Rust types (`chrono`, `time`, `jiff`,
 /// `rust_decimal`, `uuid`, `std::net`, exact `Decimal`, Int256/UInt256): chnative-proto's
