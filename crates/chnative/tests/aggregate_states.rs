@@ -8,7 +8,7 @@
 mod common;
 use common::*;
 
-use chnative::proto::column::StateValue;
+use chnative_proto::column::StateValue;
 use chnative::Query;
 
 const STATES: &str = "SELECT k, \

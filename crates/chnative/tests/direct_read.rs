@@ -12,7 +12,7 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll};
 
-use chnative::proto::wire::WriteExt;
+use chnative_proto::wire::WriteExt;
 use chnative::{Client, Config, Connection, QueryStream};
 use common::*;
 use fake_server::{block, data_packet, FakeServer};

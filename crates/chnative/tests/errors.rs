@@ -109,7 +109,7 @@ async fn corrupted_compressed_frame_is_a_checksum_error() {
         }
     };
     assert!(
-        matches!(err.as_protocol(), Some(chnative::proto::ProtoError::Checksum { .. })),
+        matches!(err.as_protocol(), Some(chnative_proto::ProtoError::Checksum { .. })),
         "expected a checksum error, got {err:?}"
     );
     drop(s);
@@ -155,7 +155,7 @@ async fn block_larger_than_the_limit_is_refused_before_allocating() {
         let cfg = chnative::Config::from_url(&url(&format!("compression={comp}"))).unwrap().max_block_bytes(100_000);
         let c = chnative::Client::connect_with(cfg).await.unwrap();
         let err = c.execute("SELECT number FROM numbers(1000000) SETTINGS max_block_size = 1000000").await.unwrap_err();
-        assert!(matches!(err.as_protocol(), Some(chnative::proto::ProtoError::TooLarge { .. })), "{comp}: {err:?}");
+        assert!(matches!(err.as_protocol(), Some(chnative_proto::ProtoError::TooLarge { .. })), "{comp}: {err:?}");
         assert!(!c.is_usable());
     }
 }

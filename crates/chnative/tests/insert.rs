@@ -1312,9 +1312,9 @@ async fn fixed_strings_bulk_insert() {
 /// INSERT (code 432).
 #[tokio::test]
 async fn column_data_that_does_not_fit_its_type_is_refused_before_sending() {
-    use chnative::proto::column::{ColumnData, Layout};
-    use chnative::proto::wire::Reader;
-    use chnative::proto::BufferPool;
+    use chnative_proto::column::{ColumnData, Layout};
+    use chnative_proto::wire::Reader;
+    use chnative_proto::BufferPool;
     use chnative::{Block, Column};
 
     let mut c = client().await;

@@ -6,7 +6,7 @@
 mod common;
 use common::*;
 
-use chnative::proto::insert::VARIANT_NULL;
+use chnative_proto::insert::VARIANT_NULL;
 use chnative::{fixed, Client, Config, DataType, InsertData};
 
 fn q(sql: &str) -> String {

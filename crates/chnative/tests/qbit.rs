@@ -12,7 +12,7 @@
 mod common;
 use common::*;
 
-use chnative::proto::qbit::{self, Kernel, QBitValue, QBitView};
+use chnative_proto::qbit::{self, Kernel, QBitValue, QBitView};
 use chnative::{Client, FixedValue, InsertData, Query};
 
 const QBIT_SETTING: &str = "allow_experimental_qbit_type";

@@ -21,10 +21,10 @@ use common::*;
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use chnative::proto::column::{Kind, SerInfo};
-use chnative::proto::packet::{self, read_server_packet, BlockKind, ClientHello, ClientInfo, ServerPacket};
-use chnative::proto::wire::{Reader, WriteExt};
-use chnative::proto::{BlockLimits, BufferPool, ProtoError};
+use chnative_proto::column::{Kind, SerInfo};
+use chnative_proto::packet::{self, read_server_packet, BlockKind, ClientHello, ClientInfo, ServerPacket};
+use chnative_proto::wire::{Reader, WriteExt};
+use chnative_proto::{BlockLimits, BufferPool, ProtoError};
 use chnative::{Block, ColumnView, DataType, Query};
 
 /// The revisions around the gates, oldest first.
@@ -355,7 +355,7 @@ fn wire_blocks(rev: u64, sql: &str, settings: &[(&str, &str)]) -> Vec<(Vec<u8>, 
     }
     .write(&mut out, v);
     packet::write_data_head(&mut out, "");
-    chnative::proto::block::write_empty_block(&mut out, v);
+    chnative_proto::block::write_empty_block(&mut out, v);
     sock.write_all(&out).unwrap();
     let mut blocks = Vec::new();
     loop {

@@ -999,7 +999,7 @@ async fn wrong_rust_type_is_type_mismatch() {
                toLowCardinality('a') AS lc, [toDateTime64('2020-01-01 00:00:00', 3, 'UTC')] AS dts";
     let mut s = c.fetch_blocks(sql).await.unwrap();
     let b = s.next().await.unwrap().unwrap();
-    let check = |e: chnative::proto::ProtoError, column: &str, requested: &str, actual: &str| {
+    let check = |e: chnative_proto::ProtoError, column: &str, requested: &str, actual: &str| {
         let e = Error::from(e);
         let msg = e.to_string();
         match e.as_type_mismatch() {

@@ -6,7 +6,7 @@
 mod common;
 use common::*;
 
-use chnative::proto::uuid_simd::{self, Kernel};
+use chnative_proto::uuid_simd::{self, Kernel};
 use chnative::{Query, WireUuid};
 
 /// The canonical text of RFC 4122 bytes.
