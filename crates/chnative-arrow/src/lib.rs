@@ -109,7 +109,7 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, DataType as ArrowType, Field, Schema, SchemaRef};
-use chnative::proto::column::JSON_AS_STRING_SETTING;
+use chnative::proto::JSON_AS_STRING_SETTING;
 use chnative::{BlockInsert, CancelHandle, Client, DataType, InsertData, InsertSummary, Query, QueryStream};
 
 pub use read::{CLICKHOUSE_TYPE_KEY, EXTENSION_NAME_KEY};
