@@ -12,7 +12,7 @@
 //! [`Client`] is a pool of connections behind a cheap, cloneable, `Send + Sync`
 //! handle. A `#[derive(Row)]` struct is inserted with [`Client::insert_rows`] (or
 //! a long-lived [`Client::inserter`]) and read back with [`Client::fetch_all`]
-//! (or streamed with [`Client::query`]). Fields bind to columns by name, and their
+//! (or streamed with [`Client::fetch`]). Fields bind to columns by name, and their
 //! types are checked against the table or the result before any row moves.
 //! `{name:Type}` placeholders take values bound with [`Query::bind`] (or the
 //! [`params!`] macro), sent as query parameters, never spliced into the SQL.
@@ -69,7 +69,7 @@
 //!     id: u64,
 //!     name: &'a str,
 //! }
-//! let mut rows = client.query::<Name<'_>>("SELECT id, name FROM events").await?;
+//! let mut rows = client.fetch::<Name<'_>>("SELECT id, name FROM events").await?;
 //! while let Some(row) = rows.next().await? {
 //!     println!("{} {}", row.id, row.name);
 //! }
@@ -86,21 +86,21 @@
 //! When the shape is known only at run time (CLIs, admin tools, migrations), rows
 //! are [`ValueRow`]s of [`Value`]s, indexed by position or by column name.
 //! `Display` renders a value the way the server's `toString` does; values are exact
-//! (Decimals, 128/256-bit integers, zoned DateTimes). [`Client::insert_value_rows`]
+//! (Decimals, 128/256-bit integers, zoned DateTimes). [`Client::insert_values`]
 //! converts every cell exactly to its column's type before sending.
 //!
 //! ```no_run
 //! # async fn run(client: chnative::Client) -> chnative::Result<()> {
 //! use chnative::{Value, ValueRow};
 //!
-//! let rows = client.fetch_all_rows("SELECT name, count() AS n FROM events GROUP BY name LIMIT 3").await?;
+//! let rows = client.fetch_all_values("SELECT name, count() AS n FROM events GROUP BY name LIMIT 3").await?;
 //! for row in &rows {
 //!     println!("{} {}", row["name"], row[1]);
 //! }
 //!
 //! let names: std::sync::Arc<[String]> = vec!["id".to_string(), "name".to_string(), "score".to_string()].into();
 //! let row = ValueRow::new(names, vec![Value::UInt64(7), Value::String(b"seven".to_vec()), Value::Null])?;
-//! client.insert_value_rows("events", &[row]).await?;
+//! client.insert_values("events", &[row]).await?;
 //! # Ok(()) }
 //! ```
 //!
@@ -120,7 +120,7 @@
 //! client.insert("events").column("id", &ids).column("name", &names).send().await?;
 //!
 //! let mut stream = client
-//!     .stream(("SELECT id, name FROM events WHERE id > {min:UInt64}", params! {"min" => 10u64}))
+//!     .fetch_blocks(("SELECT id, name FROM events WHERE id > {min:UInt64}", params! {"min" => 10u64}))
 //!     .await?;
 //! while let Some(block) = stream.next().await? {
 //!     let ids: &[u64] = block.column("id").unwrap().view().values()?;
@@ -141,12 +141,38 @@
 //! # Connections
 //!
 //! [`Client`] is a pool (every call takes `&self`); a stream holds one pooled
-//! connection until it is dropped. [`Session`] pins one pooled connection for
-//! calls that share server-side state (`SET`, `USE`, temporary tables).
-//! [`Connection`] is the single socket underneath, with `&mut self` calls. A call
-//! dropped halfway (a timeout, a `select!`) never leaves a connection in an
-//! unknown state in the pool: an unfinished SELECT is cancelled and drained, and
-//! anything that cannot be finished safely is closed.
+//! connection until it is dropped, and owns it: what a `Client` returns (streams,
+//! inserters, INSERT builders) is `Send + 'static` and can move into a spawned
+//! task. [`Session`] pins one pooled connection for calls that share server-side
+//! state (`SET`, `USE`, temporary tables). [`Connection`] is the single socket
+//! underneath, with `&mut self` calls. A call dropped halfway (a timeout, a
+//! `select!`) never leaves a connection in an unknown state in the pool: an
+//! unfinished SELECT is cancelled and drained, and anything that cannot be
+//! finished safely is closed.
+//!
+//! # One set of calls
+//!
+//! The three have the same calls, with the same names; the [`Executor`] trait
+//! holds them for code that takes any of the three (`db: &mut impl Executor`).
+//! A query `q` is a `&str`, a `String`, `(sql, params! {..})` or a [`Query`].
+//!
+//! | task | call | returns |
+//! |---|---|---|
+//! | run a statement (DDL, `INSERT … SELECT`) | `execute(q)` | [`Progress`] |
+//! | stream typed rows | `fetch::<T>(q)` | [`RowStream`] |
+//! | all / exactly one / at most one row | `fetch_all::<T>(q)`, `fetch_one`, `fetch_optional` | `Vec<T>`, `T`, `Option<T>` |
+//! | one value | `fetch_scalar::<T>(q)` | `T` |
+//! | stream blocks of columns | `fetch_blocks(q)` | [`QueryStream`] |
+//! | stream / all dynamic rows | `fetch_values(q)`, `fetch_all_values(q)` | [`ValueRowStream`], `Vec<ValueRow>` |
+//! | insert typed rows | `insert_rows(table, &rows)` (`.setting`, `.query_id`, `.deduplication_token`) | [`InsertSummary`] |
+//! | insert dynamic rows | `insert_values(table, &rows)` (same options) | [`InsertSummary`] |
+//! | insert columns | `insert(table).column("a", &a).send()` | [`InsertSummary`] |
+//! | insert any number of blocks in one INSERT | `insert_blocks(table)`, or `insert(table).open()` | [`BlockInsert`] |
+//! | a long-lived, buffering row writer | `inserter::<T>(table)` | [`Inserter`] |
+//! | check the server answers | `ping()` | `()` |
+//!
+//! The names of 0.1 (`stream`, `query`, `query_scalar`, `query_rows`,
+//! `fetch_all_rows`, `insert_value_rows`) still work, deprecated.
 //!
 //! ## The connection string
 //!
@@ -196,10 +222,12 @@
 //!
 //! # Layers
 //!
-//! This crate's root holds what an application needs. The protocol itself — wire
-//! readers, packets, compression framing, the connection state machine, buffer
-//! pools, raw column storage — is the sans-IO crate `chnative-proto`, re-exported
-//! as [`proto`]: the low level, for tools that drive the protocol themselves.
+//! This crate's root holds what an application needs; [`row`] and [`value`] hold
+//! the typed and dynamic row tiers' details, [`convert`] the conversions of
+//! column values, and [`proto`] a chosen part of the low level (raw columns and
+//! their views). The protocol itself — wire readers, packets, compression
+//! framing, the connection state machine, buffer pools — is the sans-IO crate
+//! `chnative-proto`, for tools that drive the protocol themselves.
 #![warn(missing_docs)]
 
 mod block_insert;
@@ -408,7 +436,7 @@ impl Connection {
     executor::single_socket_api!(slot);
 }
 
-/// A value [`Client::query_scalar`] can return: any type a typed-row field can
+/// A value [`Client::fetch_scalar`] can return: any type a typed-row field can
 /// have ([`row::FromColumn`]), read by the same rules (`u64` reads UInt8 … UInt64,
 /// `f64` reads Float32, `Option<T>` reads Nullable(T), `String` must be UTF-8, …).
 pub trait Scalar: Sized {
@@ -427,7 +455,7 @@ impl<T: for<'r> row::FromColumn<'r>> Scalar for T {
     fn from_column(col: &ColumnView<'_>, ctx: &row::ReadContext) -> Result<Self> {
         Self::check(col)?;
         if col.is_empty() {
-            return Err(Error::internal("query_scalar read a column without rows"));
+            return Err(Error::internal("fetch_scalar read a column without rows"));
         }
         row::Reader::<T>::new(col, ctx)?.get(0)
     }
