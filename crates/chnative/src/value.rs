@@ -8,7 +8,7 @@
 //!
 //! ```no_run
 //! # async fn demo(client: &mut chnative::Client) -> chnative::Result<()> {
-//! let mut rows = client.query_rows("SELECT number AS n, toString(number) AS s FROM numbers(3)").await?;
+//! let mut rows = client.fetch_values("SELECT number AS n, toString(number) AS s FROM numbers(3)").await?;
 //! while let Some(row) = rows.next().await? {
 //!     println!("{} {}", row[0], row.get("s").unwrap());
 //! }
@@ -751,7 +751,7 @@ fn reader<'r>(view: &ColumnView<'r>, server_tz: &Arc<str>) -> Result<Reader<'r>>
             if !j.is_text() {
                 return Err(Error::invalid_input(format!(
                     "column `{}`: JSON values are read as text; run the query with the setting \
-                     output_format_native_write_json_as_string = 1 (query_rows does this)",
+                     output_format_native_write_json_as_string = 1 (fetch_values does this)",
                     view.name()
                 )));
             }

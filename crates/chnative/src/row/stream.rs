@@ -125,7 +125,7 @@ impl<'c, T: Row> RowStream<'c, T> {
     ///     url: &'a str,
     ///     hits: u64,
     /// }
-    /// let mut rows = client.query::<Hit<'_>>("SELECT url, hits FROM pages").await?;
+    /// let mut rows = client.fetch::<Hit<'_>>("SELECT url, hits FROM pages").await?;
     /// let mut total = 0;
     /// while let Some(block) = rows.next_block().await? {
     ///     for hit in block {
