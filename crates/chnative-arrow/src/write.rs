@@ -15,8 +15,8 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_buffer::{Buffer, NullBuffer};
 use arrow_schema::{DataType as A, TimeUnit};
 use chnative::proto::convert::bf16;
-use chnative_proto::uuid_simd::{swap_halves_with, Kernel};
 use chnative::{DataType as T, InsertData};
+use chnative_proto::uuid_simd::{swap_halves_with, Kernel};
 
 use crate::{Error, Result};
 

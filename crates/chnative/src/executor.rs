@@ -14,8 +14,8 @@ use crate::error::{Error, Result};
 use crate::pool::{Home, Shared, Target};
 use crate::row::{field_mismatch, Inserter, OwnedRow, ReadContext, Row, RowStream, RowWrite};
 use crate::{
-    BlockInsert, Client, Connection, Insert, InsertSummary, Progress, Query, QueryStream, Scalar, ServerInfo,
-    Session, ValueRow, ValueRowStream,
+    BlockInsert, Client, Connection, Insert, InsertSummary, Progress, Query, QueryStream, Scalar, ServerInfo, Session,
+    ValueRow, ValueRowStream,
 };
 
 /// Where a call gets its connection: the one socket of a [`Connection`] or

@@ -8,8 +8,8 @@
 mod common;
 use common::*;
 
-use chnative_proto::column::StateValue;
 use chnative::Query;
+use chnative_proto::column::StateValue;
 
 const STATES: &str = "SELECT k, \
     countState() AS c, hex(c) AS c_hex, toString(finalizeAggregation(c)) AS c_val, \

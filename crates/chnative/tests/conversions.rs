@@ -12,8 +12,8 @@
 mod common;
 use common::*;
 
-use chnative_proto::convert::{self, bf16, calendar, net, Decimal, DecimalInt, DecimalRaw, EnumMap, I256, U256};
 use chnative::{Block, Client, ColumnView, Query};
+use chnative_proto::convert::{self, bf16, calendar, net, Decimal, DecimalInt, DecimalRaw, EnumMap, I256, U256};
 
 // ===========================================================================
 // Helpers.

@@ -12,8 +12,8 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll};
 
-use chnative_proto::wire::WriteExt;
 use chnative::{Client, Config, Connection, QueryStream};
+use chnative_proto::wire::WriteExt;
 use common::*;
 use fake_server::{block, data_packet, FakeServer};
 

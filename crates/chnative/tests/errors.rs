@@ -100,7 +100,8 @@ async fn corrupted_compressed_frame_is_a_checksum_error() {
             .await
             .unwrap();
     // Random strings do not compress, so byte 300000 lies inside a frame body.
-    let mut s = c.fetch_blocks("SELECT randomString(100) FROM numbers(20000) SETTINGS max_block_size = 20000").await.unwrap();
+    let mut s =
+        c.fetch_blocks("SELECT randomString(100) FROM numbers(20000) SETTINGS max_block_size = 20000").await.unwrap();
     let err = loop {
         match s.next().await {
             Ok(Some(_)) => {}

@@ -10,10 +10,10 @@ mod common;
 #[path = "common/fake_server.rs"]
 mod fake_server;
 
+use chnative::{params, Config, Connection as Client, Error};
 use chnative_proto::column::var_string_rows_stepped;
 use chnative_proto::wire::WriteExt;
 use chnative_proto::ProtoError;
-use chnative::{params, Config, Connection as Client, Error};
 use fake_server::{block, data_packet, end_of_stream, exception_packet, FakeServer};
 
 const MIB: usize = 1 << 20;

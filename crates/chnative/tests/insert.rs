@@ -1312,10 +1312,10 @@ async fn fixed_strings_bulk_insert() {
 /// INSERT (code 432).
 #[tokio::test]
 async fn column_data_that_does_not_fit_its_type_is_refused_before_sending() {
+    use chnative::{Block, Column};
     use chnative_proto::column::{ColumnData, Layout};
     use chnative_proto::wire::Reader;
     use chnative_proto::BufferPool;
-    use chnative::{Block, Column};
 
     let mut c = client().await;
     let t = Table::create("ins_unfit", "(v UInt64) ENGINE = Memory");

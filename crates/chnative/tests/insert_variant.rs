@@ -6,8 +6,8 @@
 mod common;
 use common::*;
 
-use chnative_proto::insert::VARIANT_NULL;
 use chnative::{fixed, Client, Config, DataType, InsertData};
+use chnative_proto::insert::VARIANT_NULL;
 
 fn q(sql: &str) -> String {
     http(&format!("{sql} FORMAT TSVRaw")).trim_end().to_string()

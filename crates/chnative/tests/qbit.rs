@@ -12,8 +12,8 @@
 mod common;
 use common::*;
 
-use chnative_proto::qbit::{self, Kernel, QBitValue, QBitView};
 use chnative::{Client, FixedValue, InsertData, Query};
+use chnative_proto::qbit::{self, Kernel, QBitValue, QBitView};
 
 const QBIT_SETTING: &str = "allow_experimental_qbit_type";
 
@@ -162,7 +162,8 @@ async fn read_server_vectors<T: Elem>(c: &mut Client, dim: usize) {
          CAST(arrayMap(i -> {value}, range({dim})) AS QBit({t}, {dim})) AS v FROM numbers(1200)) ORDER BY id",
         t = T::TYPE
     );
-    let mut s = c.fetch_blocks(Query::new(sql).setting(QBIT_SETTING, "1").setting("max_block_size", "397")).await.unwrap();
+    let mut s =
+        c.fetch_blocks(Query::new(sql).setting(QBIT_SETTING, "1").setting("max_block_size", "397")).await.unwrap();
     let mut seen = 0usize;
     let mut blocks = 0;
     while let Some(block) = s.next().await.unwrap() {

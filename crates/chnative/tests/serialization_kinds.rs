@@ -21,11 +21,11 @@ use common::*;
 use std::io::{Read, Write};
 use std::time::Duration;
 
+use chnative::{Block, ColumnView, DataType, Query};
 use chnative_proto::column::{Kind, SerInfo};
 use chnative_proto::packet::{self, read_server_packet, BlockKind, ClientHello, ClientInfo, ServerPacket};
 use chnative_proto::wire::{Reader, WriteExt};
 use chnative_proto::{BlockLimits, BufferPool, ProtoError};
-use chnative::{Block, ColumnView, DataType, Query};
 
 /// The revisions around the gates, oldest first.
 const KIND_REVISIONS: [u64; 4] = [54460, 54482, 54483, 54492];

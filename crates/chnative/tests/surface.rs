@@ -33,10 +33,7 @@ async fn every_call(db: &mut impl Executor, who: &str) {
 
     let mut blocks = db.insert_blocks(&t).await.unwrap();
     let (id3, name3) = (vec![3u64], vec!["n3".to_string()]);
-    blocks
-        .write_columns(&[("id", (&id3).into_insert_data()), ("name", (&name3).into_insert_data())])
-        .await
-        .unwrap();
+    blocks.write_columns(&[("id", (&id3).into_insert_data()), ("name", (&name3).into_insert_data())]).await.unwrap();
     assert_eq!(blocks.end().await.unwrap().rows, 1);
 
     let s = db.insert_rows(&t, &[ev(4)]).setting("max_threads", "1").await.unwrap();
@@ -178,7 +175,8 @@ async fn pooled_streams_and_inserters_outlive_the_client() {
     assert_eq!(q(&format!("SELECT sum(id) FROM {}", &*t)), (999 * 1000 / 2).to_string());
 }
 
-const DEDUP: &str = "(id UInt64, name String) ENGINE = MergeTree ORDER BY id SETTINGS non_replicated_deduplication_window = 100";
+const DEDUP: &str =
+    "(id UInt64, name String) ENGINE = MergeTree ORDER BY id SETTINGS non_replicated_deduplication_window = 100";
 
 /// A retried row INSERT with the same deduplication token lands once; another
 /// token lands again; a setting (`deduplicate_insert = disable`) reaches the server.

@@ -9,11 +9,11 @@ use common::*;
 
 use std::fmt::Write as _;
 
+use chnative::{Block, ColumnView, DataType as D, Query};
 use chnative_proto::column::{
     DYNAMIC_FLATTENED, DYNAMIC_V1, DYNAMIC_V2, JSON_FLATTENED, JSON_STRING, JSON_V1, JSON_V2,
 };
 use chnative_proto::view::JsonValue;
-use chnative::{Block, ColumnView, DataType as D, Query};
 
 /// 54473 is where Dynamic and JSON switch from V1 to V2.
 const DYN_REVISIONS: [u64; 5] = [54460, 54465, 54473, 54483, 54492];

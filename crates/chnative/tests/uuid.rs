@@ -6,8 +6,8 @@
 mod common;
 use common::*;
 
-use chnative_proto::uuid_simd::{self, Kernel};
 use chnative::{Query, WireUuid};
+use chnative_proto::uuid_simd::{self, Kernel};
 
 /// The canonical text of RFC 4122 bytes.
 fn canonical(b: &[u8; 16]) -> String {

@@ -289,10 +289,7 @@ async fn value_rows_insert_into_variant_dynamic_and_json() {
         common::http(&format!("SELECT id, toString(d), dynamicType(d) FROM {} ORDER BY id FORMAT TSV", dst.0)),
         "1\t[]\tArray(Nothing)\n2\t0.5\tFloat32\n"
     );
-    let e = c
-        .insert_values(&dst.0, &[row(3, Value::Enum { label: "a".into(), value: 1 })])
-        .await
-        .unwrap_err()
-        .to_string();
+    let e =
+        c.insert_values(&dst.0, &[row(3, Value::Enum { label: "a".into(), value: 1 })]).await.unwrap_err().to_string();
     assert!(e.contains("row 0") && e.contains("`d`") && e.contains("Dynamic"), "{e}");
 }
