@@ -46,8 +46,9 @@ async fn main() -> chnative::Result<()> {
 
     // Route: rows made by a server, split by `id` and sent to each shard directly.
     let (_, client) = cluster.shard_client(0).await?;
-    let mut source =
-        client.fetch_blocks("SELECT number AS id, concat('event ', toString(number)) AS name FROM numbers(1000000)").await?;
+    let mut source = client
+        .fetch_blocks("SELECT number AS id, concat('event ', toString(number)) AS name FROM numbers(1000000)")
+        .await?;
     let mut n = 0;
     while let Some(block) = source.next().await? {
         let sent = cluster
