@@ -22,7 +22,7 @@ use crate::InsertSummary;
 ///
 /// ```no_run
 /// # async fn demo(source: chnative::Client, target: chnative::Client) -> chnative::Result<()> {
-/// let mut stream = source.stream("SELECT number AS id, toString(number) AS name FROM numbers(1000000)").await?;
+/// let mut stream = source.fetch_blocks("SELECT number AS id, toString(number) AS name FROM numbers(1000000)").await?;
 /// let mut ins = target.insert_blocks("copy").await?;
 /// while let Some(block) = stream.next().await? {
 ///     ins.write(block).await?;

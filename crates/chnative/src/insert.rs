@@ -205,7 +205,7 @@ impl<'c, 'a> Insert<'c, 'a> {
     ///
     /// ```no_run
     /// # async fn demo(source: chnative::Client, target: chnative::Client) -> chnative::Result<()> {
-    /// let mut stream = source.stream("SELECT number AS id, toString(number) AS name FROM numbers(1000000)").await?;
+    /// let mut stream = source.fetch_blocks("SELECT number AS id, toString(number) AS name FROM numbers(1000000)").await?;
     /// let summary = target.insert("copy").from_stream(&mut stream).await?;
     /// assert_eq!(summary.rows, 1_000_000);
     /// # Ok(()) }

@@ -49,7 +49,7 @@ impl CancelHandle {
 ///
 /// ```compile_fail
 /// # async fn f(client: &mut chnative::Client) -> chnative::Result<()> {
-/// let mut stream = client.stream("SELECT 1").await?;
+/// let mut stream = client.fetch_blocks("SELECT 1").await?;
 /// let first = stream.next().await?;
 /// let second = stream.next().await?; // error: `stream` is still borrowed by `first`
 /// println!("{:?}", first.map(|b| b.rows()));

@@ -8,7 +8,7 @@
 //!
 //! ```no_run
 //! # async fn demo(client: &mut chnative::Client) -> chnative::Result<()> {
-//! let mut rows = client.query_rows("SELECT number AS n, toString(number) AS s FROM numbers(3)").await?;
+//! let mut rows = client.fetch_values("SELECT number AS n, toString(number) AS s FROM numbers(3)").await?;
 //! while let Some(row) = rows.next().await? {
 //!     println!("{} {}", row[0], row.get("s").unwrap());
 //! }
@@ -24,7 +24,7 @@ use chnative_proto::convert::{self, calendar, Decimal, I256, U256};
 use chnative_proto::view::WireUuid;
 
 use crate::error::{Error, Result};
-use crate::{Client, Query, QueryStream};
+use crate::QueryStream;
 
 /// One ClickHouse value.
 #[derive(Debug, Clone, PartialEq)]
@@ -543,7 +543,11 @@ pub struct ValueRowStream<'c> {
 /// block of 100-column rows is hundreds of MB of `Value`s).
 const ROWS_PER_BATCH: usize = 256;
 
-impl ValueRowStream<'_> {
+impl<'c> ValueRowStream<'c> {
+    pub(crate) fn new(inner: QueryStream<'c>, server_tz: Arc<str>) -> Self {
+        ValueRowStream { inner, server_tz, names: None, rows: VecDeque::new(), next_row: 0, block_rows: 0 }
+    }
+
     /// The next row, or `None` at the end.
     pub async fn next(&mut self) -> Result<Option<ValueRow>> {
         loop {
@@ -595,38 +599,8 @@ impl ValueRowStream<'_> {
     }
 
     /// The underlying block stream.
-    pub fn blocks(&self) -> &QueryStream<'_> {
+    pub fn blocks(&self) -> &QueryStream<'c> {
         &self.inner
-    }
-}
-
-impl Client {
-    /// Runs a query and streams its result as dynamic rows of [`Value`]s.
-    /// JSON columns arrive as their text (the query gets
-    /// `output_format_native_write_json_as_string = 1`). DateTime columns whose
-    /// type names no zone are in the query's `session_timezone` setting when it
-    /// sets one, else in the server's zone.
-    pub async fn query_rows(&self, query: impl Into<Query>) -> Result<ValueRowStream<'_>> {
-        let query = query.into().setting("output_format_native_write_json_as_string", "1");
-        let server_tz: Arc<str> = Arc::from(query.session_timezone().unwrap_or(&self.server_info().timezone));
-        Ok(ValueRowStream {
-            inner: self.stream(query).await?,
-            server_tz,
-            names: None,
-            rows: VecDeque::new(),
-            next_row: 0,
-            block_rows: 0,
-        })
-    }
-
-    /// Runs a query and returns all its rows as [`ValueRow`]s.
-    pub async fn fetch_all_rows(&self, query: impl Into<Query>) -> Result<Vec<ValueRow>> {
-        let mut s = self.query_rows(query).await?;
-        let mut out = Vec::new();
-        while let Some(r) = s.next().await? {
-            out.push(r);
-        }
-        Ok(out)
     }
 }
 

@@ -240,7 +240,7 @@ fn reader<'r>(view: &ColumnView<'r>, server_tz: &Arc<str>) -> Result<Reader<'r>>
             if !j.is_text() {
                 return Err(Error::invalid_input(format!(
                     "column `{}`: JSON values are read as text; run the query with the setting \
-                     output_format_native_write_json_as_string = 1 (query_rows does this)",
+                     output_format_native_write_json_as_string = 1 (fetch_values does this)",
                     view.name()
                 )));
             }

@@ -10,7 +10,7 @@
 //!     tags: Vec<String>,      // Array(String)
 //!     score: Option<f64>,     // Nullable(Float64)
 //! }
-//! let mut rows = client.query::<Event<'_>>("SELECT id, name, tags, score FROM events").await?;
+//! let mut rows = client.fetch::<Event<'_>>("SELECT id, name, tags, score FROM events").await?;
 //! while let Some(e) = rows.next().await? {
 //!     println!("{} {} {:?} {:?}", e.id, e.label, e.tags, e.score);
 //! }
@@ -36,7 +36,7 @@
 //! Event)``. The widening is decided once per column per block (a narrower column
 //! is widened into a buffer then); a column of the field's own type is read in
 //! place, as before. The same rules hold inside `Option`, `Vec`, maps and tuples,
-//! and for [`crate::Client::query_scalar`].
+//! and for [`crate::Client::fetch_scalar`].
 //!
 //! **Single values and tuples.** A one-column result reads as a single value
 //! (`client.fetch_one::<u64>("SELECT count() FROM t")`, any [`FromColumn`] type),
@@ -63,7 +63,7 @@
 //! # async fn f(client: &mut chnative::Client) -> chnative::Result<()> {
 //! #[derive(chnative::Row)]
 //! struct Name<'a> { name: &'a str }
-//! let mut rows = client.query::<Name<'_>>("SELECT toString(number) AS name FROM numbers(2)").await?;
+//! let mut rows = client.fetch::<Name<'_>>("SELECT toString(number) AS name FROM numbers(2)").await?;
 //! let first = rows.next().await?;
 //! let second = rows.next().await?; // error: `rows` is still borrowed by `first`
 //! println!("{:?}", first.map(|r| r.name));
@@ -88,6 +88,7 @@ use chnative_proto::DataType;
 use crate::error::{Error, Result};
 
 pub use enums::EnumLabels;
+pub(crate) use insert::row_error;
 pub use insert::{Inserter, DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS};
 pub use stream::{BlockRows, RowStream};
 pub use to_column::{writes, ColumnBuffer, ToColumn};
@@ -126,14 +127,14 @@ pub struct Field {
 /// error[E0277]: `Event` is not a row type chnative can read
 ///   = help: derive it for a struct whose fields are named like the columns: `#[derive(chnative::Row)]`
 ///   = note: a single value (`u64`, `String`, `Option<T>`, …) reads a one-column result and a tuple
-///           `(u64, String)` reads the columns by position; `query_scalar::<T>()` reads the first value
+///           `(u64, String)` reads the columns by position; `fetch_scalar::<T>()` reads the first value
 ///           of the first row
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a row type chnative can read",
     label = "not a row type",
     note = "derive it for a struct whose fields are named like the columns: `#[derive(chnative::Row)]`",
-    note = "a single value (`u64`, `String`, `Option<T>`, …) reads a one-column result and a tuple `(u64, String)` reads the columns by position; `query_scalar::<T>()` reads the first value of the first row"
+    note = "a single value (`u64`, `String`, `Option<T>`, …) reads a one-column result and a tuple `(u64, String)` reads the columns by position; `fetch_scalar::<T>()` reads the first value of the first row"
 )]
 pub trait Row {
     /// The struct's name, for error messages.
@@ -164,8 +165,8 @@ pub trait Row {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an owned row type",
     label = "not an owned row type",
-    note = "a row type is a `#[derive(chnative::Row)]` struct, a single value (`u64`, `String`, `Option<T>`, …) or a tuple of them `(u64, String)` (columns by position); `query_scalar::<T>()` reads the first value of the first row",
-    note = "rows that borrow from the block (`&str`, `&[u8]` fields) are read with `query::<T<'_>>()` and `next()`: `fetch_*` return owned rows"
+    note = "a row type is a `#[derive(chnative::Row)]` struct, a single value (`u64`, `String`, `Option<T>`, …) or a tuple of them `(u64, String)` (columns by position); `fetch_scalar::<T>()` reads the first value of the first row",
+    note = "rows that borrow from the block (`&str`, `&[u8]` fields) are read with `fetch::<T<'_>>()` and `next()`: `fetch_*` return owned rows"
 )]
 pub trait OwnedRow: for<'r> Row<Value<'r> = Self> + 'static {}
 impl<T: for<'r> Row<Value<'r> = T> + 'static> OwnedRow for T {}
