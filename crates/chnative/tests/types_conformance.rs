@@ -2,9 +2,9 @@
 //! type × ClickHouse type pair, on every path that names a Rust type.
 //!
 //! For each pair the paths must agree: the typed read check (`#[derive(Row)]`
-//! fields, single values, `query_scalar`) accepts exactly the pairs the typed
+//! fields, single values, `fetch_scalar`) accepts exactly the pairs the typed
 //! write check (`insert_rows`, the inserter) accepts. Then, on the server:
-//! `query_scalar` and a typed row read a stored value if and only if the pair is
+//! `fetch_scalar` and a typed row read a stored value if and only if the pair is
 //! accepted (refusals are type mismatches named before any row is read), an
 //! INSERT of rows is refused before any data is sent for a refused pair, and an
 //! accepted value round-trips: written as `T`, read back as `T` equal, with the
@@ -73,7 +73,7 @@ struct Case {
     rust: &'static str,
     reads: fn(&DataType) -> bool,
     writes: fn(&DataType) -> bool,
-    /// Reads the one row of `table` with `query_scalar` and as a typed row:
+    /// Reads the one row of `table` with `fetch_scalar` and as a typed row:
     /// `Ok(true)` both read, `Ok(false)` both refused with a type mismatch.
     read: fn(Client, String) -> Fut<bool>,
     /// Inserts the sample into `table`: `Ok(true)` inserted, `Ok(false)` refused
@@ -103,7 +103,7 @@ macro_rules! case {
             read: |c, table| {
                 Box::pin(async move {
                     let sql = format!("SELECT x FROM {table}");
-                    let scalar = c.query_scalar::<$t>(sql.as_str()).await;
+                    let scalar = c.fetch_scalar::<$t>(sql.as_str()).await;
                     let row = c.fetch_all::<$row>(sql.as_str()).await;
                     match (scalar, row) {
                         (Ok(_), Ok(_)) => Ok(true),
@@ -124,7 +124,7 @@ macro_rules! case {
             check: |c, table| {
                 Box::pin(async move {
                     let sql = format!("SELECT x FROM {table}");
-                    let got = c.query_scalar::<$t>(sql.as_str()).await.map_err(|e| format!("read back: {e}"))?;
+                    let got = c.fetch_scalar::<$t>(sql.as_str()).await.map_err(|e| format!("read back: {e}"))?;
                     if !same(&got, &sample()) {
                         return Err(format!("wrote {:?}, read back {got:?}", sample()));
                     }
@@ -291,14 +291,14 @@ async fn every_path_agrees_and_round_trips() {
                     }
                 }
                 // The dynamic path: the same rows as Values, written back, render the same.
-                let rows = c.fetch_all_rows(format!("SELECT x FROM {table}")).await.unwrap();
+                let rows = c.fetch_all_values(format!("SELECT x FROM {table}")).await.unwrap();
                 let copy = unique_table("types_dyn");
                 c.execute(format!("CREATE TABLE {copy} (x {name}) ENGINE = Memory")).await.unwrap();
-                match c.insert_value_rows(&copy, &rows).await {
+                match c.insert_values(&copy, &rows).await {
                     Ok(_) => {
                         let render = |t: &str| format!("SELECT toString(x) FROM {t}");
-                        let a = c.query_scalar::<String>(render(&table).as_str()).await.map_err(|e| e.to_string());
-                        let b = c.query_scalar::<String>(render(&copy).as_str()).await.map_err(|e| e.to_string());
+                        let a = c.fetch_scalar::<String>(render(&table).as_str()).await.map_err(|e| e.to_string());
+                        let b = c.fetch_scalar::<String>(render(&copy).as_str()).await.map_err(|e| e.to_string());
                         if a != b {
                             bad.push(format!("{pair}: Value round trip renders {b:?}, typed {a:?}"));
                         }
@@ -308,7 +308,7 @@ async fn every_path_agrees_and_round_trips() {
                 c.execute(format!("DROP TABLE {copy}")).await.unwrap();
                 c.execute(format!("DROP TABLE {table}")).await.unwrap();
             }
-            if c.query_scalar::<u64>(format!("SELECT count() FROM {seeded}").as_str()).await.unwrap() != 1 {
+            if c.fetch_scalar::<u64>(format!("SELECT count() FROM {seeded}").as_str()).await.unwrap() != 1 {
                 bad.push(format!("{name}: a refused insert left rows"));
             }
             c.execute(format!("DROP TABLE {seeded}")).await.unwrap();
@@ -394,7 +394,7 @@ async fn a_wide_integer_writes_a_narrower_column_when_the_value_fits() {
         assert_eq!(rendered(&c, &t).await, [shown], "{ty}");
         let e = c.insert_rows(&t, &[I64Row { x: too_big }]).await.unwrap_err();
         assert!(e.to_string().contains(&format!("{too_big} does not fit a {ty} column")), "{ty}: {e}");
-        assert_eq!(c.query_scalar::<i64>(format!("SELECT x FROM {t}").as_str()).await.unwrap(), ok);
+        assert_eq!(c.fetch_scalar::<i64>(format!("SELECT x FROM {t}").as_str()).await.unwrap(), ok);
     }
 }
 
@@ -440,8 +440,8 @@ mod naive {
 #[tokio::test]
 async fn a_zero_is_not_read_into_a_nonzero_integer() {
     let c = client().await;
-    let v = c.query_scalar::<std::num::NonZeroU64>("SELECT 7::UInt8").await.unwrap();
+    let v = c.fetch_scalar::<std::num::NonZeroU64>("SELECT 7::UInt8").await.unwrap();
     assert_eq!(v.get(), 7);
-    let e = c.query_scalar::<std::num::NonZeroU64>("SELECT 0::UInt32").await.unwrap_err();
+    let e = c.fetch_scalar::<std::num::NonZeroU64>("SELECT 0::UInt32").await.unwrap_err();
     assert!(e.to_string().contains("row 0 is 0, which a std::num::NonZeroU64 cannot hold"), "{e}");
 }

@@ -261,7 +261,7 @@ pub(crate) fn plain(ty: &DataType) -> &DataType {
 
 /// Whether `T` can be read from a column of type `ty` (LowCardinality and
 /// SimpleAggregateFunction wrappers included): the check a typed row, a single
-/// value and [`crate::Client::query_scalar`] make before reading. Every pair it
+/// value and [`crate::Client::fetch_scalar`] make before reading. Every pair it
 /// accepts, [`writes`] accepts too.
 ///
 /// ```
