@@ -90,6 +90,7 @@
 //! 13,571 recvfrom with a 64 KiB cap against 1,666 without).
 
 use std::collections::VecDeque;
+use std::time::{Duration, Instant};
 
 use crate::block::{Block, BlockLimits};
 use crate::buffer::BufferPool;
@@ -118,6 +119,10 @@ pub struct Options {
     pub chunked_send: chunked::Mode,
     /// Chunked framing of the packets the server sends.
     pub chunked_recv: chunked::Mode,
+    /// How long a cancelled query may take to end (its server's answer read to
+    /// EndOfStream or an Exception) before the connection is closed instead;
+    /// `None`: unbounded. See [`Connection::poll_timeout`].
+    pub cancel_timeout: Option<Duration>,
 }
 
 impl Default for Options {
@@ -130,6 +135,7 @@ impl Default for Options {
             max_silent_packets: DEFAULT_MAX_SILENT_PACKETS,
             chunked_send: chunked::Mode::default(),
             chunked_recv: chunked::Mode::default(),
+            cancel_timeout: Some(DEFAULT_CANCEL_TIMEOUT),
         }
     }
 }
@@ -138,6 +144,9 @@ impl Default for Options {
 /// (Progress and ProfileEvents every 100 ms) more than five days of a query
 /// that returns nothing, yet a few seconds of a server spinning on empty packets.
 pub const DEFAULT_MAX_SILENT_PACKETS: u64 = 10_000_000;
+
+/// Default for [`Options::cancel_timeout`].
+pub const DEFAULT_CANCEL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Size of [`Connection::direct_slots`]'s second buffer: room for the next
 /// column's or packet's head (a read that brings more just leaves it on the
@@ -424,6 +433,11 @@ pub struct Connection {
     /// `queued_total` before the outstanding command's first byte.
     command_start: u64,
     stage: Vec<u8>,
+
+    /// When the outstanding command must be over ([`Connection::set_deadline`]).
+    deadline: Option<Instant>,
+    /// When the cancelled query must have ended (the Cancel bound).
+    cancel_by: Option<Instant>,
 }
 
 impl Connection {
@@ -464,6 +478,8 @@ impl Connection {
             last_boundary: 0,
             command_start: 0,
             stage: Vec::new(),
+            deadline: None,
+            cancel_by: None,
         }
     }
 
@@ -519,6 +535,8 @@ impl Connection {
             self.closed = Some(reason.to_string());
         }
         self.state = State::Closed;
+        self.deadline = None;
+        self.cancel_by = None;
         self.output.clear();
         self.opos = 0;
         self.packet_ends.clear();
@@ -619,3 +637,6 @@ impl Connection {
 
 mod commands;
 mod input;
+mod timer;
+
+pub use timer::Timeout;

@@ -15,7 +15,7 @@
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use chnative_proto::connection::{self, BlockSink, Connection, Discard, Event, Options, Phase, Poll, State};
+use chnative_proto::connection::{self, BlockSink, Connection, Discard, Event, Options, Poll};
 use chnative_proto::packet::{ClientHello, ClientInfo, Query, ServerHello};
 use chnative_proto::{BlockLimits, ProtoError};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -225,14 +225,6 @@ impl From<connection::Error> for Error {
     }
 }
 
-/// What a timeout error says when a cancelled query was not over within the Cancel bound.
-const TIMEOUT_CANCEL: &str = "waiting for the server to end a cancelled query";
-
-/// What a timeout error says when the query deadline passed where the
-/// query cannot be cancelled (an INSERT, a packet half written): the
-/// connection is closed.
-const TIMEOUT_QUERY_CLOSED: &str = "the query deadline passed";
-
 /// When a query started now must be over: its own timeout if it has one
 /// (zero: none), else the config's. The clock is read only when there is one.
 pub(crate) fn query_deadline(
@@ -256,15 +248,14 @@ pub(crate) async fn within<T>(
     }
 }
 
-/// What ended a wait for input early.
+/// What ended a wait for the socket early.
 #[derive(Clone, Copy)]
-enum Deadline {
+enum Expired {
     /// The read timeout (silence) passed.
     Read,
-    /// The bound on an unanswered Cancel passed.
-    Cancel,
-    /// The query's own deadline passed.
-    Query,
+    /// The machine's timer ([`Connection::poll_timeout`]) passed: the query
+    /// deadline or the Cancel bound, for the machine to handle.
+    Machine,
 }
 
 pub(crate) struct Conn {
@@ -273,10 +264,6 @@ pub(crate) struct Conn {
     pub(crate) cfg: Config,
     hostname: String,
     os_user: String,
-    /// When the running query's Cancel must have been answered by.
-    cancel_by: Option<Instant>,
-    /// When the running query must be over by (opt-in).
-    query_by: Option<Instant>,
     /// The settings every query sends (compression, the config's), built once.
     base_settings: Vec<(String, String, u64)>,
     /// The blocks this connection's queries decode into, kept between queries
@@ -288,24 +275,24 @@ pub(crate) struct Conn {
     timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
 }
 
-/// Runs `io`, bounded by the earlier of `command` and `timeout` from when
-/// `io` first has to wait. `io` is polled first, so an operation that is
+/// Runs `io`, bounded by the earlier of the machine's timer (`machine`) and
+/// `timeout` from when `io` first has to wait. `io` is polled first, so an operation that is
 /// ready at once costs no clock read and no timer; the one `timer` of the
 /// connection is reset rather than a new one registered for each wait.
 async fn bounded<F: std::future::Future>(
     timer: &mut Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
-    command: Option<(Instant, Deadline)>,
+    machine: Option<Instant>,
     timeout: Option<std::time::Duration>,
     io: F,
-) -> std::result::Result<F::Output, Deadline> {
+) -> std::result::Result<F::Output, Expired> {
     use std::future::Future;
     use std::task::Poll;
-    if command.is_none() && timeout.is_none() {
+    if machine.is_none() && timeout.is_none() {
         return Ok(io.await);
     }
     let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(tokio::time::Instant::now())));
     let mut io = std::pin::pin!(io);
-    let mut armed: Option<Deadline> = None;
+    let mut armed: Option<Expired> = None;
     std::future::poll_fn(|cx| {
         if let Poll::Ready(r) = io.as_mut().poll(cx) {
             return Poll::Ready(Ok(r));
@@ -313,10 +300,10 @@ async fn bounded<F: std::future::Future>(
         let which = match armed {
             Some(which) => which,
             None => {
-                let mut best = command;
+                let mut best = machine.map(|at| (at, Expired::Machine));
                 if let Some(at) = timeout.and_then(|d| Instant::now().checked_add(d)) {
                     if best.is_none_or(|(b, _)| at < b) {
-                        best = Some((at, Deadline::Read));
+                        best = Some((at, Expired::Read));
                     }
                 }
                 let Some((at, which)) = best else { return Poll::Pending };
@@ -376,6 +363,7 @@ impl Conn {
             max_silent_packets: cfg.max_silent_packets,
             chunked_send: cfg.chunked_send,
             chunked_recv: cfg.chunked_recv,
+            cancel_timeout: Some(cfg.cancel_timeout),
         };
         let base_settings = base_settings(&cfg);
         let mut c = Conn {
@@ -384,8 +372,6 @@ impl Conn {
             cfg,
             hostname: std::env::var("HOSTNAME").unwrap_or_default(),
             os_user: std::env::var("USER").unwrap_or_default(),
-            cancel_by: None,
-            query_by: None,
             base_settings,
             blocks: None,
             timer: None,
@@ -461,13 +447,12 @@ impl Conn {
     /// reading) closes the connection, as a half-written packet cannot be
     /// followed by a Cancel.
     pub(crate) async fn write_some(&mut self) -> Result<()> {
-        let command = self.command_deadline();
+        let machine = self.proto.poll_timeout();
         let write = self.io.write(self.proto.transmit());
-        let n = match bounded(&mut self.timer, command, self.cfg.read_timeout, write).await {
+        let n = match bounded(&mut self.timer, machine, self.cfg.read_timeout, write).await {
             Ok(r) => r,
-            Err(Deadline::Read) => return Err(self.poison(Error::timeout("writing"))),
-            Err(Deadline::Cancel) => return Err(self.poison(Error::timeout(TIMEOUT_CANCEL))),
-            Err(Deadline::Query) => return Err(self.poison(Error::timeout(TIMEOUT_QUERY_CLOSED))),
+            Err(Expired::Read) => return Err(self.poison(Error::timeout("writing"))),
+            Err(Expired::Machine) => return Err(self.timed_out()),
         };
         match n {
             Ok(0) => Err(self.poison(Error::from(std::io::Error::from(std::io::ErrorKind::WriteZero)))),
@@ -507,31 +492,21 @@ impl Conn {
         Error::closed(self.proto.close_reason().unwrap_or("closed").to_string())
     }
 
-    /// The deadline of the running command that applies to the next read,
-    /// besides the read timeout (which starts when the read has to wait).
-    fn command_deadline(&self) -> Option<(Instant, Deadline)> {
-        match self.proto.state() {
-            State::Busy(Phase::Cancelled) => self.cancel_by.map(|at| (at, Deadline::Cancel)),
-            State::Busy(_) => self.query_by.map(|at| (at, Deadline::Query)),
-            _ => None,
-        }
-    }
-
     /// Reads until the machine has `needed` unconsumed bytes; or, while the
     /// machine fills a fixed-width column straight from the socket, reads once
     /// into that column (`sink` lends it, as to `poll`).
     async fn fill(&mut self, needed: usize, sink: &mut (dyn BlockSink + Send)) -> Result<()> {
         if self.proto.direct_pending() {
-            let command = self.command_deadline();
+            let machine = self.proto.poll_timeout();
             let Some((slot, tail)) = self.proto.direct_slots(sink) else { return Ok(()) };
             // Cancel-safe: a dropped read took no bytes off the socket, and
             // none count as received before `direct_filled`.
             let io = &mut self.io;
             let read = std::future::poll_fn(|cx| io.poll_read_pair(cx, slot, tail));
-            let n = bounded(&mut self.timer, command, self.cfg.read_timeout, read).await;
+            let n = bounded(&mut self.timer, machine, self.cfg.read_timeout, read).await;
             let n = match n {
                 Ok(r) => r,
-                Err(which) => return Err(self.deadline_passed(which)),
+                Err(which) => return Err(self.expired(which)),
             };
             return match n {
                 Ok(0) => Err(self.eof()),
@@ -546,12 +521,12 @@ impl Conn {
         // nothing more to wait for: the next poll says why.
         while self.proto.buffered() < needed && !self.proto.is_closed() {
             let want = needed - self.proto.buffered();
-            let command = self.command_deadline();
+            let machine = self.proto.poll_timeout();
             let read = self.io.read_buf(self.proto.recv_buffer(want));
-            let n = bounded(&mut self.timer, command, self.cfg.read_timeout, read).await;
+            let n = bounded(&mut self.timer, machine, self.cfg.read_timeout, read).await;
             let n = match n {
                 Ok(r) => r,
-                Err(which) => return Err(self.deadline_passed(which)),
+                Err(which) => return Err(self.expired(which)),
             };
             match n {
                 Ok(0) => return Err(self.eof()),
@@ -571,29 +546,39 @@ impl Conn {
         ))
     }
 
-    fn deadline_passed(&mut self, which: Deadline) -> Error {
+    fn expired(&mut self, which: Expired) -> Error {
         match which {
-            Deadline::Read => self.poison(Error::timeout("waiting for the server")),
-            Deadline::Cancel => self.poison(Error::timeout(TIMEOUT_CANCEL)),
-            Deadline::Query if self.proto.state() == State::Busy(Phase::Query) => {
-                // Stop the query and report the timeout now. The rest of the
-                // answer is read by whoever owns the connection next, off the
-                // caller's path (a dropped stream drains it in the background),
-                // bounded by the Cancel bound started here.
-                self.query_by = None;
-                self.cancel();
-                self.write_now();
-                Error::timeout("the query deadline passed; the query was cancelled")
-            }
-            Deadline::Query => self.poison(Error::timeout(TIMEOUT_QUERY_CLOSED)),
+            Expired::Read => self.poison(Error::timeout("waiting for the server")),
+            Expired::Machine => self.timed_out(),
         }
     }
 
-    /// Whether the query deadline has passed for the running command (a
-    /// cancelled query is bounded by the Cancel bound instead).
-    fn past_query_deadline(&self) -> bool {
-        let Some(at) = self.query_by else { return false };
-        matches!(self.proto.state(), State::Busy(p) if p != Phase::Cancelled) && Instant::now() >= at
+    /// The machine's timer passed: it applies its policy (see
+    /// `chnative_proto::connection::Timeout`) and this reports it. A query
+    /// cancelled by its deadline fails now; the rest of its answer is read by
+    /// whoever owns the connection next, off the caller's path (a dropped
+    /// stream drains it in the background), bounded by the Cancel bound.
+    fn timed_out(&mut self) -> Error {
+        // The timer fires at or after the machine's time; the clock is read
+        // once, and never taken earlier than the time the machine asked for.
+        let now = Instant::now();
+        let now = self.proto.poll_timeout().map_or(now, |at| now.max(at));
+        match self.proto.handle_timeout(now) {
+            Some(t) if t.closed() => {
+                self.io = Box::new(Shut);
+                Error::timeout(t.what())
+            }
+            Some(t) => {
+                self.write_now();
+                Error::timeout(t.what())
+            }
+            None => Error::internal("a timer passed that the connection did not set"),
+        }
+    }
+
+    /// Whether the machine's timer has passed (the clock is read only while one runs).
+    fn timer_passed(&self) -> bool {
+        self.proto.poll_timeout().is_some_and(|at| Instant::now() >= at)
     }
 
     /// The next event of the outstanding command, writing queued bytes first.
@@ -603,8 +588,8 @@ impl Conn {
     /// cancelled and the timeout is returned at once; the connection is left
     /// Busy(Cancelled) for its owner to drain (see `prepare`).
     pub(crate) async fn next_event(&mut self, sink: &mut (dyn BlockSink + Send)) -> Result<Event> {
-        if self.past_query_deadline() {
-            return Err(self.deadline_passed(Deadline::Query));
+        if self.timer_passed() {
+            return Err(self.timed_out());
         }
         loop {
             if self.proto.has_output() {
@@ -626,19 +611,13 @@ impl Conn {
 
     /// Asks the server to stop the running query (once), starting the bound on its answer.
     pub(crate) fn cancel(&mut self) {
-        let was = self.proto.state();
-        if self.proto.cancel().is_ok() && was == State::Busy(Phase::Query) {
-            self.cancel_by = Instant::now().checked_add(self.cfg.cancel_timeout);
-        }
+        // Refused only outside a query (an INSERT, a ping), where there is nothing to cancel.
+        let _ = self.proto.cancel(Instant::now());
     }
 
     /// The user gave up on the outstanding command (see `Connection::abandon`).
     pub(crate) fn abandon(&mut self) {
-        let was = self.proto.state();
-        self.proto.abandon();
-        if was == State::Busy(Phase::Query) && self.proto.state() == State::Busy(Phase::Cancelled) {
-            self.cancel_by = Instant::now().checked_add(self.cfg.cancel_timeout);
-        }
+        self.proto.abandon(Instant::now());
     }
 
     /// Reads and discards the rest of the outstanding command.
@@ -718,8 +697,7 @@ impl Conn {
         };
         let res = if insert { self.proto.insert(&query) } else { self.proto.query(&query) };
         res.map_err(map_err)?;
-        self.cancel_by = None;
-        self.query_by = deadline;
+        self.proto.set_deadline(deadline);
         self.write_out().await
     }
 
@@ -727,7 +705,6 @@ impl Conn {
     pub(crate) async fn ping(&mut self) -> Result<()> {
         self.prepare().await?;
         self.proto.ping().map_err(map_err)?;
-        self.query_by = None;
         loop {
             match self.next_event(&mut Discard).await? {
                 Event::Pong => return Ok(()),

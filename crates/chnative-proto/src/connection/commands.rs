@@ -1,5 +1,7 @@
 //! The commands: what the user asks the connection to do, written as packets.
 
+use std::time::Instant;
+
 use super::{Connection, Error, Phase, State};
 use crate::block::write_empty_block;
 use crate::compression::{self, Method};
@@ -37,6 +39,8 @@ impl Connection {
         self.header_seen = false;
         self.silent = 0;
         self.last_exception = None;
+        self.deadline = None;
+        self.cancel_by = None;
         self.command_start = self.queued_total;
         let v = self.revision;
         self.put_packet(|out| query.write(out, v));
@@ -92,6 +96,8 @@ impl Connection {
     pub fn ping(&mut self) -> Result<(), Error> {
         self.require("ping", State::Idle)?;
         self.last_exception = None;
+        self.deadline = None;
+        self.cancel_by = None;
         self.command_start = self.queued_total;
         self.silent = 0;
         self.put_packet(packet::write_ping);
@@ -99,15 +105,16 @@ impl Connection {
         Ok(())
     }
 
-    /// Writes Cancel for a running query: Busy(Query) → Busy(Cancelled). A
-    /// no-op when idle or already cancelled; refused during an INSERT or a ping.
-    pub fn cancel(&mut self) -> Result<(), Error> {
+    /// Writes Cancel for a running query: Busy(Query) → Busy(Cancelled), and
+    /// starts the Cancel bound ([`Options::cancel_timeout`](super::Options::cancel_timeout) from `now`, see
+    /// [`Connection::poll_timeout`]). A no-op when idle or already cancelled;
+    /// refused during an INSERT or a ping.
+    pub fn cancel(&mut self, now: Instant) -> Result<(), Error> {
         match self.state {
             State::Closed => Err(self.closed_error()),
             State::Idle | State::Busy(Phase::Cancelled) => Ok(()),
             State::Busy(Phase::Query) => {
-                self.put_packet(packet::write_cancel);
-                self.state = State::Busy(Phase::Cancelled);
+                self.write_cancel(now);
                 Ok(())
             }
             state => Err(Error::State { command: "cancel", state }),
@@ -119,8 +126,9 @@ impl Connection {
     /// Afterwards the connection is Idle (none of the command's bytes were
     /// written, so it is undone), Busy and to be drained by polling until Idle
     /// (a query, now cancelled; a ping; an INSERT whose data was all sent), or
-    /// Closed (a packet half written, an INSERT cut short, a handshake).
-    pub fn abandon(&mut self) {
+    /// Closed (a packet half written, an INSERT cut short, a handshake). A
+    /// query cancelled here is bounded by the Cancel bound from `now`.
+    pub fn abandon(&mut self, now: Instant) {
         let phase = match self.state {
             State::Start | State::Idle | State::Closed => return,
             State::Handshake => return self.close("the handshake was abandoned"),
@@ -146,15 +154,20 @@ impl Connection {
             return;
         }
         match phase {
-            Phase::Query => {
-                self.put_packet(packet::write_cancel);
-                self.state = State::Busy(Phase::Cancelled);
-            }
+            Phase::Query => self.write_cancel(now),
             Phase::Cancelled | Phase::Ping | Phase::InsertEnd => {}
             Phase::InsertHeader | Phase::InsertData => {
                 self.close("an INSERT was abandoned before the server confirmed it (its data may or may not be stored)")
             }
         }
+    }
+
+    /// Busy(Query) → Busy(Cancelled): Cancel queued, the Cancel bound started.
+    pub(super) fn write_cancel(&mut self, now: Instant) {
+        self.put_packet(packet::write_cancel);
+        self.state = State::Busy(Phase::Cancelled);
+        self.deadline = None;
+        self.cancel_by = self.options.cancel_timeout.and_then(|d| now.checked_add(d));
     }
 
     fn put_data_packet(&mut self, body: &[u8]) -> Result<(), Error> {

@@ -417,6 +417,8 @@ impl Connection {
     fn finish(&mut self) {
         self.state = State::Idle;
         self.silent = 0;
+        self.deadline = None;
+        self.cancel_by = None;
     }
 
     fn on_packet(&mut self, p: ServerPacket, sink: &mut dyn BlockSink) -> Result<Option<Event>, Error> {
