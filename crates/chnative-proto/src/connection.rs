@@ -637,6 +637,8 @@ impl Connection {
 
 mod commands;
 mod input;
+mod insert_flow;
 mod timer;
 
+pub use insert_flow::{inserted_counters, parse_table_columns, InsertFlow, InsertStep, TableColumn};
 pub use timer::Timeout;

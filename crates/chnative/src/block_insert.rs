@@ -201,7 +201,7 @@ impl<'c> BlockInsert<'c> {
             }
         };
         let res = end_insert(conn, &mut self.sink).await;
-        self.sink.header.recycle(conn.proto.pool());
+        conn.recycle_insert(&mut self.sink.flow);
         self.state = if res.is_ok() { State::Done } else { State::Failed };
         Ok(InsertSummary { rows: self.rows, blocks: self.packets, progress: res? })
     }
@@ -255,7 +255,7 @@ impl<'c> BlockInsert<'c> {
     /// Closes the connection if the INSERT is under way on it.
     fn close(&mut self, why: &str) {
         if let Some(conn) = self.home.slot().peek_mut() {
-            if !conn.proto.is_idle() && !conn.is_broken() {
+            if !conn.is_idle() && !conn.is_broken() {
                 conn.poison(Error::closed(why.to_string()));
             }
         }
@@ -324,7 +324,7 @@ impl<'c> BlockInsert<'c> {
             Ok(o) => o,
             Err(e) => return Err(self.abort_with(e)),
         };
-        let typed = match InsertColumns::new(&ordered).and_then(|c| c.with_header(&self.sink.header)) {
+        let typed = match InsertColumns::new(&ordered).and_then(|c| c.with_header(self.sink.flow.header())) {
             Ok(t) => t,
             Err(e) => return Err(self.abort_with(e.into())),
         };
@@ -352,8 +352,8 @@ impl<'c> BlockInsert<'c> {
         }
         self.q.sql = insert_sql(&self.quoted, columns.iter().map(|(n, _)| *n));
         let conn: &mut Conn = self.home.slot().get().await?;
-        let described = start_insert(conn, &self.q, &mut self.sink).await?;
-        let typed = match check_against_header(checked, &self.sink.header, &described, self.allow_missing) {
+        start_insert(conn, &self.q, &mut self.sink).await?;
+        let typed = match check_against_header(checked, &self.sink, self.allow_missing) {
             Ok(t) => t,
             Err(e) => {
                 // Nothing was sent: end the INSERT empty, the connection stays usable.

@@ -260,7 +260,7 @@ enum Expired {
 
 pub(crate) struct Conn {
     io: Box<dyn Transport>,
-    pub(crate) proto: Connection,
+    proto: Connection,
     pub(crate) cfg: Config,
     hostname: String,
     os_user: String,
@@ -420,6 +420,61 @@ impl Conn {
 
     pub(crate) fn is_broken(&self) -> bool {
         self.proto.is_closed()
+    }
+
+    /// Whether no command is outstanding (a new one may start).
+    pub(crate) fn is_idle(&self) -> bool {
+        self.proto.is_idle()
+    }
+
+    /// Whether the connection can go back to a pool as it is: idle, open, the
+    /// server has not closed its end, and nothing unread arrived.
+    pub(crate) fn is_reusable(&mut self) -> bool {
+        self.read_now().is_ok() && !self.is_broken() && self.proto.is_idle() && self.proto.buffered() == 0
+    }
+
+    /// Which directions use chunked framing.
+    pub(crate) fn chunking(&self) -> chnative_proto::chunked::Negotiated {
+        self.proto.chunking()
+    }
+
+    /// Bytes received straight into column buffers (a statistic).
+    pub(crate) fn direct_bytes(&self) -> u64 {
+        self.proto.direct_bytes()
+    }
+
+    /// Whether bytes are queued for the server.
+    pub(crate) fn has_output(&self) -> bool {
+        self.proto.has_output()
+    }
+
+    /// Queues one INSERT Data packet whose block `encode` writes (see
+    /// `Connection::send_data`); nothing is queued if it fails.
+    pub(crate) fn send_data(&mut self, encode: impl FnOnce(&mut Vec<u8>, u64) -> Result<()>) -> Result<()> {
+        self.proto.send_data(encode)
+    }
+
+    /// Queues the end of an INSERT's data.
+    pub(crate) fn end_data(&mut self) -> Result<()> {
+        self.proto.end_data().map_err(map_err)
+    }
+
+    /// Gives an INSERT's blocks' buffers back to the connection's pool.
+    pub(crate) fn recycle_insert(&mut self, flow: &mut chnative_proto::connection::InsertFlow) {
+        flow.recycle(&mut self.proto);
+    }
+
+    /// The next event among the bytes the server has sent already, without
+    /// waiting (`None` when a whole one is not there yet).
+    pub(crate) fn ready_event(&mut self, sink: &mut dyn BlockSink) -> Result<Option<Event>> {
+        self.read_now()?;
+        if self.proto.buffered() == 0 {
+            return Ok(None);
+        }
+        match self.proto.poll(sink).map_err(map_err)? {
+            Poll::Event(e) => Ok(Some(e)),
+            _ => Ok(None),
+        }
     }
 
     /// Marks the connection unusable (keeping the first cause), closes the

@@ -311,8 +311,8 @@ impl ServerInfo {
             negotiated_revision: conn.revision(),
             timezone: h.timezone.clone(),
             display_name: h.display_name.clone(),
-            chunked_send: conn.proto.chunking().send,
-            chunked_recv: conn.proto.chunking().recv,
+            chunked_send: conn.chunking().send,
+            chunked_recv: conn.chunking().recv,
         }
     }
 }

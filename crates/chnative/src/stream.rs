@@ -223,7 +223,7 @@ impl<'c> QueryStream<'c> {
     /// (a statistic for tests and benchmarks; 0 inside `drop`).
     #[doc(hidden)]
     pub fn direct_bytes(&self) -> u64 {
-        self.conn.as_deref().map_or(0, |c| c.proto.direct_bytes())
+        self.conn.as_deref().map_or(0, |c| c.direct_bytes())
     }
 
     /// Whether the server has finished the query.
@@ -411,7 +411,7 @@ impl Drop for QueryStream<'_> {
         let Some(mut conn) = self.conn.take() else { return };
         // The blocks stay with the connection for its next query.
         conn.blocks = self.blocks.take();
-        if conn.proto.is_idle() || conn.is_broken() {
+        if conn.is_idle() || conn.is_broken() {
             self.home.put(conn);
             return;
         }
@@ -421,7 +421,7 @@ impl Drop for QueryStream<'_> {
         // writing to us cannot see the Cancel.
         conn.abandon();
         conn.write_now();
-        if conn.proto.is_idle() || conn.is_broken() {
+        if conn.is_idle() || conn.is_broken() {
             self.home.put(conn);
         } else {
             self.home.drain_in_background(conn);
