@@ -11,9 +11,7 @@ use chnative_proto::chunked;
 use chnative_proto::cityhash::city_hash128;
 use chnative_proto::column::{Layout, SerInfo};
 use chnative_proto::compression::{self, FrameHeader, Method, CHECKSUM_LEN, FRAME_PREFIX_LEN, HEADER_LEN};
-use chnative_proto::connection::{
-    self, BlockSink, Connection, Discard, Event, InsertFlow, InsertStep, Options, Poll,
-};
+use chnative_proto::connection::{self, BlockSink, Connection, Discard, Event, InsertFlow, InsertStep, Options, Poll};
 use chnative_proto::packet::{
     read_server_packet, read_table_columns_body, BlockKind, ClientHello, ClientInfo, Query, ServerPacket,
 };

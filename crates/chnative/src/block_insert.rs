@@ -7,11 +7,10 @@ use chnative_proto::Block;
 
 use crate::conn::{Conn, QueryWire};
 use crate::error::{Error, Repr, Result};
-use crate::insert::{
-    check_against_header, end_insert, insert_sql, refuse_insert, send_rows, start_insert, InsertBlocks,
+use crate::insert_send::{
+    check_against_header, end_insert, insert_sql, refuse_insert, send_rows, start_insert, InsertBlocks, InsertSummary,
 };
 use crate::pool::Home;
-use crate::InsertSummary;
 
 /// An open INSERT: [`BlockInsert::write`] sends blocks, any number of them,
 /// and [`BlockInsert::end`] ends the statement and waits for the server to

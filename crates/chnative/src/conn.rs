@@ -18,107 +18,11 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use chnative_proto::connection::{self, BlockSink, Connection, Discard, Event, Options, Poll};
 use chnative_proto::packet::{ClientHello, ClientInfo, Query, ServerHello};
 use chnative_proto::{BlockLimits, ProtoError};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::config::Config;
 use crate::error::{Error, Repr, Result};
-
-/// A byte stream to a server (plain TCP now; TLS fits here later).
-pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + Send {
-    /// Writes without waiting, if the transport can (used from `Drop`).
-    fn try_write_now(&self, _buf: &[u8]) -> std::io::Result<usize> {
-        Err(std::io::ErrorKind::WouldBlock.into())
-    }
-
-    /// Reads what is already there without waiting, if the transport can.
-    fn try_read_now(&mut self, _buf: &mut Vec<u8>) -> std::io::Result<usize> {
-        Err(std::io::ErrorKind::WouldBlock.into())
-    }
-
-    /// Reads into `first` and then `second`, in one system call where the
-    /// transport can (a TLS stream decrypts into `first` only). Returns how
-    /// many bytes arrived, 0 at the end of the stream.
-    fn poll_read_pair(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-        first: &mut [u8],
-        _second: &mut [u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        let mut buf = tokio::io::ReadBuf::new(first);
-        std::pin::Pin::new(self).poll_read(cx, &mut buf).map_ok(|()| buf.filled().len())
-    }
-}
-
-/// What a closed connection holds instead of its socket: every operation fails.
-struct Shut;
-
-impl Shut {
-    fn err() -> std::io::Error {
-        std::io::Error::new(std::io::ErrorKind::NotConnected, "the connection was closed after an error")
-    }
-}
-
-impl AsyncRead for Shut {
-    fn poll_read(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-        _: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::task::Poll::Ready(Err(Shut::err()))
-    }
-}
-
-impl AsyncWrite for Shut {
-    fn poll_write(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-        _: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        std::task::Poll::Ready(Err(Shut::err()))
-    }
-    fn poll_flush(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-    fn poll_shutdown(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-}
-
-impl Transport for Shut {}
-
-impl Transport for TcpStream {
-    fn try_write_now(&self, buf: &[u8]) -> std::io::Result<usize> {
-        self.try_write(buf)
-    }
-
-    fn try_read_now(&mut self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
-        self.try_read_buf(buf)
-    }
-
-    fn poll_read_pair(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-        first: &mut [u8],
-        second: &mut [u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        use std::io::IoSliceMut;
-        loop {
-            std::task::ready!(self.poll_read_ready(cx))?;
-            // A WouldBlock clears the readiness, so the next poll waits again.
-            match self.try_read_vectored(&mut [IoSliceMut::new(first), IoSliceMut::new(second)]) {
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-                r => return std::task::Poll::Ready(r),
-            }
-        }
-    }
-}
+use crate::transport::{Shut, Transport};
 
 /// A query's settings and parameters in wire form.
 #[derive(Debug, Clone)]
@@ -194,12 +98,12 @@ pub(crate) fn new_query_id() -> QueryId {
 fn base_settings(cfg: &Config) -> Vec<(String, String, u64)> {
     let mut settings = Vec::with_capacity(cfg.settings.len() + 2);
     match cfg.compression {
-        crate::Compression::Lz4 => settings.push(("network_compression_method".into(), "LZ4".into(), 0)),
-        crate::Compression::Zstd(level) => {
+        crate::config::Compression::Lz4 => settings.push(("network_compression_method".into(), "LZ4".into(), 0)),
+        crate::config::Compression::Zstd(level) => {
             settings.push(("network_compression_method".into(), "ZSTD".into(), 0));
             settings.push(("network_zstd_compression_level".into(), level.to_string(), 0));
         }
-        crate::Compression::None => {}
+        crate::config::Compression::None => {}
     }
     for (k, v) in &cfg.settings {
         settings.push((k.clone(), v.clone(), chnative_proto::packet::SETTING_IMPORTANT));
@@ -269,7 +173,7 @@ pub(crate) struct Conn {
     /// The blocks this connection's queries decode into, kept between queries
     /// (a stream takes them and puts them back): a repeated query reuses its
     /// columns' names, types and buffers instead of building them again.
-    pub(crate) blocks: Option<Box<crate::stream::Blocks>>,
+    pub(crate) blocks: Option<Box<crate::blocks::Blocks>>,
     /// The one timer a read that has to wait is bounded by, made on the
     /// first wait and reset for each (cheaper than a new timer per read).
     timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
@@ -350,7 +254,7 @@ impl Conn {
     }
 
     async fn connect_inner(cfg: Config, tls: Option<&crate::tls::Tls>) -> Result<Conn> {
-        let io = crate::hosts::open(&cfg, tls).await?;
+        let io = crate::dial::open(&cfg, tls).await?;
         let options = Options {
             revision: cfg.revision,
             compression: cfg.compression.method(),
@@ -377,7 +281,7 @@ impl Conn {
             timer: None,
         };
         // A port that does not answer the Hello may be an HTTP port: ask it.
-        let probe = crate::hosts::http_probe(c.cfg.host.clone(), c.cfg.effective_port(), tls.cloned());
+        let probe = crate::dial::http_probe(c.cfg.host.clone(), c.cfg.effective_port(), tls.cloned());
         tokio::select! {
             biased;
             r = c.handshake() => r?,

@@ -203,12 +203,15 @@
 #![warn(missing_docs)]
 
 mod block_insert;
+mod blocks;
 mod config;
 mod conn;
+mod dial;
 mod error;
 mod hosts;
 mod ident;
 mod insert;
+mod insert_send;
 mod netopts;
 mod observe;
 mod params;
@@ -219,6 +222,7 @@ mod session;
 mod stream;
 mod tls;
 mod trace;
+mod transport;
 pub mod value;
 mod value_insert;
 #[cfg(feature = "serde")]

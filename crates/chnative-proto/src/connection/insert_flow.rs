@@ -240,7 +240,13 @@ mod tests {
         assert_eq!(f.on_event(Event::Progress(p)).unwrap(), InsertStep::Progress(p));
         assert_eq!(f.on_event(Event::EndOfStream).unwrap(), InsertStep::Done);
         assert_eq!(f.progress().written_rows, 3);
-        let ex = Exception { code: 60, name: "DB::Exception".into(), message: "x".into(), stack_trace: String::new(), nested: vec![] };
+        let ex = Exception {
+            code: 60,
+            name: "DB::Exception".into(),
+            message: "x".into(),
+            stack_trace: String::new(),
+            nested: vec![],
+        };
         assert!(matches!(f.on_event(Event::Exception(ex)).unwrap(), InsertStep::Exception(e) if e.code == 60));
     }
 
