@@ -204,6 +204,7 @@
 
 mod block_insert;
 mod blocks;
+pub mod cluster;
 mod config;
 mod conn;
 mod dial;
