@@ -1,10 +1,13 @@
 //! One connection: the socket, and the bytes between it and the protocol
 //! state machine ([`chnative_proto::connection::Connection`]).
 //!
-//! This layer only moves bytes and keeps time: it writes what the machine has
+//! This layer only moves bytes and sleeps: it writes what the machine has
 //! queued, reads at least what the machine asks for (the machine bounds it),
-//! and applies the read timeout, the Cancel bound and the query deadline.
-//! Sequencing, framing and the state live in the machine.
+//! bounds a wait by the read timeout (silence on the socket) and by the
+//! machine's timer (`poll_timeout`), and when that passes reports the time
+//! (`handle_timeout`): what a passed query deadline or Cancel bound does is
+//! the machine's decision. Sequencing, framing, timers and the state live in
+//! the machine; the rest of the crate reaches it only through `Conn`.
 //!
 //! Every await point is cancel-safe: a write is recorded as it happens
 //! (`advance`), and read bytes land in the machine's input buffer (or the
