@@ -233,14 +233,17 @@
 #[doc(hidden)]
 pub mod __private;
 mod block_insert;
+mod blocks;
 pub mod cluster;
 mod config;
 mod conn;
+mod dial;
 mod error;
 mod executor;
 mod hosts;
 mod ident;
 mod insert;
+mod insert_send;
 mod netopts;
 mod observe;
 mod params;
@@ -251,6 +254,7 @@ mod session;
 mod stream;
 mod tls;
 mod trace;
+mod transport;
 pub mod value;
 mod value_insert;
 #[cfg(feature = "serde")]
@@ -362,8 +366,8 @@ impl ServerInfo {
             negotiated_revision: conn.revision(),
             timezone: h.timezone.clone(),
             display_name: h.display_name.clone(),
-            chunked_send: conn.proto.chunking().send,
-            chunked_recv: conn.proto.chunking().recv,
+            chunked_send: conn.chunking().send,
+            chunked_recv: conn.chunking().recv,
         }
     }
 }

@@ -130,7 +130,7 @@ impl Shared {
             let Idle { mut conn, meta, since } = idle;
             // A server that closed the connection while it sat idle (a restart,
             // its idle timeout) is noticed here without a round trip.
-            if conn.read_now().is_err() || conn.is_broken() || !conn.proto.is_idle() || conn.proto.buffered() > 0 {
+            if !conn.is_reusable() {
                 continue;
             }
             let check = self.cfg().net.pool.health_check_after;
@@ -156,7 +156,7 @@ impl Shared {
 
     /// Takes a connection back: idle ones wait for the next caller, others close.
     fn give_back(&self, conn: Box<Conn>, meta: Meta) {
-        let closed = conn.is_broken() || !conn.proto.is_idle();
+        let closed = conn.is_broken() || !conn.is_idle();
         self.last_closed.store(closed, Ordering::SeqCst);
         if closed || self.expired(&meta, None, Instant::now()) {
             return;
@@ -238,12 +238,12 @@ impl Drop for Lease {
             shared.last_closed.store(true, Ordering::SeqCst);
             return;
         };
-        if !conn.is_broken() && !conn.proto.is_idle() {
+        if !conn.is_broken() && !conn.is_idle() {
             // Left mid-operation: cancel or undo what can be without waiting.
             conn.abandon();
             conn.write_now();
         }
-        if conn.is_broken() || conn.proto.is_idle() {
+        if conn.is_broken() || conn.is_idle() {
             shared.give_back(conn, meta);
             return;
         }
