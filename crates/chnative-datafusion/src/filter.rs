@@ -12,7 +12,8 @@
 //!   function calls on a column: no translation whose result is known to agree.
 
 use datafusion::common::ScalarValue;
-use datafusion::logical_expr::{Between, BinaryExpr, Expr, InList, Like, Operator};
+use datafusion::logical_expr::expr::InList;
+use datafusion::logical_expr::{Between, BinaryExpr, Expr, Like, Operator};
 
 use crate::config::{quote_ident, ColumnSpec, SqlFragment};
 

@@ -121,7 +121,7 @@ async fn per_shard_partitions_match_the_cluster_answer() {
         let want: Vec<String> = http(
             1,
             1,
-            &format!("{} FORMAT TSV", theirs.replace(" T ", &format!(" cluster('{NAME}', default, {TABLE}) "))),
+            &format!("{} FORMAT TSV", theirs.replace("FROM T", &format!("FROM cluster('{NAME}', default, {TABLE})"))),
         )
         .lines()
         .map(str::to_string)

@@ -258,7 +258,7 @@ async fn statistics_from_system_tables() {
     let s = t.stats();
     assert_eq!(s.rows.unwrap().to_string(), http(&format!("SELECT count() FROM {HITS}")).trim());
     let bytes: u64 = http(&format!(
-        "SELECT sum(data_uncompressed_bytes) FROM system.parts WHERE active AND database = 'default' AND table = '{HITS}'"
+        "SELECT total_bytes_uncompressed FROM system.tables WHERE database = 'default' AND name = '{HITS}'"
     ))
     .trim()
     .parse()
@@ -285,7 +285,7 @@ async fn a_scan_ships_as_json_and_runs_elsewhere() {
     let mut rows = tsv(&collect(exec, SessionContext::new().task_ctx()).await.unwrap());
     rows.sort();
     let mut theirs =
-        ch_rows(&format!("SELECT SearchPhrase, UserID FROM {HITS} WHERE CounterID = 5 AND SearchPhrase != ''"));
+        ch_rows(&format!("SELECT UserID, SearchPhrase FROM {HITS} WHERE CounterID = 5 AND SearchPhrase != ''"));
     theirs.sort();
     assert!(!theirs.is_empty());
     assert_eq!(rows, theirs);
