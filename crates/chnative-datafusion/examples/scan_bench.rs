@@ -59,7 +59,9 @@ async fn fill(url: &str, rows: u64, seed: u64) -> Res<()> {
             )
             .await?;
         client
-            .execute(format!("INSERT INTO {TABLE} SELECT * FROM generateRandom('{s}', {seed}, 40, 4) LIMIT {rows}").as_str())
+            .execute(
+                format!("INSERT INTO {TABLE} SELECT * FROM generateRandom('{s}', {seed}, 40, 4) LIMIT {rows}").as_str(),
+            )
             .await?;
         client.execute(format!("OPTIMIZE TABLE {TABLE} FINAL").as_str()).await?;
     }
@@ -132,15 +134,24 @@ fn main() -> Res<()> {
         })?;
         let share = rows / shards.len() as u64;
         for (i, s) in shards.iter().enumerate() {
-            rt.block_on(fill(&format!("clickhouse://default@{}/default?compression=lz4", s.replicas[0]), share, 42 + i as u64))?;
+            rt.block_on(fill(
+                &format!("clickhouse://default@{}/default?compression=lz4", s.replicas[0]),
+                share,
+                42 + i as u64,
+            ))?;
         }
-        let t = rt.block_on(ClickHouseTable::builder(url.clone(), TABLE).shards(shards.clone()).key_ranges(1).build())?;
+        let t =
+            rt.block_on(ClickHouseTable::builder(url.clone(), TABLE).shards(shards.clone()).key_ranges(1).build())?;
         cases.push((format!("DataFusion, {} shards × 1 range", shards.len()), Some(Arc::new(t))));
-        let t = rt.block_on(ClickHouseTable::builder(url.clone(), TABLE).shards(shards.clone()).key_ranges(2).build())?;
+        let t =
+            rt.block_on(ClickHouseTable::builder(url.clone(), TABLE).shards(shards.clone()).key_ranges(2).build())?;
         cases.push((format!("DataFusion, {} shards × 2 ranges", shards.len()), Some(Arc::new(t))));
     }
 
-    println!("{rows} rows × 105 columns ({:.0} MiB uncompressed), best wall time of {rounds} rounds\n", bytes as f64 / (1 << 20) as f64);
+    println!(
+        "{rows} rows × 105 columns ({:.0} MiB uncompressed), best wall time of {rounds} rounds\n",
+        bytes as f64 / (1 << 20) as f64
+    );
     println!("| read | partitions | wall (s) | rows/s | MiB/s |");
     println!("|---|---|---|---|---|");
     for (name, table) in cases {

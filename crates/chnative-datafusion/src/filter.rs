@@ -177,12 +177,7 @@ impl<'a> Translator<'a> {
                     let r = self.expr(right)?;
                     Some(format!("({l}) {} ({r})", if *op == Operator::And { "AND" } else { "OR" }))
                 }
-                Operator::Eq
-                | Operator::NotEq
-                | Operator::Lt
-                | Operator::LtEq
-                | Operator::Gt
-                | Operator::GtEq => {
+                Operator::Eq | Operator::NotEq | Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq => {
                     let (col, val, op) = match (self.column(left), Self::literal(right)) {
                         (Some(c), Some(v)) => (c, v, *op),
                         _ => (self.column(right)?, Self::literal(left)?, op.swap()?),
@@ -303,7 +298,8 @@ mod tests {
     fn in_list_between_dates() {
         let f = tr(&col("id").in_list(vec![lit(1u64), lit(2u64)], true)).unwrap();
         assert_eq!(f.sql, "`id` NOT IN ({p0:UInt64}, {p1:UInt64})");
-        let f = tr(&col("d").between(lit(ScalarValue::Date32(Some(0))), lit(ScalarValue::Date32(Some(19_723))))).unwrap();
+        let f =
+            tr(&col("d").between(lit(ScalarValue::Date32(Some(0))), lit(ScalarValue::Date32(Some(19_723))))).unwrap();
         assert_eq!(f.sql, "`d` >= {p0:Date32} AND `d` <= {p1:Date32}");
         assert!(tr(&col("d").gt(lit(ScalarValue::Date32(Some(-30_000))))).is_none(), "before 1900");
         assert_eq!(f.params[1].1, "2024-01-01");

@@ -57,8 +57,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::catalog::Session;
-use datafusion::common::{DataFusionError, Statistics};
 use datafusion::catalog::TableProvider;
+use datafusion::common::{DataFusionError, Statistics};
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::ExecutionPlan;
 
@@ -247,7 +247,12 @@ impl ClickHouseTable {
     /// The scan configuration for these pushed-down parts. Filters that cannot be
     /// pushed exactly are an error (DataFusion only passes the ones
     /// [`TableProvider::supports_filters_pushdown`] accepted).
-    pub fn scan_config(&self, projection: Option<&Vec<usize>>, filters: &[Expr], limit: Option<usize>) -> Result<ScanConfig> {
+    pub fn scan_config(
+        &self,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<ScanConfig> {
         let mut c = self.base.clone();
         c.projection = projection.cloned();
         c.filters = filters
@@ -285,7 +290,10 @@ impl TableProvider for ClickHouseTable {
         Ok(Arc::new(ClickHouseScanExec::try_new(config, self.stats)?))
     }
 
-    fn supports_filters_pushdown(&self, filters: &[&Expr]) -> datafusion::common::Result<Vec<TableProviderFilterPushDown>> {
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> datafusion::common::Result<Vec<TableProviderFilterPushDown>> {
         Ok(filters
             .iter()
             .map(|f| match Translator::new(&self.base.columns, "p").translate(f) {
@@ -305,7 +313,8 @@ impl TableProvider for ClickHouseTable {
 
 /// The Arrow schema of a scan's selected columns.
 pub(crate) fn projected_schema(config: &ScanConfig) -> Result<SchemaRef> {
-    let options = chnative_arrow::ArrowOptions { server_timezone: config.server_timezone.clone(), ..Default::default() };
+    let options =
+        chnative_arrow::ArrowOptions { server_timezone: config.server_timezone.clone(), ..Default::default() };
     let fields = config
         .columns
         .iter()
@@ -362,7 +371,9 @@ async fn string_rows(client: &chnative::Client, q: impl Into<chnative::Query>) -
         .map(|r| {
             r.values()
                 .iter()
-                .map(|v| v.as_str().map(String::from).ok_or_else(|| Error::Usage(format!("expected a string, got {v:?}"))))
+                .map(|v| {
+                    v.as_str().map(String::from).ok_or_else(|| Error::Usage(format!("expected a string, got {v:?}")))
+                })
                 .collect()
         })
         .collect()

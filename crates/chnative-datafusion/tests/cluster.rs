@@ -100,7 +100,8 @@ async fn per_shard_partitions_match_the_cluster_answer() {
         let eps: Vec<String> = (1..=REPLICAS).map(|r| format!("127.0.0.1:{}", tcp_port(s, r))).collect();
         assert_eq!(shards.iter().filter(|sh| sh.replicas == eps).count(), 2, "shard {s}: {shards:?}");
     }
-    let total: u64 = http(1, 1, &format!("SELECT count() FROM cluster('{NAME}', default, {TABLE})")).trim().parse().unwrap();
+    let total: u64 =
+        http(1, 1, &format!("SELECT count() FROM cluster('{NAME}', default, {TABLE})")).trim().parse().unwrap();
     assert_eq!(t.stats().rows, Some(total));
     let ctx = SessionContext::new();
     ctx.register_table("hits", Arc::new(t)).unwrap();

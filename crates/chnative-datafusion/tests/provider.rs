@@ -119,7 +119,13 @@ fn same(ours: &[String], theirs: &[String]) -> bool {
 }
 
 async fn df_rows(ctx: &SessionContext, sql: &str) -> Vec<String> {
-    let batches = ctx.sql(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}")).collect().await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let batches = ctx
+        .sql(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .collect()
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
     tsv(&batches)
 }
 
@@ -188,7 +194,10 @@ async fn projection_filters_and_limit_reach_the_sql() {
     // the SQL has no WHERE, and the column is read for it.
     let plan = plan_text(&ctx, "SELECT \"URL\" FROM hits WHERE \"Score\" > 0.5").await;
     assert!(plan.contains("FilterExec"), "{plan}");
-    assert!(plan.contains("sql=SELECT `URL`, `Score` FROM") || plan.contains("sql=SELECT `Score`, `URL` FROM"), "{plan}");
+    assert!(
+        plan.contains("sql=SELECT `URL`, `Score` FROM") || plan.contains("sql=SELECT `Score`, `URL` FROM"),
+        "{plan}"
+    );
     assert!(!plan.contains("WHERE"), "{plan}");
     // And the answer is DataFusion's (NaN above every number), not ClickHouse's
     // (NaN compares false): pushing it down would have lost the NaN rows.
