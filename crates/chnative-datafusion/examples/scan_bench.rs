@@ -115,7 +115,7 @@ fn main() -> Res<()> {
     let bytes: u64 = rt.block_on(async {
         let c = chnative::Client::connect(&url).await?;
         c.query_scalar::<u64>(
-            format!("SELECT total_bytes_uncompressed FROM system.tables WHERE name = '{TABLE}' AND database = currentDatabase()")
+            format!("SELECT assumeNotNull(total_bytes_uncompressed) FROM system.tables WHERE name = '{TABLE}' AND database = currentDatabase()")
                 .as_str(),
         )
         .await
@@ -128,8 +128,11 @@ fn main() -> Res<()> {
         cases.push((format!("DataFusion, 1 server, {parts} key range(s)"), Some(Arc::new(t))));
     }
     if let Some(name) = &cluster {
+        // A node of the cluster (scripts/cluster.sh's s1r1 by default) knows its topology.
+        let node = std::env::var("CHNATIVE_CLUSTER_URL")
+            .unwrap_or_else(|_| "clickhouse://default@127.0.0.1:29111/default?compression=lz4".into());
         let shards = rt.block_on(async {
-            let c = chnative::Client::connect(&url).await?;
+            let c = chnative::Client::connect(&node).await?;
             Ok::<_, Box<dyn std::error::Error>>(cluster_shards(&c, name).await?)
         })?;
         let share = rows / shards.len() as u64;
@@ -141,10 +144,10 @@ fn main() -> Res<()> {
             ))?;
         }
         let t =
-            rt.block_on(ClickHouseTable::builder(url.clone(), TABLE).shards(shards.clone()).key_ranges(1).build())?;
+            rt.block_on(ClickHouseTable::builder(node.clone(), TABLE).shards(shards.clone()).key_ranges(1).build())?;
         cases.push((format!("DataFusion, {} shards × 1 range", shards.len()), Some(Arc::new(t))));
         let t =
-            rt.block_on(ClickHouseTable::builder(url.clone(), TABLE).shards(shards.clone()).key_ranges(2).build())?;
+            rt.block_on(ClickHouseTable::builder(node.clone(), TABLE).shards(shards.clone()).key_ranges(2).build())?;
         cases.push((format!("DataFusion, {} shards × 2 ranges", shards.len()), Some(Arc::new(t))));
     }
 
