@@ -23,6 +23,41 @@
 //! Errors from a shard say which shard and replica they came from
 //! ([`Error::shard`], [`Error::replica`], and the message).
 //!
+//! # Routed inserts or a `Distributed` table
+//!
+//! The alternative to routing on the client is an INSERT into a `Distributed`
+//! table, which splits the rows on the server it reaches. How it sends them is
+//! the setting `distributed_foreground_insert` (formerly `insert_distributed_sync`):
+//!
+//! * `0` (the default): the INSERT returns once the parts for the other shards are
+//!   queued as files on the receiving server's disk; a background sender delivers
+//!   them later. Fast and tolerant of a shard being down, but "OK" does not mean
+//!   stored: the rows show up later, an error surfaces only in
+//!   `system.distribution_queue`, and the queue dies with that server's disk. (In
+//!   the embedded server of `scripts/cluster.sh` the background sender does not
+//!   run at all: queued parts move only on `SYSTEM FLUSH DISTRIBUTED`.)
+//! * `1`: the INSERT returns once every shard stored its part (waiting up to
+//!   `insert_distributed_timeout`), and fails when one cannot. Read-your-writes and
+//!   a real error, at the price of latency and of one slow or dead shard failing
+//!   the whole INSERT.
+//!
+//! Either way every row crosses the network twice (client → receiving server →
+//! shard) and the receiving server does the splitting. [`Cluster::insert`] sends
+//! each shard its part directly, in parallel, and knows which shard failed; its
+//! deduplication tokens make the retry safe. It needs the sharding key computed
+//! on the client ([`ShardKey`]) and the same weights as the table's cluster.
+//!
+//! # Replicas and Keeper
+//!
+//! With `ReplicatedMergeTree` tables a shard's replicas copy each other through
+//! ZooKeeper/Keeper, so a routed INSERT goes to one replica
+//! ([`Shard::internal_replication`] true) and their deduplication is shared.
+//! Without it (plain MergeTree on every replica, `internal_replication = false`)
+//! the writer writes every replica, as a `Distributed` table does; each replica
+//! deduplicates by itself (`non_replicated_deduplication_window`). The embedded
+//! server of `scripts/cluster.sh` runs no Keeper, so its cluster is of the second
+//! kind.
+//!
 //! ```no_run
 //! # async fn demo() -> chnative::Result<()> {
 //! use chnative::cluster::{Cluster, ShardKey};
@@ -30,11 +65,32 @@
 //!
 //! let config = Config::from_url("clickhouse://default@127.0.0.1:29111/default")?;
 //! let cluster = Cluster::discover(config, "chn_cluster").await?;
-//! // One stream per shard, read in parallel (here: one after the other).
-//! for mut s in cluster.shard_streams("SELECT count() FROM events_local").await? {
-//!     while let Some(block) = s.next().await? {
-//!         println!("shard {} ({}): {} rows", s.shard(), s.replica(), block.rows());
-//!     }
+//!
+//! // Route blocks (here: made by a server) to the shards' local tables by `id`,
+//! // one token per block so that a retried block is stored once.
+//! let (_, client) = cluster.shard_client(0).await?;
+//! let mut rows = client.fetch_blocks("SELECT number AS id, toString(number) AS name FROM numbers(100000)").await?;
+//! let mut n = 0;
+//! while let Some(block) = rows.next().await? {
+//!     cluster.insert("events_local", ShardKey::column("id")).deduplication_token(format!("load-1-{n}")).send(block).await?;
+//!     n += 1;
+//! }
+//!
+//! // One stream per shard, read in parallel.
+//! let mut tasks = Vec::new();
+//! for mut s in cluster.shard_streams("SELECT id, name FROM events_local WHERE id % 7 = 0").await? {
+//!     tasks.push(tokio::spawn(async move {
+//!         let (shard, replica) = (s.shard(), s.replica().to_string());
+//!         let mut rows = 0;
+//!         while let Some(block) = s.next().await? {
+//!             rows += block.rows();
+//!         }
+//!         Ok::<_, chnative::Error>((shard, replica, rows))
+//!     }));
+//! }
+//! for t in tasks {
+//!     let (shard, replica, rows) = t.await.expect("task")?;
+//!     println!("shard {shard} ({replica}): {rows} rows");
 //! }
 //! # Ok(()) }
 //! ```
@@ -143,7 +199,7 @@ impl Topology {
              FROM system.clusters WHERE cluster = {c:String} ORDER BY shard_num, replica_num",
         )
         .bind("c", name);
-        let rows = client.fetch_all_rows(q).await?;
+        let rows = client.fetch_all_values(q).await?;
         let mut topo = Topology::new(name);
         for row in rows {
             let v = row.values();
@@ -405,6 +461,40 @@ impl Cluster {
             }
         }
         Err(self.inner.all_failed(shard, failures))
+    }
+
+    /// Runs a statement on every replica of every shard, all at once (e.g. the
+    /// `CREATE TABLE` of a local table where `ON CLUSTER` is not available: it
+    /// needs Keeper). The first failure (in shard, then replica order) is returned,
+    /// naming its shard and replica; the statement may have run elsewhere.
+    pub async fn execute_on_every_replica(&self, query: impl Into<Query>) -> Result<()> {
+        let query = query.into();
+        let mut set = tokio::task::JoinSet::new();
+        for (shard, replicas) in self.inner.shards.iter().enumerate() {
+            for replica in 0..replicas.len() {
+                let (inner, q) = (self.inner.clone(), query.clone());
+                set.spawn(async move {
+                    let r = match inner.client(shard, replica).await {
+                        Ok(c) => c.execute(q).await.map(drop).map_err(|e| inner.locate(e, shard, Some(replica))),
+                        Err(e) => Err(e),
+                    };
+                    ((shard, replica), r)
+                });
+            }
+        }
+        let mut first: Option<((usize, usize), Error)> = None;
+        while let Some(j) = set.join_next().await {
+            match j {
+                Ok((_, Ok(()))) => {}
+                Ok((at, Err(e))) => {
+                    if first.as_ref().is_none_or(|(f, _)| at < *f) {
+                        first = Some((at, e));
+                    }
+                }
+                Err(j) => return Err(Error::internal(format!("a replica's task failed: {j}"))),
+            }
+        }
+        first.map_or(Ok(()), |(_, e)| Err(e))
     }
 
     /// Starts `query` on one replica of shard `shard` (index). The query runs as
@@ -737,7 +827,7 @@ impl ShardStream {
 /// Starts `query` on replica `i` of `shard`; failures are counted and located.
 async fn start(inner: &Arc<Inner>, shard: usize, i: usize, query: &Query) -> Result<QueryStream<'static>> {
     let client = inner.client(shard, i).await?;
-    match client.stream(query.clone()).await {
+    match client.fetch_blocks(query.clone()).await {
         Ok(s) => Ok(s),
         Err(e) => {
             if replica_fault(&e) {
@@ -1092,6 +1182,18 @@ mod tests {
         // Two half-lives later: 2 -> 0 and 1 -> 0: back to the configured order.
         let later = Instant::now() + Duration::from_secs(121);
         assert_eq!(c.inner.order(0, later), [0, 1, 2]);
+    }
+
+    #[test]
+    fn located_errors_keep_their_kind_and_say_where() {
+        let e = Error::timeout("reading").located("cluster `c` shard 2 (replica h:1)".into(), 1, Some("h:1".into()));
+        assert_eq!(e.kind(), ErrorKind::Timeout);
+        assert!(e.is_closed() && replica_fault(&e));
+        assert_eq!((e.shard(), e.replica()), (Some(1), Some("h:1")));
+        assert_eq!(e.to_string(), "cluster `c` shard 2 (replica h:1): timed out reading");
+        assert_eq!(e.unlocated().shard(), None);
+        let e = Error::invalid_input("bad").located("x".into(), 0, None);
+        assert!(!replica_fault(&e));
     }
 
     #[test]

@@ -8,8 +8,8 @@ mod fake_server;
 
 use std::sync::{Arc, Mutex};
 
-use chnative::proto::wire::WriteExt;
 use chnative::{Block, Connection, Observer, Query};
+use chnative_proto::wire::WriteExt;
 use fake_server::{block, end_of_stream, FakeServer};
 
 #[derive(Clone, Default)]

@@ -13,9 +13,9 @@ use std::net::{TcpListener, TcpStream};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use chnative::proto::compression::{self, Method};
-use chnative::proto::wire::{Reader, WriteExt};
-use chnative::proto::ProtoError;
+use chnative_proto::compression::{self, Method};
+use chnative_proto::wire::{Reader, WriteExt};
+use chnative_proto::ProtoError;
 
 /// Revisions there is a captured ServerHello for.
 pub const REVISIONS: [u64; 3] = [54460, 54485, 54492];
@@ -106,7 +106,7 @@ fn read_until(
 /// The bytes that end a client's Query: the empty external-tables Data block.
 fn query_tail(revision: u64, compressed: bool) -> Vec<u8> {
     let mut block = Vec::new();
-    chnative::proto::block::write_empty_block(&mut block, revision);
+    chnative_proto::block::write_empty_block(&mut block, revision);
     let mut tail = vec![2u8, 0];
     if compressed {
         compression::compress_frames(Method::Lz4, &block, 1 << 20, &mut tail).unwrap();
@@ -274,7 +274,7 @@ pub fn data_packet(block: &[u8], frame: Option<usize>) -> Vec<u8> {
 /// (`[0]` for plain at revision ≥ 54454, `[]` below) and data.
 pub fn block(revision: u64, rows: u64, columns: &[(&str, &str, &[u8], &[u8])]) -> Vec<u8> {
     let mut b = Vec::new();
-    chnative::proto::BlockInfo::default().write(&mut b, revision);
+    chnative_proto::BlockInfo::default().write(&mut b, revision);
     b.put_varuint(columns.len() as u64);
     b.put_varuint(rows);
     for (name, ty, ser, data) in columns {
@@ -302,7 +302,7 @@ pub fn exception_packet(levels: usize, message: usize) -> Vec<u8> {
 
 /// A Progress packet (one row, one byte read) at `revision`.
 pub fn progress_packet(revision: u64) -> Vec<u8> {
-    use chnative::proto::revision as rev;
+    use chnative_proto::revision as rev;
     let mut p = vec![3, 1, 1, 0];
     if revision >= rev::TOTAL_BYTES_IN_PROGRESS {
         p.push(0);
