@@ -181,7 +181,7 @@ impl adbc_core::Connection for ChConnection {
             (InfoCode::VendorSubstrait, InfoValue::Bool(false)),
             (InfoCode::DriverName, InfoValue::Str("chnative ADBC driver for ClickHouse".into())),
             (InfoCode::DriverVersion, InfoValue::Str(env!("CARGO_PKG_VERSION").into())),
-            (InfoCode::DriverArrowVersion, InfoValue::Str("arrow-rs 60".into())),
+            (InfoCode::DriverArrowVersion, InfoValue::Str("arrow-rs 59".into())),
             (InfoCode::DriverAdbcVersion, InfoValue::Int(adbc_core::constants::ADBC_VERSION_1_1_0 as i64)),
         ];
         if let Some(codes) = codes {

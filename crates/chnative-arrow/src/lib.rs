@@ -27,9 +27,9 @@
 //! own lets its Arrow version move (with the ADBC crates' range) without a breaking
 //! release of the client.
 //!
-//! This crate uses arrow-rs 60, inside the range the ADBC crates (`adbc_core`,
-//! `adbc_ffi` 0.25: `>=58, <61`) accept, so an application using both gets one
-//! Arrow build.
+//! This crate uses arrow-rs 59: the version DataFusion 55 (chnative-datafusion) is
+//! on, inside the range the ADBC crates (`adbc_core`, `adbc_ffi` 0.25: `>=58, <61`)
+//! accept, so an application using them together gets one Arrow build.
 //!
 //! # Reading: memory and copies
 //!
