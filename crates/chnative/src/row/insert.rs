@@ -7,21 +7,8 @@ use chnative_proto::{DataType, ProtoError};
 
 use super::{field_mismatch, RowWrite};
 use crate::error::{Error, Repr, Result};
+use crate::ident::quote_ident;
 use crate::{Client, InsertSummary};
-
-/// Backquotes a column name for SQL.
-pub(crate) fn quote_ident(name: &str) -> String {
-    let mut s = String::with_capacity(name.len() + 2);
-    s.push('`');
-    for c in name.chars() {
-        if c == '`' || c == '\\' {
-            s.push('\\');
-        }
-        s.push(c);
-    }
-    s.push('`');
-    s
-}
 
 /// Rows an [`Inserter`] buffers before sending, unless told otherwise.
 pub const DEFAULT_MAX_ROWS: usize = 100_000;
