@@ -6,16 +6,15 @@
 //! Addendum and the Query (up to the empty Data block that ends it), writes the
 //! scripted reply, and then records everything the client sends until it closes
 //! the connection: a client that found the reply broken must send nothing more.
-#![allow(dead_code)]
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use chnative::proto::compression::{self, Method};
-use chnative::proto::wire::{Reader, WriteExt};
-use chnative::proto::ProtoError;
+use chnative_proto::compression::{self, Method};
+use chnative_proto::wire::Reader;
+use chnative_proto::ProtoError;
 
 /// Revisions there is a captured ServerHello for.
 pub const REVISIONS: [u64; 3] = [54460, 54485, 54492];
@@ -106,7 +105,7 @@ fn read_until(
 /// The bytes that end a client's Query: the empty external-tables Data block.
 fn query_tail(revision: u64, compressed: bool) -> Vec<u8> {
     let mut block = Vec::new();
-    chnative::proto::block::write_empty_block(&mut block, revision);
+    chnative_proto::block::write_empty_block(&mut block, revision);
     let mut tail = vec![2u8, 0];
     if compressed {
         compression::compress_frames(Method::Lz4, &block, 1 << 20, &mut tail).unwrap();
@@ -253,70 +252,4 @@ pub fn trickle(sock: &mut TcpStream, packet: &[u8], every: Duration, max: Durati
         }
     }
     got
-}
-
-// ----- building server packets -------------------------------------------------
-
-/// A Data packet holding `block`, compressed in frames of at most `frame` bytes
-/// when `frame` is `Some`.
-pub fn data_packet(block: &[u8], frame: Option<usize>) -> Vec<u8> {
-    let mut p = Vec::new();
-    p.put_varuint(1);
-    p.put_string("");
-    match frame {
-        Some(n) => compression::compress_frames(Method::Lz4, block, n, &mut p).unwrap(),
-        None => p.extend_from_slice(block),
-    }
-    p
-}
-
-/// A block: BlockInfo, counts, then per column name, type, serialization byte(s)
-/// (`[0]` for plain at revision ≥ 54454, `[]` below) and data.
-pub fn block(revision: u64, rows: u64, columns: &[(&str, &str, &[u8], &[u8])]) -> Vec<u8> {
-    let mut b = Vec::new();
-    chnative::proto::BlockInfo::default().write(&mut b, revision);
-    b.put_varuint(columns.len() as u64);
-    b.put_varuint(rows);
-    for (name, ty, ser, data) in columns {
-        b.put_string(name);
-        b.put_string(ty);
-        b.extend_from_slice(ser);
-        b.extend_from_slice(data);
-    }
-    b
-}
-
-/// An Exception packet: `levels` nested exceptions with `message`-byte messages.
-pub fn exception_packet(levels: usize, message: usize) -> Vec<u8> {
-    let mut b = Vec::new();
-    b.put_varuint(2);
-    for i in 0..levels {
-        b.put_i32_le(1000 + i as i32);
-        b.put_string("DB::Exception");
-        b.put_string("m".repeat(message));
-        b.put_string("");
-        b.put_u8(u8::from(i + 1 < levels));
-    }
-    b
-}
-
-/// A Progress packet (one row, one byte read) at `revision`.
-pub fn progress_packet(revision: u64) -> Vec<u8> {
-    use chnative::proto::revision as rev;
-    let mut p = vec![3, 1, 1, 0];
-    if revision >= rev::TOTAL_BYTES_IN_PROGRESS {
-        p.push(0);
-    }
-    if revision >= rev::CLIENT_WRITE_INFO {
-        p.extend_from_slice(&[0, 0]);
-    }
-    if revision >= rev::SERVER_QUERY_TIME_IN_PROGRESS {
-        p.push(0);
-    }
-    p
-}
-
-/// EndOfStream.
-pub fn end_of_stream() -> Vec<u8> {
-    vec![5]
 }

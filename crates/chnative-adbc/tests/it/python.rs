@@ -11,23 +11,8 @@ const PACKAGES: [&str; 4] = ["adbc-driver-manager", "pyarrow", "polars", "duckdb
 const IMPORTS: &str = "import adbc_driver_manager, pyarrow, polars, duckdb";
 
 fn start_server() -> (u16, u16) {
-    let tcp: u16 = std::env::var("CHNATIVE_TCP_PORT").ok().and_then(|p| p.parse().ok()).unwrap_or(19000);
-    let http: u16 = std::env::var("CHNATIVE_HTTP_PORT").ok().and_then(|p| p.parse().ok()).unwrap_or(18123);
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/server.sh");
-    let out = Command::new("bash")
-        .arg(script)
-        .arg("start")
-        .env("CHNATIVE_TCP_PORT", tcp.to_string())
-        .env("CHNATIVE_HTTP_PORT", http.to_string())
-        .output()
-        .expect("run scripts/server.sh");
-    assert!(
-        out.status.success(),
-        "scripts/server.sh start failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (tcp, http)
+    let s = chnative_testkit::server::server();
+    (s.tcp_port, s.http_port)
 }
 
 /// The profile dir (`target/debug`) this test binary was built into.

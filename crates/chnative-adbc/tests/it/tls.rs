@@ -3,8 +3,7 @@
 //! with the CA given as a connection-string option passed through the ADBC
 //! database options (`adbc.clickhouse.tls_ca_file`).
 
-#[path = "../../chnative/tests/common_tls/mod.rs"]
-mod common_tls;
+use crate::common_tls;
 
 use std::sync::OnceLock;
 
@@ -16,11 +15,7 @@ use chnative_adbc::ChDriver;
 use common_tls::{certs, TlsProxy};
 
 fn server_port() -> u16 {
-    let port: u16 = std::env::var("CHNATIVE_TCP_PORT").ok().and_then(|p| p.parse().ok()).unwrap_or(19000);
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/server.sh");
-    let out = std::process::Command::new("bash").arg(script).arg("start").output().expect("run scripts/server.sh");
-    assert!(out.status.success(), "scripts/server.sh start failed: {}", String::from_utf8_lossy(&out.stderr));
-    port
+    chnative_testkit::server::server().tcp_port
 }
 
 fn tls_port() -> u16 {

@@ -2,7 +2,7 @@
 //! conversions from Arrow types other than the ones reads produce, the checks made
 //! before anything is sent, and many batches in one INSERT.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::sync::Arc;

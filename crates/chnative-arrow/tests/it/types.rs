@@ -8,7 +8,7 @@
 //!   type, and the server renders the table's values exactly as it renders the
 //!   original expression (TSV).
 
-mod common;
+use crate::common;
 use common::*;
 
 use chnative_arrow::{insert_arrow, query_arrow, query_arrow_with, ArrowOptions, StringType};

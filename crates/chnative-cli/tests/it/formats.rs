@@ -1,7 +1,7 @@
 //! Every output format of `chn` against the server's own output of the same
 //! query over HTTP.
 
-mod common;
+use crate::common;
 use common::*;
 
 /// A result with values of most types and the characters each format escapes

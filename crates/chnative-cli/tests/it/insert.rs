@@ -1,7 +1,7 @@
 //! `INSERT … FORMAT CSV|TSV|JSONEachRow` with the data on stdin, checked
 //! against what the server stores (read back over HTTP).
 
-mod common;
+use crate::common;
 use common::*;
 
 const COLUMNS: &str = "id UInt32, name String, score Nullable(Float64), day Date, at DateTime('UTC'), \

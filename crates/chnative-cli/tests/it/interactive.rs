@@ -1,7 +1,7 @@
 //! The interactive prompt in a pseudo-terminal: type a query, see the table;
 //! Ctrl-C cancels a long query on the server; the history persists.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::time::{Duration, Instant};

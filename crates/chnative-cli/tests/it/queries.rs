@@ -1,7 +1,7 @@
 //! Running queries with `chn` as a person would: flags, URLs, parameters,
 //! settings, several statements, errors and exit codes.
 
-mod common;
+use crate::common;
 use common::*;
 
 fn text(b: Vec<u8>) -> String {

@@ -310,10 +310,7 @@ fn size_bounds() {
         p
     };
     for small in [0, 1, 8] {
-        assert!(matches!(
-            FrameHeader::parse(&prefix(0x82, small, 0), MAX_FRAME_SIZE),
-            Err(ProtoError::Violation(_))
-        ));
+        assert!(matches!(FrameHeader::parse(&prefix(0x82, small, 0), MAX_FRAME_SIZE), Err(ProtoError::Violation(_))));
     }
     let h = FrameHeader::parse(&prefix(0x82, 9, 0), MAX_FRAME_SIZE).unwrap();
     assert_eq!(h.frame_len(), 25);
@@ -423,11 +420,10 @@ fn golden_ch_go_frames() {
 /// crate uses lz4_flex; liblz4 writes the very same block, so the frame matches exactly.
 #[test]
 fn golden_clickhouse_rs_lz4_frame() {
-    let data: &[u8] =
-        &[1, 0, 2, 255, 255, 255, 255, 0, 1, 1, 1, 115, 6, 83, 116, 114, 105, 110, 103, 3, 97, 98, 99];
+    let data: &[u8] = &[1, 0, 2, 255, 255, 255, 255, 0, 1, 1, 1, 115, 6, 83, 116, 114, 105, 110, 103, 3, 97, 98, 99];
     let frame: &[u8] = &[
-        245, 5, 222, 235, 225, 158, 59, 108, 225, 31, 65, 215, 66, 66, 36, 92, 130, 34, 0, 0, 0, 23, 0, 0, 0, 240,
-        8, 1, 0, 2, 255, 255, 255, 255, 0, 1, 1, 1, 115, 6, 83, 116, 114, 105, 110, 103, 3, 97, 98, 99,
+        245, 5, 222, 235, 225, 158, 59, 108, 225, 31, 65, 215, 66, 66, 36, 92, 130, 34, 0, 0, 0, 23, 0, 0, 0, 240, 8,
+        1, 0, 2, 255, 255, 255, 255, 0, 1, 1, 1, 115, 6, 83, 116, 114, 105, 110, 103, 3, 97, 98, 99,
     ];
     let h = FrameHeader::parse(&prefix_of(frame), MAX_FRAME_SIZE).unwrap();
     let mut out = Vec::new();

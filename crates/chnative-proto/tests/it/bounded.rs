@@ -5,78 +5,21 @@
 //! checked with a counting allocator whose counters are per thread, so tests that
 //! run in parallel do not disturb each other's counts.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use chnative_proto::column::var_string_rows_stepped;
 use chnative_proto::packet::{read_server_packet, Exception, ServerPacket, MAX_EXCEPTION_BYTES};
 use chnative_proto::wire::{Reader, WriteExt};
-use chnative_proto::{Block, BlockInfo, BlockLimits, BufferPool, ProtoError};
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATED: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count(bytes: usize) {
-    let _ = ALLOCATED.try_with(|a| a.set(a.get() + bytes as u64));
-}
-
-// SAFETY: every call is forwarded to `System` unchanged; the thread-local counter
-// is a const-initialised `Cell`, which neither allocates nor panics (`try_with`).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count(layout.size());
-        // SAFETY: forwarded with the caller's layout.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count(layout.size());
-        // SAFETY: forwarded with the caller's layout.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded with the caller's pointer and layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count(new_size.saturating_sub(layout.size()));
-        // SAFETY: forwarded with the caller's arguments.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
+use chnative_proto::{Block, BlockLimits, BufferPool, ProtoError};
+use chnative_testkit::alloc;
+use chnative_testkit::packets::{block, exception_chain};
 
 /// Bytes this thread allocates while running `f`.
 fn allocated_by<T>(f: impl FnOnce() -> T) -> (T, u64) {
-    let before = ALLOCATED.with(Cell::get);
+    let before = alloc::bytes();
     let v = f();
-    (v, ALLOCATED.with(Cell::get) - before)
+    (v, alloc::bytes() - before)
 }
 
 const MIB: u64 = 1 << 20;
-
-/// A block: BlockInfo, counts, then per column name, type, custom-serialization
-/// byte(s) and the given data bytes.
-fn block(revision: u64, rows: u64, columns: &[(&str, &str, &[u8], &[u8])]) -> Vec<u8> {
-    let mut b = Vec::new();
-    BlockInfo::default().write(&mut b, revision);
-    b.put_varuint(columns.len() as u64);
-    b.put_varuint(rows);
-    for (name, ty, ser, data) in columns {
-        b.put_string(name);
-        b.put_string(ty);
-        b.extend_from_slice(ser);
-        b.extend_from_slice(data);
-    }
-    b
-}
 
 fn limits(max_bytes: u64) -> BlockLimits {
     BlockLimits { max_bytes, ..BlockLimits::default() }
@@ -299,22 +242,9 @@ fn low_cardinality_dictionaries_arriving_in_pieces_are_read_once() {
     assert_eq!(block.rows(), rows);
 }
 
-fn exception(levels: usize, message: usize) -> Vec<u8> {
-    let mut b = Vec::new();
-    b.put_varuint(2);
-    for i in 0..levels {
-        b.put_i32_le(1000 + i as i32);
-        b.put_string("DB::Exception");
-        b.put_string("m".repeat(message));
-        b.put_string("stack");
-        b.put_u8(u8::from(i + 1 < levels));
-    }
-    b
-}
-
 #[test]
 fn an_exception_arriving_in_pieces_is_copied_once() {
-    let bytes = exception(16, 1 << 20);
+    let bytes = exception_chain(16, 1 << 20);
     let ((packet, attempts), allocated) =
         allocated_by(|| feed_in_pieces(&bytes, 64 << 10, |r| read_server_packet(r, 54492, 54492, false)));
     let ServerPacket::Exception(e) = packet else { panic!("{packet:?}") };
@@ -327,9 +257,9 @@ fn an_exception_arriving_in_pieces_is_copied_once() {
 
 #[test]
 fn exception_chains_are_bounded_in_depth_and_size() {
-    let deep = exception(65, 1);
+    let deep = exception_chain(65, 1);
     assert!(matches!(Exception::read(&mut Reader::new(&deep[1..])), Err(ProtoError::Violation(_))));
-    assert!(Exception::read(&mut Reader::new(&exception(64, 1)[1..])).is_ok());
+    assert!(Exception::read(&mut Reader::new(&exception_chain(64, 1)[1..])).is_ok());
     // Two 40 MiB messages: refused from their lengths, before their bytes arrive.
     let mut big = Vec::new();
     big.put_i32_le(1);

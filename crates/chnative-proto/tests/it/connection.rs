@@ -7,6 +7,7 @@ use chnative_proto::connection::{BlockSink, Connection, Discard, Error, Event, O
 use chnative_proto::packet::{BlockKind, ClientHello, ClientInfo, Query};
 use chnative_proto::wire::WriteExt;
 use chnative_proto::{Block, BlockInfo, ProtoError};
+use chnative_testkit::packets::{block_packet, end_of_stream, exception, packet, progress, u64_block};
 
 fn capture(name: &str) -> Vec<u8> {
     std::fs::read(format!("{}/tests/data/captures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
@@ -111,62 +112,7 @@ fn events(c: &mut Connection, sink: &mut Keep) -> Vec<Event> {
     }
 }
 
-// ---- hand-built server packets ----
-
-fn packet(code: u64) -> Vec<u8> {
-    let mut b = Vec::new();
-    b.put_varuint(code);
-    b
-}
-
-fn progress(rev: u64) -> Vec<u8> {
-    let mut b = packet(3);
-    for _ in 0..if rev >= 54460 { 7 } else { 6 } {
-        b.put_varuint(1);
-    }
-    b
-}
-
-fn exception(code: i32, message: &str) -> Vec<u8> {
-    let mut b = packet(2);
-    b.put_i32_le(code);
-    b.put_string("DB::Exception");
-    b.put_string(message);
-    b.put_string("");
-    b.put_u8(0);
-    b
-}
-
-/// A block body with one UInt64 column named `n` holding `values`.
-fn u64_block(rev: u64, values: &[u64]) -> Vec<u8> {
-    let mut b = Vec::new();
-    BlockInfo::default().write(&mut b, rev);
-    b.put_varuint(1);
-    b.put_varuint(values.len() as u64);
-    b.put_string("n");
-    b.put_string("UInt64");
-    b.put_u8(0);
-    for v in values {
-        b.put_u64_le(*v);
-    }
-    b
-}
-
-/// A block packet (Data = 1, Totals = 7, ProfileEvents = 14 …) carrying `body`, compressed or not.
-fn block_packet(code: u64, body: &[u8], compressed: bool) -> Vec<u8> {
-    let mut b = packet(code);
-    b.put_string("");
-    if compressed {
-        compress_frame(Method::Lz4, body, &mut b).unwrap();
-    } else {
-        b.extend_from_slice(body);
-    }
-    b
-}
-
-fn end_of_stream() -> Vec<u8> {
-    packet(5)
-}
+// ---- hand-built server packets: chnative_testkit::packets ----
 
 fn running_query() -> Connection {
     let mut c = idle();

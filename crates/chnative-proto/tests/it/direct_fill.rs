@@ -8,6 +8,7 @@ use chnative_proto::connection::{BlockSink, Connection, Discard, Error, Event, O
 use chnative_proto::packet::{BlockKind, ClientHello, ClientInfo, Query};
 use chnative_proto::wire::WriteExt;
 use chnative_proto::{Block, BlockInfo, BlockLimits, Column, ColumnData, ProtoError};
+use chnative_testkit::packets::data_packet;
 
 const REV: u64 = 54492;
 
@@ -100,14 +101,6 @@ fn wide_block() -> Vec<u8> {
     out
 }
 
-fn data_packet(body: &[u8]) -> Vec<u8> {
-    let mut p = Vec::new();
-    p.put_varuint(1);
-    p.put_string("");
-    p.extend_from_slice(body);
-    p
-}
-
 /// How `decode` hands bytes to the machine.
 #[derive(Clone, Copy, PartialEq)]
 enum Feed {
@@ -165,7 +158,7 @@ fn decode(wire: &[u8], piece: usize, how: Feed) -> (Connection, Keep) {
 #[test]
 fn direct_and_buffered_reads_decode_the_same_block() {
     let body = wide_block();
-    let wire = data_packet(&body);
+    let wire = data_packet(&body, None);
     for piece in [4096, 100_000, 1 << 20] {
         let (plain, plain_sink) = decode(&wire, piece, Feed::Input);
         let (direct, direct_sink) = decode(&wire, piece, Feed::Slot);
@@ -195,8 +188,8 @@ fn direct_and_buffered_reads_decode_the_same_block() {
 #[test]
 fn the_next_block_reuses_the_buffers_and_the_machine_goes_on() {
     let body = wide_block();
-    let mut wire = data_packet(&body);
-    wire.extend_from_slice(&data_packet(&body));
+    let mut wire = data_packet(&body, None);
+    wire.extend_from_slice(&data_packet(&body, None));
     wire.push(5); // EndOfStream
     let mut c = running(options());
     let mut sink = Keep::default();
@@ -248,7 +241,7 @@ fn start_direct(c: &mut Connection, sink: &mut Keep, wire: &[u8]) {
 
 #[test]
 fn a_different_sink_mid_fill_closes_the_connection() {
-    let wire = data_packet(&wide_block());
+    let wire = data_packet(&wide_block(), None);
     let mut c = running(options());
     let mut sink = Keep::default();
     start_direct(&mut c, &mut sink, &wire);
@@ -262,7 +255,7 @@ fn a_different_sink_mid_fill_closes_the_connection() {
 
 #[test]
 fn a_server_gone_mid_fill_closes_the_connection() {
-    let wire = data_packet(&wide_block());
+    let wire = data_packet(&wide_block(), None);
     let mut c = running(options());
     let mut sink = Keep::default();
     start_direct(&mut c, &mut sink, &wire);
@@ -288,7 +281,7 @@ fn a_hostile_row_count_is_refused_before_the_buffer_is_reserved() {
     let limits = BlockLimits { max_bytes: 1 << 20, ..BlockLimits::default() };
     let mut c = running(Options { max_block_bytes: 1 << 20, limits, ..options() });
     let mut sink = Keep::default();
-    feed(&mut c, &data_packet(&body));
+    feed(&mut c, &data_packet(&body, None));
     let err = c.poll(&mut sink).unwrap_err();
     assert!(
         matches!(err, Error::Proto(ProtoError::TooLarge { what: "decoded block bytes", .. })),

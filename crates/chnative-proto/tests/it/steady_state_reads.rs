@@ -16,52 +16,14 @@
 //! otherwise: a warm connection grew its input from 1 MiB to 2 MiB (1,046,594
 //! bytes in one allocation, as `tests/alloc.rs` saw) on the first such read.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use chnative_proto::connection::{BlockSink, Connection, Event, Options, Poll, State};
 use chnative_proto::packet::{BlockKind, ClientHello, ClientInfo, Query};
 use chnative_proto::wire::WriteExt;
 use chnative_proto::{Block, Column, ColumnData};
-
-struct Counting;
-
-thread_local! {
-    /// Bytes allocated by this thread (growth of a realloc counts).
-    static BYTES: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count(n: usize) {
-    // `try_with`: a thread being torn down may still free and allocate.
-    let _ = BYTES.try_with(|b| b.set(b.get() + n as u64));
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count(layout.size());
-        System.alloc(layout)
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count(layout.size());
-        System.alloc_zeroed(layout)
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count(new_size.saturating_sub(layout.size()));
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+use chnative_testkit::alloc;
 
 fn allocated() -> u64 {
-    BYTES.with(Cell::get)
+    alloc::bytes()
 }
 
 const REV: u64 = 54492;

@@ -3,7 +3,7 @@
 //!
 //! Each regression is the minimised input as bytes and the error it must end in.
 
-#[path = "../../../fuzz/src/harness.rs"]
+#[path = "../../../../fuzz/src/harness.rs"]
 mod harness;
 
 use chnative_proto::ProtoError;

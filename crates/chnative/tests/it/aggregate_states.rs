@@ -5,7 +5,7 @@
 //! unchanged into an AggregatingMergeTree table, whose merged values are read back
 //! over HTTP as JSONEachRow.
 
-mod common;
+use crate::common;
 use common::*;
 
 use chnative::proto::column::StateValue;

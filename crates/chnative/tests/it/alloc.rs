@@ -9,58 +9,11 @@
 //! use a fresh connection, so both pay for growing the reusable buffers once; a
 //! third run repeats the 10M stream on the same connection (steady state).
 //!
-//! This file holds a single test so that no other test allocates concurrently.
+//! The counters are this thread's (`chnative_testkit::alloc`) and the test runs on a
+//! current-thread runtime, so the other tests of the binary do not count.
 
-mod common;
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-
-struct Counting;
-
-static BYTES: AtomicU64 = AtomicU64::new(0);
-static CALLS: AtomicU64 = AtomicU64::new(0);
-static LIVE: AtomicU64 = AtomicU64::new(0);
-static PEAK: AtomicU64 = AtomicU64::new(0);
-
-fn grew(by: u64) {
-    BYTES.fetch_add(by, Relaxed);
-    CALLS.fetch_add(1, Relaxed);
-    let live = LIVE.fetch_add(by, Relaxed) + by;
-    PEAK.fetch_max(live, Relaxed);
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        grew(layout.size() as u64);
-        System.alloc(layout)
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        grew(layout.size() as u64);
-        System.alloc_zeroed(layout)
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as u64, Relaxed);
-        System.dealloc(ptr, layout)
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let old = layout.size() as u64;
-        let new = new_size as u64;
-        if new > old {
-            grew(new - old);
-        } else {
-            CALLS.fetch_add(1, Relaxed);
-            LIVE.fetch_sub(old - new, Relaxed);
-        }
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+use crate::common;
+use chnative_testkit::alloc;
 
 #[derive(Debug, Clone, Copy)]
 struct Measure {
@@ -80,9 +33,9 @@ async fn stream_numbers(c: &mut chnative::Client, n: u64) -> Measure {
     let sql = format!("SELECT number, toString(number) FROM numbers({n})");
     let mut s = c.stream(sql.as_str()).await.unwrap();
 
-    let live0 = LIVE.load(Relaxed);
-    PEAK.store(live0, Relaxed);
-    let (b0, a0) = (BYTES.load(Relaxed), CALLS.load(Relaxed));
+    let live0 = alloc::live();
+    alloc::reset_peak();
+    let (b0, a0) = (alloc::bytes(), alloc::calls());
 
     let (mut rows, mut blocks, mut sum, mut str_bytes) = (0u64, 0u64, 0u64, 0u64);
     while let Some(block) = s.next().await.unwrap() {
@@ -103,9 +56,9 @@ async fn stream_numbers(c: &mut chnative::Client, n: u64) -> Measure {
     let m = Measure {
         rows,
         blocks,
-        bytes: BYTES.load(Relaxed) - b0,
-        allocs: CALLS.load(Relaxed) - a0,
-        peak_above_start: PEAK.load(Relaxed).saturating_sub(live0),
+        bytes: alloc::bytes() - b0,
+        allocs: alloc::calls() - a0,
+        peak_above_start: (alloc::peak() - live0).max(0) as u64,
     };
 
     // The data was really read: check it against closed forms.

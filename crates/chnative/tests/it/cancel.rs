@@ -1,7 +1,7 @@
 //! Cancellation reaches the server: the query stops there, and the connection
 //! is drained back to a known state.
 
-mod common;
+use crate::common;
 use std::time::{Duration, Instant};
 
 use common::*;

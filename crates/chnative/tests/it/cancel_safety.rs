@@ -11,8 +11,8 @@
 //! Which poll a drop lands on depends on timing, so these tests assert only
 //! what must hold at *every* drop point.
 
-mod common;
-mod common_proxy;
+use crate::common;
+use crate::common_proxy;
 
 use std::future::Future;
 use std::pin::pin;

@@ -9,7 +9,7 @@
 //! The `chrono`, `time`, `jiff` and `rust_decimal` parts run with those features
 //! (`cargo test -p chnative --test conversions --all-features`).
 
-mod common;
+use crate::common;
 use common::*;
 
 use chnative::proto::convert::{self, bf16, calendar, net, Decimal, DecimalInt, DecimalRaw, EnumMap, I256, U256};

@@ -7,16 +7,16 @@
 //! The bounds below are generous "no hang" bounds: the old behaviour waited for
 //! the server (a 3 s sleep, or the Cancel bound) before reporting the timeout.
 
-mod common;
-#[path = "common/fake_server.rs"]
-mod fake_server;
+use crate::common;
+use crate::common::fake_server;
 
 use std::io::Write;
 use std::time::{Duration, Instant};
 
 use chnative::{Client, Config, Connection, Query};
+use chnative_testkit::packets::{block, data_packet, end_of_stream, progress};
 use common::*;
-use fake_server::{block, data_packet, end_of_stream, progress_packet, trickle, ScriptedServer};
+use fake_server::{trickle, ScriptedServer};
 
 /// Sleeps 3 s on the server; ClickHouse does not look at a Cancel during `sleep`.
 const SLEEP3: &str = "SELECT sleep(3)";
@@ -125,7 +125,7 @@ fn trickling_server(head: Vec<u8>) -> ScriptedServer {
     ScriptedServer::start(REV, false, move |n, sock| {
         if n == 0 {
             let _ = sock.write_all(&head);
-            trickle(sock, &progress_packet(REV), Duration::from_millis(100), Duration::from_secs(60));
+            trickle(sock, &progress(REV), Duration::from_millis(100), Duration::from_secs(60));
         } else {
             let _ = sock.write_all(&answer(REV, 7));
         }

@@ -4,9 +4,8 @@
 //! does chunked framing, which needs a server of its own, see chunked.rs), and a stream cancelled or dropped mid-column leaving a usable
 //! connection. A fake server cuts the connection and goes silent mid-column.
 
-mod common;
-#[path = "common/fake_server.rs"]
-mod fake_server;
+use crate::common;
+use crate::common::fake_server;
 
 use std::future::Future;
 use std::pin::pin;
@@ -14,8 +13,9 @@ use std::task::{Context, Poll};
 
 use chnative::proto::wire::WriteExt;
 use chnative::{Client, Config, Connection, QueryStream};
+use chnative_testkit::packets::{block, data_packet};
 use common::*;
-use fake_server::{block, data_packet, FakeServer};
+use fake_server::FakeServer;
 
 async fn sum_numbers(s: &mut QueryStream<'_>) -> (u64, u64) {
     let (mut rows, mut sum) = (0u64, 0u64);

@@ -2,7 +2,7 @@
 //! timeouts and oversized blocks. None may panic, hang or yield wrong values,
 //! and a connection in an unknown state must not be reused.
 
-mod common;
+use crate::common;
 use std::time::Duration;
 
 use common::*;

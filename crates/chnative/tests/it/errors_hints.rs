@@ -3,7 +3,7 @@
 //! a wrong port (HTTP, TLS) is named as such at once, connect errors name the
 //! host and port, and an untrusted certificate names `tls_ca_file`.
 
-mod common;
+use crate::common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -353,7 +353,7 @@ fn no_trusted_roots_hints_at_tls_ca_file_and_webpki_roots() {
     const CHILD: &str = "CHNATIVE_ERRORS_HINTS_CHILD";
     if std::env::var_os(CHILD).is_none() {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "no_trusted_roots_hints_at_tls_ca_file_and_webpki_roots", "--nocapture"])
+            .args(["--exact", "errors_hints::no_trusted_roots_hints_at_tls_ca_file_and_webpki_roots", "--nocapture"])
             .env(CHILD, "1")
             .env("SSL_CERT_FILE", "/nonexistent/chnative-no-roots.pem")
             .env("SSL_CERT_DIR", "/nonexistent/chnative-no-roots")

@@ -6,8 +6,8 @@
 //! first cause without touching the socket), and that a new client works.
 //! Server restarts are in `faults_restart.rs` (they stop the whole server).
 
-mod common;
-mod common_proxy;
+use crate::common;
+use crate::common_proxy;
 
 use std::time::{Duration, Instant};
 

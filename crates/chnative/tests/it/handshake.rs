@@ -1,6 +1,6 @@
 //! Handshake, revisions, authentication, ping, server info.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[tokio::test]

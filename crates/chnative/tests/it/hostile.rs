@@ -1,20 +1,20 @@
 //! A hostile or pathological server: expansion bombs, huge exceptions, blocks
 //! split into many frames. A real server cannot send these bytes, so they come
-//! from a fake (tests/common/fake_server.rs) that speaks the protocol.
+//! from a fake (chnative_testkit::fake_server) that speaks the protocol.
 //!
 //! Every refused reply ends in a clear error with bounded memory, the client then
 //! says it is unusable, and nothing more is sent on that connection. The last test
 //! checks, against the real server, that a legitimately huge column name works.
 
-mod common;
-#[path = "common/fake_server.rs"]
-mod fake_server;
+use crate::common;
+use crate::common::fake_server;
 
 use chnative::proto::column::var_string_rows_stepped;
 use chnative::proto::wire::WriteExt;
 use chnative::proto::ProtoError;
 use chnative::{params, Config, Connection as Client, Error};
-use fake_server::{block, data_packet, end_of_stream, exception_packet, FakeServer};
+use chnative_testkit::packets::{block, data_packet, end_of_stream, exception_chain};
+use fake_server::FakeServer;
 
 const MIB: usize = 1 << 20;
 const SQL: &str = "SELECT hostile";
@@ -114,7 +114,7 @@ async fn compact_variant_bomb_is_refused() {
 
 #[tokio::test]
 async fn exception_chain_too_deep_is_refused() {
-    let err = refused(54492, "none", None, exception_packet(65, 10)).await;
+    let err = refused(54492, "none", None, exception_chain(65, 10)).await;
     assert!(matches!(err.as_protocol(), Some(ProtoError::Violation(m)) if m.contains("deeper")), "{err}");
 }
 
@@ -141,7 +141,7 @@ async fn exception_too_large_is_refused() {
 #[tokio::test]
 async fn large_exception_in_pieces_is_reported() {
     // 16 nested exceptions of 1 MiB each: within the bounds, reported whole.
-    let fake = FakeServer::start(54492, false, exception_packet(16, MIB));
+    let fake = FakeServer::start(54492, false, exception_chain(16, MIB));
     let mut client = Client::connect(&fake.url(54492, "none")).await.unwrap();
     match select(&mut client).await.as_ref().map_err(Error::as_server) {
         Err(Some(e)) => {

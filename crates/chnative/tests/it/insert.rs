@@ -5,7 +5,7 @@
 //! empty inserts. Each runs at every revision in `REVISIONS` (LZ4) plus ZSTD and
 //! no compression at the default revision, unless noted.
 
-mod common;
+use crate::common;
 use common::*;
 
 use chnative::{Client, Config, DataType, Error, ErrorKind, InsertData, WireUuid};

@@ -4,7 +4,7 @@
 //! fit, a failed source, a drop) that leave nothing stored and no connection
 //! in an unknown state.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! alternatives, split across blocks; checked against the server's own rendering
 //! (`toString`, `variantType`, `dynamicType`).
 
-mod common;
+use crate::common;
 use common::*;
 
 use chnative::proto::insert::VARIANT_NULL;

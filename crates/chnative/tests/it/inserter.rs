@@ -2,7 +2,7 @@
 //! flush, per-inserter settings, query ids and deduplication tokens that reach
 //! the server, and a warning when rows are dropped unsent.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::fmt::Write as _;

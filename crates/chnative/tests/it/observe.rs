@@ -2,7 +2,7 @@
 //! profile events, server logs, totals and extremes, for streams, `execute`
 //! and inserts alike.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

@@ -3,14 +3,14 @@
 //! server: a Log packet (always uncompressed, even when the query's blocks are
 //! compressed) with the column layout ClickHouse uses, then EndOfStream.
 
-#[path = "common/fake_server.rs"]
-mod fake_server;
+use crate::common::fake_server;
 
 use std::sync::{Arc, Mutex};
 
 use chnative::proto::wire::WriteExt;
 use chnative::{Block, Connection, Observer, Query};
-use fake_server::{block, end_of_stream, FakeServer};
+use chnative_testkit::packets::{block, end_of_stream};
+use fake_server::FakeServer;
 
 #[derive(Clone, Default)]
 struct Logs(Arc<Mutex<Vec<(String, i8)>>>);

@@ -2,36 +2,10 @@
 //! stream moves on, sharing its buffers instead of copying them. The stream then
 //! decodes into fresh buffers for the shared columns, so kept blocks never change.
 //!
-//! One test in this file, so that the counting allocator sees no other test.
+//! Counted on this thread only (`chnative_testkit::alloc`), so other tests don't count.
 
-mod common;
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-
-struct Counting;
-static BYTES: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        BYTES.fetch_add(layout.size() as u64, Relaxed);
-        System.alloc(layout)
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        BYTES.fetch_add(layout.size() as u64, Relaxed);
-        System.alloc_zeroed(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        BYTES.fetch_add(new_size.saturating_sub(layout.size()) as u64, Relaxed);
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+use crate::common;
+use chnative_testkit::alloc;
 
 #[test]
 fn kept_blocks_share_buffers_and_outlive_the_stream() {
@@ -47,9 +21,9 @@ fn kept_blocks_share_buffers_and_outlive_the_stream() {
             .unwrap();
         let mut kept = Vec::new();
         while let Some(b) = s.next().await.unwrap() {
-            let before = BYTES.load(Relaxed);
+            let before = alloc::bytes();
             let owned = b.clone();
-            let cost = BYTES.load(Relaxed) - before;
+            let cost = alloc::bytes() - before;
             // Names, types and the column list: a few hundred bytes, whatever the rows
             // (a copy of a 65,536-row block would be over 2 MB).
             assert!(cost < 4096, "cloning a block of {} rows allocated {cost} bytes", b.rows());
@@ -104,9 +78,9 @@ fn kept_blocks_share_buffers_and_outlive_the_stream() {
         drain(false).await; // warms the connection's pool
         let kept = drain(true).await;
         std::thread::spawn(move || drop(kept)).join().unwrap();
-        let before = BYTES.load(Relaxed);
+        let before = alloc::bytes();
         drain(false).await;
-        let cost = BYTES.load(Relaxed) - before;
+        let cost = alloc::bytes() - before;
         // One 65,536-row block of these columns is about 1.4 MB.
         assert!(cost < 256 * 1024, "a stream after kept blocks were dropped allocated {cost} bytes");
     });

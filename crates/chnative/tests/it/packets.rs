@@ -1,6 +1,6 @@
 //! Side packets of a SELECT: totals, extremes, profile info, progress, profile events.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[tokio::test]

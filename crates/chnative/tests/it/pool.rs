@@ -2,7 +2,7 @@
 //! options. (The many-task drop test is tests/pool_stress.rs, alone in its
 //! binary so that no other test's sockets disturb its server-side counts.)
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

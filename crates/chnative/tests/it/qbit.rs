@@ -9,7 +9,7 @@
 //! No assertion compares two server float functions: their results depend on the CPU's
 //! vector kernels (an AVX-512 machine differs from others by more than 1e-5).
 
-mod common;
+use crate::common;
 use common::*;
 
 use chnative::proto::qbit::{self, Kernel, QBitValue, QBitView};

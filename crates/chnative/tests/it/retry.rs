@@ -3,7 +3,7 @@
 //! the same deduplication token and the same rows, and the table holds
 //! exactly one copy either way.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

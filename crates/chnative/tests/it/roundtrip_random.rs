@@ -16,7 +16,7 @@
 //! layouts) so a failure names its type, and a third covers the experimental
 //! types (QBit, Variant, Dynamic, JSON), skipping those the library cannot decode yet.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::time::Instant;

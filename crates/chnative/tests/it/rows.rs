@@ -2,7 +2,7 @@
 //! schema checks, inserts and the inserter, at old and new revisions, with and
 //! without compression.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::{Ipv4Addr, Ipv6Addr};

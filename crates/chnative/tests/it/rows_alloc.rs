@@ -2,37 +2,10 @@
 //! reading borrowed rows (`&str`, `&[u32]` fields) of 2M rows allocates no more
 //! than reading 200k on the same warm connection, apart from a small amount per
 //! block (the per-block field readers). Counted with a global allocator, as in
-//! `alloc.rs`; this file holds a single test so nothing else allocates meanwhile.
+//! `alloc.rs`: this thread's counters, on a current-thread runtime, so other tests don't count.
 
-mod common;
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-
-struct Counting;
-
-static CALLS: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        CALLS.fetch_add(1, Relaxed);
-        System.alloc(layout)
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        CALLS.fetch_add(1, Relaxed);
-        System.alloc_zeroed(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        CALLS.fetch_add(1, Relaxed);
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+use crate::common;
+use chnative_testkit::alloc;
 
 #[derive(chnative::Row)]
 struct Borrowed<'a> {
@@ -50,7 +23,7 @@ async fn read(c: &mut chnative::Client, n: u64) -> u64 {
          if(number % 2 = 0, NULL, 'x') AS opt, toLowCardinality(toString(number % 7)) AS lc FROM numbers({n})"
     );
     let mut rows = c.query::<Borrowed<'_>>(sql).await.unwrap();
-    let start = CALLS.load(Relaxed);
+    let start = alloc::calls();
     let mut seen = 0u64;
     let mut sum = 0usize;
     while let Some(r) = rows.next().await.unwrap() {
@@ -61,7 +34,7 @@ async fn read(c: &mut chnative::Client, n: u64) -> u64 {
     drop(rows);
     assert_eq!(seen, n);
     assert!(sum > 0);
-    CALLS.load(Relaxed) - start
+    alloc::calls() - start
 }
 
 #[tokio::test(flavor = "current_thread")]

@@ -3,40 +3,11 @@
 //! `PER_QUERY` times per query, and the count does not grow with the number of
 //! queries run (a late window of queries allocates no more than an early one).
 //!
-//! Counted with a global allocator, as in `alloc.rs`; this file holds a single
-//! test so that nothing else allocates meanwhile. Not timed.
+//! Counted with a global allocator, as in `alloc.rs`: this thread's counters, and every task
+//! runs on the test's current-thread runtime, so other tests don't count. Not timed.
 
-mod common;
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-
-struct Counting;
-
-static CALLS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; the counter
-// is a relaxed atomic that never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        CALLS.fetch_add(1, Relaxed);
-        System.alloc(layout)
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        CALLS.fetch_add(1, Relaxed);
-        System.alloc_zeroed(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        CALLS.fetch_add(1, Relaxed);
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+use crate::common;
+use chnative_testkit::alloc;
 
 /// The bound per `SELECT 1` (issue 10 asks for at most 5).
 const PER_QUERY: u64 = 5;
@@ -45,7 +16,7 @@ const TASKS: u64 = 16;
 /// Runs `per_task` queries in each of `TASKS` tasks sharing `client`; returns
 /// the allocation calls made meanwhile (the spawns included).
 async fn run(client: &chnative::Client, per_task: u64) -> u64 {
-    let start = CALLS.load(Relaxed);
+    let start = alloc::calls();
     let tasks: Vec<_> = (0..TASKS)
         .map(|_| {
             let c = client.clone();
@@ -62,7 +33,7 @@ async fn run(client: &chnative::Client, per_task: u64) -> u64 {
     for t in tasks {
         sum += t.await.unwrap();
     }
-    let calls = CALLS.load(Relaxed) - start;
+    let calls = alloc::calls() - start;
     assert_eq!(sum, TASKS * per_task);
     calls
 }
@@ -99,11 +70,11 @@ async fn select1_allocates_a_few_times_per_query_and_does_not_grow() {
     for _ in 0..50 {
         assert_eq!(conn.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
     }
-    let start = CALLS.load(Relaxed);
+    let start = alloc::calls();
     for _ in 0..1_000 {
         assert_eq!(conn.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
     }
-    let single = CALLS.load(Relaxed) - start;
+    let single = alloc::calls() - start;
     println!("allocations for 1000 queries on one Connection: {single}");
     assert!(single <= 1_000 * PER_QUERY, "one connection: {single} allocations for 1000 SELECT 1");
 }

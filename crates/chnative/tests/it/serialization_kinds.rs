@@ -15,7 +15,7 @@
 //! uncompressed session built from `chnative::proto` (see [`wire_kinds`]), so these tests fail
 //! if the server stops sending the kinds they are meant to exercise.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::io::{Read, Write};

@@ -1,6 +1,6 @@
 //! Sessions: one pooled connection pinned for calls that share server state.
 
-mod common;
+use crate::common;
 
 use chnative::{Client, Config};
 use common::{http, unique_table, url};

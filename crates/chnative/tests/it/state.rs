@@ -5,7 +5,7 @@
 //! A small fake server (it speaks just the handshake, then sends what a test
 //! needs) stands in where a real server cannot be made to misbehave.
 
-mod common;
+use crate::common;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -3,7 +3,7 @@
 //! next: header, totals, extremes, ProfileEvents and logs are this query's or
 //! absent, even when the shapes differ from one query to the next.
 
-mod common;
+use crate::common;
 
 use chnative::{Connection, Query};
 

@@ -5,8 +5,8 @@
 //! connect timeout. Nothing outside the test binary is needed (no openssl, no
 //! socat).
 
-mod common;
-mod common_tls;
+use crate::common;
+use crate::common_tls;
 
 use std::sync::OnceLock;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! in the same query, over several blocks, and blocks read from a SELECT are
 //! inserted unchanged into an identical table through a second client.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::fmt::Write as _;

@@ -4,7 +4,7 @@
 //! raw counts, float bits, lengths, hex, NULL flags), at every revision in
 //! `REVISIONS` and for the lz4, zstd and none compressions.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::io::Write as _;

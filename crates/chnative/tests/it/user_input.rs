@@ -2,7 +2,7 @@
 //! malformed setting and parameter names are refused before anything is sent and
 //! leave the connection usable; connection-string options mean what they say.
 
-mod common;
+use crate::common;
 
 use chnative::{params, Client, Config, ErrorKind, Query};
 use common::{client, http, server, unique_table, url};

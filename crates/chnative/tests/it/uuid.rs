@@ -3,7 +3,7 @@
 //! bytes by every kernel and compared with the server's `toString(u)`; UUIDs built
 //! from RFC bytes inserted, checked by the server and read back.
 
-mod common;
+use crate::common;
 use common::*;
 
 use chnative::proto::uuid_simd::{self, Kernel};

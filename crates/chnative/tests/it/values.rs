@@ -1,7 +1,7 @@
 //! Dynamic rows (`Value`, `query_rows`): every value renders exactly like the
 //! server's own `toString`, and the dynamic tier agrees with the column tier.
 
-mod common;
+use crate::common;
 
 use chnative::{Client, Value};
 use common::{client, client_at};

@@ -5,33 +5,8 @@
 //! Counted with a global allocator; one test in this file so nothing else
 //! allocates meanwhile. Not timed.
 
-mod common;
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-
-struct Counting;
-
-static CALLS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; the counter
-// is a relaxed atomic that never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        CALLS.fetch_add(1, Relaxed);
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        CALLS.fetch_add(1, Relaxed);
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+use crate::common;
+use chnative_testkit::alloc;
 
 #[test]
 fn nested_views_of_maps_and_geo_types_allocate_nothing() {
@@ -49,7 +24,7 @@ fn nested_views_of_maps_and_geo_types_allocate_nothing() {
             .unwrap();
         let mut rows = 0;
         while let Some(b) = s.next().await.unwrap() {
-            let before = CALLS.load(Relaxed);
+            let before = alloc::calls();
             let (mut sum, mut keys) = (0.0f64, 0usize);
             for _ in 0..100 {
                 let m = b.column("m").unwrap().view();
@@ -64,7 +39,7 @@ fn nested_views_of_maps_and_geo_types_allocate_nothing() {
                 let points = r.as_array().unwrap();
                 sum += points.inner().tuple_element(1).unwrap().values::<f64>().unwrap().iter().sum::<f64>();
             }
-            let made = CALLS.load(Relaxed) - before;
+            let made = alloc::calls() - before;
             assert_eq!(made, 0, "walking the views 100 times allocated {made} times");
             assert_eq!(keys, 100 * 2 * b.rows());
             assert!(sum > 0.0);

@@ -4,7 +4,7 @@
 //! for the widened type; refused otherwise, naming both types), single values and
 //! tuples as rows, and widening across blocks, Nullable, Array and LowCardinality.
 
-mod common;
+use crate::common;
 
 use std::fmt::Debug;
 use std::str::FromStr;

@@ -4,7 +4,7 @@
 //! changes, with the default features. Without a time zone database (built with
 //! `--no-default-features`) the value is shown in UTC and says so.
 
-mod common;
+use crate::common;
 
 use chnative::convert::zone::HAS_DATABASE;
 use chnative::{Client, Value};

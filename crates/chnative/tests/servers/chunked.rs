@@ -4,7 +4,7 @@
 //! main test server's, a run dir of its own, CHNATIVE_SERVER_PROTO_CAPS*) and
 //! stops it when the test ends, whether it passes or not.
 
-mod common_tls;
+use crate::common_tls;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -215,6 +215,7 @@ async fn negotiated(config: Config) -> (bool, bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_that_requires_chunking() {
+    let _alone = crate::alone();
     let server = ChunkServer::start(1, "chunked", "chunked", "chunked");
 
     // The default (not chunked unless required) and every client setting that
@@ -242,6 +243,7 @@ async fn server_that_requires_chunking() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_with_optional_chunking() {
+    let _alone = crate::alone();
     let server = ChunkServer::start(2, "chunked-optional", "chunked_optional", "chunked_optional");
 
     // The server lets the client choose, per direction.
@@ -266,6 +268,7 @@ async fn server_with_optional_chunking() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_that_chunks_one_direction() {
+    let _alone = crate::alone();
     // Each direction is negotiated on its own. Before, the client looked at the
     // server's sending side only: it refused the first server, and told the
     // second one "notchunked" for a direction it requires chunked, which the
@@ -312,6 +315,7 @@ fn fake_chunked_server(marker: &'static str, reply: Vec<u8>) -> (u16, std::threa
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_chunk_headers_are_protocol_errors_not_hangs() {
+    let _alone = crate::alone();
     let progress_message = [&[3u8, 0, 0, 0][..], &[3, 0, 0], &[0, 0, 0, 0]].concat();
     let cases: [(&str, Vec<u8>); 3] = [
         ("u32::MAX chunk", vec![0xff, 0xff, 0xff, 0xff]),

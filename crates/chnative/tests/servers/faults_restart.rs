@@ -5,8 +5,8 @@
 //! run directory; a server run by someone else is left alone and the test says so.
 //! A restarted server starts with no tables (its data is in a temporary folder).
 
-mod common;
-mod common_proxy;
+use crate::common;
+use crate::common_proxy;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -98,6 +98,7 @@ fn direct() -> Config {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_killed_mid_stream() {
+    let _alone = crate::alone();
     let _turn = TURN.lock().await;
     let _ = server();
     let Some(pid) = our_server_pid() else {
@@ -126,6 +127,7 @@ async fn server_killed_mid_stream() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_killed_mid_insert() {
+    let _alone = crate::alone();
     let _turn = TURN.lock().await;
     let _ = server();
     let Some(pid) = our_server_pid() else {

@@ -2,7 +2,7 @@
 //! load-balancing policy, and a server stopped and restarted under a pooled
 //! client in use.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::Duration;
@@ -24,6 +24,7 @@ fn multi(hosts: &str, options: &str) -> Config {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_host_is_skipped_under_every_policy() {
+    let _alone = crate::alone();
     let _g = SERIAL.lock().await;
     let live = server().tcp_port;
     let dead = dead_port();
@@ -50,6 +51,7 @@ async fn a_dead_host_is_skipped_under_every_policy() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_that_accepts_but_never_answers_is_failed_over_after_the_connect_timeout() {
+    let _alone = crate::alone();
     let _g = SERIAL.lock().await;
     // Accepts connections and keeps them, silent.
     let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -84,6 +86,7 @@ fn server_script(cmd: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pooled_client_recovers_after_the_server_restarts() {
+    let _alone = crate::alone();
     let _g = SERIAL.lock().await;
     let cfg = Config::from_url(&common::url("connect_timeout=2s&pool_health_check_after=0")).unwrap().pool_max_size(4);
     let client = Client::connect_with(cfg).await.unwrap();

@@ -3,7 +3,7 @@
 //! server, and correct data from every call that completed. Alone in its
 //! binary: the server's TCPConnection count must see only this test's sockets.
 
-mod common;
+use crate::common;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -169,6 +169,7 @@ async fn worker(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_acquisitions_half_dropped_leave_a_full_clean_pool() {
+    let _alone = crate::alone();
     let client_name = format!("chn-pool-stress-{}", std::process::id());
     let table = unique_table("pool_stress");
     http(&format!("CREATE TABLE {table} (batch UInt64, v UInt64) ENGINE = MergeTree ORDER BY batch"));

@@ -1,7 +1,7 @@
 //! Spans for connect, query and insert carry ids, counts and times, and no
 //! secret ever reaches a span, an event or a `Debug` output.
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
@@ -57,6 +57,7 @@ const GOOD: &str = "secret";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spans_carry_ids_counts_and_times_and_never_a_password() {
+    let _alone = crate::alone();
     let capture = Capture::default();
     tracing::subscriber::set_global_default(capture.clone()).unwrap();
     let s = server();
@@ -104,6 +105,7 @@ async fn spans_carry_ids_counts_and_times_and_never_a_password() {
 /// trace id and hang under our span id.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_records_spans_under_the_given_trace() {
+    let _alone = crate::alone();
     let client = Client::connect(&url("")).await.unwrap();
     // A fresh trace id per run, so older runs' spans do not count.
     let trace_id = format!("{:016x}{:016x}", 0x0af7_6519_16cd_43ddu64, std::process::id() as u64 | 1 << 40);
@@ -150,6 +152,7 @@ async fn spans_under(trace_hex: &str, span_hex: &str) -> (u64, u64) {
 #[cfg(feature = "opentelemetry")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queries_inside_an_opentelemetry_span_continue_its_trace() {
+    let _alone = crate::alone();
     use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
     let client = Client::connect(&url("")).await.unwrap();
     let trace_hex = format!("{:016x}{:016x}", 0x5eed_0000_0000_0001u64, std::process::id() as u64 | 2 << 40);
