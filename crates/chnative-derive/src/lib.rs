@@ -237,7 +237,7 @@ fn expand_enum(input: &DeriveInput) -> syn::Result<Tokens> {
         for attr in v.attrs.iter().filter(|a| a.path().is_ident("row")) {
             attr.parse_nested_meta(|m| {
                 if m.path.is_ident("rename") {
-                    label = m.value()?.parse::<LitStr>()?.value();
+                    label = rename_value(&m)?;
                     Ok(())
                 } else {
                     Err(m.error("unknown variant attribute; expected `rename = \"label\"`"))
@@ -316,8 +316,9 @@ fn struct_attrs(input: &DeriveInput) -> syn::Result<StructAttrs> {
                 out.ignore_extra = true;
                 Ok(())
             } else if m.path.is_ident("crate") {
-                let s: LitStr = m.value()?.parse()?;
-                out.krate = s.parse::<syn::Path>()?.into_token_stream();
+                let wrong = |span| syn::Error::new(span, "`crate` takes a path in a string: `crate = \"::chnative\"`");
+                let s: LitStr = m.value()?.parse().map_err(|e: syn::Error| wrong(e.span()))?;
+                out.krate = s.parse::<syn::Path>().map_err(|_| wrong(s.span()))?.into_token_stream();
                 Ok(())
             } else {
                 Err(m.error("unknown row attribute; expected `ignore_extra_columns` or `crate = \"path\"`"))
@@ -350,7 +351,7 @@ fn field_specs(input: &DeriveInput) -> syn::Result<Vec<FieldSpec>> {
         for attr in f.attrs.iter().filter(|a| a.path().is_ident("row")) {
             attr.parse_nested_meta(|m| {
                 if m.path.is_ident("rename") {
-                    spec.column = m.value()?.parse::<LitStr>()?.value();
+                    spec.column = rename_value(&m)?;
                     Ok(())
                 } else if m.path.is_ident("skip") {
                     spec.skip = true;
@@ -583,4 +584,13 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             }
         }
     })
+}
+
+/// The string of a `rename = "…"` attribute, or an error that shows the form.
+fn rename_value(m: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<String> {
+    let lit: LitStr = m
+        .value()?
+        .parse()
+        .map_err(|e: syn::Error| syn::Error::new(e.span(), "`rename` takes a string: `rename = \"name\"`"))?;
+    Ok(lit.value())
 }
