@@ -1,8 +1,9 @@
 //! chnative's integration tests that must not run beside the others: they stop or restart
-//! the shared test server (faults_restart, hosts), start servers of their own (chunked), watch
-//! a server-wide metric (pool_stress: the TCPConnection count) or set the process-wide tracing
-//! subscriber (tracing). Cargo runs test binaries one after another, so nothing of `tests/it`
-//! runs meanwhile; within this binary every test takes [`alone`] first, so they take turns.
+//! the shared test server (faults_restart, hosts), start servers of their own (chunked, and
+//! cluster with scripts/cluster.sh), watch a server-wide metric (pool_stress: the
+//! TCPConnection count) or set the process-wide tracing subscriber (tracing). Cargo runs test
+//! binaries one after another, so nothing of `tests/it` runs meanwhile; within this binary
+//! every test takes [`alone`] first, so they take turns.
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -21,6 +22,7 @@ pub fn alone() -> MutexGuard<'static, ()> {
 }
 
 mod chunked;
+mod cluster;
 mod faults_restart;
 mod hosts;
 mod pool_stress;

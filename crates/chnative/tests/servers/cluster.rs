@@ -227,6 +227,7 @@ fn real(s: u16, r: u16) -> Replica {
 
 #[tokio::test]
 async fn topology_is_read_from_system_clusters() {
+    let _alone = crate::alone();
     let cluster = Cluster::discover(config(), NAME).await.unwrap();
     let t = cluster.topology();
     let got: Vec<String> = t
@@ -257,6 +258,7 @@ async fn topology_is_read_from_system_clusters() {
 /// Distributed table's answer.
 #[tokio::test]
 async fn routing_matches_a_distributed_table_and_reads_match_the_server() {
+    let _alone = crate::alone();
     let ours = Tables::local("route", "k Int32, s String");
     let theirs = Tables::local("route_ref", "k Int32, s String");
     let dist = Tables::create(
@@ -324,6 +326,7 @@ async fn routing_matches_a_distributed_table_and_reads_match_the_server() {
 /// second, the dead one counts an error and is tried last from then on.
 #[tokio::test]
 async fn a_dead_replica_is_skipped_and_scored() {
+    let _alone = crate::alone();
     let t = Tables::local("failover", "k UInt64");
     every_node(&format!("INSERT INTO {} SELECT number FROM numbers(10)", t.0));
     let mut dead = Proxy::start(tcp_port(2, 1)).await;
@@ -357,6 +360,7 @@ async fn a_dead_replica_is_skipped_and_scored() {
 /// an error naming the shard and replica (never a short result that looks whole).
 #[tokio::test]
 async fn a_replica_killed_mid_read_is_a_clear_error() {
+    let _alone = crate::alone();
     let mut proxy = Proxy::start(tcp_port(2, 1)).await;
     let topo = Topology::new("proxied").shard(Shard::new([real(1, 1)])).shard(Shard::new([proxy.replica()]));
     let cluster = Cluster::new(config(), topo).unwrap();
@@ -392,6 +396,7 @@ async fn a_replica_killed_mid_read_is_a_clear_error() {
 /// stores every row exactly once on every replica.
 #[tokio::test]
 async fn a_replica_killed_mid_insert_then_a_retry_with_the_token_stores_each_row_once() {
+    let _alone = crate::alone();
     let t = Tables::local("kill_insert", "k UInt64, s String");
     let mut proxy = Proxy::start(tcp_port(2, 2)).await;
     let topo = Topology::new("proxied")
@@ -439,6 +444,7 @@ async fn a_replica_killed_mid_insert_then_a_retry_with_the_token_stores_each_row
 /// without duplicating the other shard's part.
 #[tokio::test]
 async fn a_shard_down_mid_insert_then_a_retry_completes_it_once() {
+    let _alone = crate::alone();
     let t = Tables::local("shard_down", "k UInt64");
     let mut p1 = Proxy::start(tcp_port(2, 1)).await;
     let mut p2 = Proxy::start(tcp_port(2, 2)).await;
@@ -472,6 +478,7 @@ async fn a_shard_down_mid_insert_then_a_retry_completes_it_once() {
 /// sharding-key column of the wrong type is refused before anything is sent.
 #[tokio::test]
 async fn tokens_deduplicate_and_bad_keys_are_refused() {
+    let _alone = crate::alone();
     let t = Tables::local("dedup", "k UInt64, s String");
     let cluster = Cluster::discover(config(), NAME).await.unwrap();
     let block = block_of("number AS k, toString(number) AS s FROM numbers(100)").await;
@@ -557,6 +564,7 @@ impl Drop for OwnServer {
 /// other shard stored exactly its part.
 #[tokio::test]
 async fn a_server_killed_mid_read_and_mid_insert() {
+    let _alone = crate::alone();
     cluster_up();
     let own = tokio::task::spawn_blocking(OwnServer::start).await.unwrap();
     let t = Tables::local("sigkill", "k UInt64");
