@@ -320,7 +320,8 @@ class Api:
             return
         neg = "!" if v.get("is_negative") else ""
         unsafe = "unsafe " if v.get("is_unsafe") else ""
-        self.add(f"{unsafe}impl{gp} {neg}{self.path(v['trait'])} for {self.ty(v['for'])}{wh}")
+        # The implementing type by its public path (its own name may stand in several modules).
+        self.add(f"{unsafe}impl{gp} {neg}{self.path(v['trait'])} for {path}{wh}")
 
 
 def render(crate):
