@@ -2,9 +2,8 @@
 //! interface as the reference, and a way to run the built `chn`.
 #![allow(dead_code)]
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 
 pub use chnative_testkit::server::{http, http_bytes, server};
 

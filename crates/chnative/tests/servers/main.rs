@@ -5,6 +5,10 @@
 //! binaries one after another, so nothing of `tests/it` runs meanwhile; within this binary
 //! every test takes [`alone`] first, so they take turns.
 
+// The guard of `alone()` is held across awaits on purpose: it orders whole tests, each on a
+// runtime of its own, and is never taken twice within one runtime.
+#![allow(clippy::await_holding_lock)]
+
 use std::sync::{Mutex, MutexGuard};
 
 #[path = "../common/mod.rs"]
