@@ -7,10 +7,14 @@
 //! This file is also compiled into `crates/chnative-proto/tests/fuzz_regressions.rs`
 //! (through `#[path]`), so it may use only `chnative_proto` and `std`.
 
+use chnative_proto::chunked;
 use chnative_proto::cityhash::city_hash128;
 use chnative_proto::column::{Layout, SerInfo};
 use chnative_proto::compression::{self, FrameHeader, Method, CHECKSUM_LEN, FRAME_PREFIX_LEN, HEADER_LEN};
-use chnative_proto::packet::{read_server_packet, read_table_columns_body, ServerPacket};
+use chnative_proto::connection::{self, BlockSink, Connection, Discard, Event, InsertFlow, InsertStep, Options, Poll};
+use chnative_proto::packet::{
+    read_server_packet, read_table_columns_body, BlockKind, ClientHello, ClientInfo, Query, ServerPacket,
+};
 use chnative_proto::revision;
 use chnative_proto::wire::{Budget, Reader};
 use chnative_proto::{Block, BlockLimits, BufferPool, ColumnData, DataType, ProtoError, Result};
@@ -41,62 +45,274 @@ pub struct StreamOptions {
     /// The query asked for compression.
     pub compressed: bool,
     /// Rewrite each frame's checksum before checking it, so mutated frames reach the
-    /// decompressors and the block decoder instead of stopping at the checksum.
+    /// decompressors and the block decoder instead of stopping at the checksum. The
+    /// machine checks checksums, so these inputs also go through [`decode_frames_fixed`].
     pub fix_checksums: bool,
-    /// Offer uncompressed blocks in growing pieces (as a socket delivers them) so the
-    /// resumable decode is exercised.
+    /// Deliver the bytes in the smallest pieces the machine asks for (as a slow socket
+    /// does) instead of all at once, so every resumable decode is exercised.
     pub pieces: bool,
+    /// The server sends chunked framing (revisions from 54470): the bytes after the
+    /// Hello are chunks, which the machine strips.
+    pub chunked: bool,
+    /// Receive what the machine lends through `direct_slots` there (a fixed-width
+    /// column filled straight from the socket; uncompressed and unchunked only).
+    pub direct: bool,
+    /// Run an INSERT (table header, end of data, confirmation) instead of a SELECT.
+    pub insert: bool,
 }
 
 impl StreamOptions {
     /// Options from a flags byte: bits 0-1 revision, 2 compression, 3 checksum fix-up,
-    /// 4 piecewise delivery.
+    /// 4 piecewise delivery, 5 chunked framing, 6 direct fills, 7 INSERT.
     pub fn from_byte(b: u8) -> StreamOptions {
         StreamOptions {
             revision: REVISIONS[usize::from(b & 3)],
             compressed: b & 4 != 0,
             fix_checksums: b & 8 != 0,
             pieces: b & 16 != 0,
+            chunked: b & 32 != 0,
+            direct: b & 64 != 0,
+            insert: b & 128 != 0,
         }
     }
 }
 
 /// Target `server_packets`: the first byte is [`StreamOptions`], the rest is what the
-/// server sent after the handshake (or a Hello).
+/// server sent after the handshake.
 pub fn server_packets(data: &[u8]) -> Result<()> {
     let Some((&flags, stream)) = data.split_first() else { return Ok(()) };
-    decode_stream(stream, StreamOptions::from_byte(flags))
+    let opt = StreamOptions::from_byte(flags);
+    if opt.fix_checksums && opt.compressed {
+        // Frame bodies the checksum would stop, straight to the decoders.
+        let _ = decode_frames_fixed(stream, opt);
+    }
+    decode_stream(stream, opt)
 }
 
-/// Decodes packets, and the block after each block packet, the way the client's
-/// connection does, until the input ends or an error.
+/// The server's Hello as a server at `revision` writes it, with the chunked framing it
+/// uses to send (`chunked_send`) and wants to receive.
+pub fn server_hello(revision: u64, chunked_send: bool) -> Vec<u8> {
+    use chnative_proto::wire::WriteExt;
+    let mut b = Vec::new();
+    b.put_varuint(0); // Hello
+    b.put_string("ClickHouse");
+    b.put_varuint(26);
+    b.put_varuint(9);
+    b.put_varuint(revision);
+    if revision >= revision::VERSIONED_PARALLEL_REPLICAS_PROTOCOL {
+        b.put_varuint(revision::PARALLEL_REPLICAS_PROTOCOL_VERSION);
+    }
+    b.put_string("UTC");
+    b.put_string("fuzz");
+    b.put_varuint(1); // version patch
+    if revision >= revision::CHUNKED_PACKETS {
+        b.put_string(if chunked_send { "chunked" } else { "notchunked" });
+        b.put_string("notchunked");
+    }
+    if revision >= revision::PASSWORD_COMPLEXITY_RULES {
+        b.put_varuint(0);
+    }
+    if revision >= revision::INTERSERVER_SECRET_V2 {
+        b.extend_from_slice(&0u64.to_le_bytes());
+    }
+    if revision >= revision::SERVER_SETTINGS {
+        b.put_string(""); // no settings
+    }
+    if revision >= revision::QUERY_PLAN_SERIALIZATION {
+        b.put_varuint(0);
+    }
+    if revision >= revision::VERSIONED_CLUSTER_FUNCTION_PROTOCOL {
+        b.put_varuint(0);
+    }
+    b
+}
+
+/// The sink of a SELECT: every block kind in a block of its own, reused from packet to
+/// packet as a stream reuses them (exercises column reuse), and lent again until its
+/// event (as the machine requires of a sink).
+#[derive(Default)]
+struct Blocks {
+    data: Block,
+    totals: Block,
+    extremes: Block,
+    log: Block,
+    profile_events: Block,
+}
+
+impl BlockSink for Blocks {
+    fn block(&mut self, kind: BlockKind) -> Option<&mut Block> {
+        Some(match kind {
+            BlockKind::Data => &mut self.data,
+            BlockKind::Totals => &mut self.totals,
+            BlockKind::Extremes => &mut self.extremes,
+            BlockKind::Log => &mut self.log,
+            BlockKind::ProfileEvents => &mut self.profile_events,
+            _ => return None,
+        })
+    }
+}
+
+/// The machine's errors as the decoders' ([`ProtoError`]), for one verdict type.
+fn proto_error(e: connection::Error) -> ProtoError {
+    match e {
+        connection::Error::Proto(p) => p,
+        e => ProtoError::violation(e),
+    }
+}
+
+/// Drives the client's real state machine ([`Connection`]) as the client does: a
+/// handshake with a well-formed Hello, then a SELECT (or an INSERT: the table's
+/// header, the end of data, the confirmation), with `stream` as everything the server
+/// sends after the Hello. The bytes arrive whole or in the pieces the machine asks for,
+/// through the input buffer or (direct fills) the column buffer the machine lends; a
+/// SELECT is cancelled after its first event when delivered in pieces.
 ///
-/// To move this onto a sans-IO state machine, replace the body of this function: the
-/// target, the corpus and the regression tests stay as they are.
+/// `Ok` when the command ended and nothing followed; the input running out while the
+/// machine waits for more is `Incomplete` (the client would wait, bounded by its
+/// `max_block_bytes`).
 pub fn decode_stream(stream: &[u8], opt: StreamOptions) -> Result<()> {
     let v = opt.revision;
+    let chunked = opt.chunked && v >= revision::CHUNKED_PACKETS;
+    let options = Options {
+        revision: v,
+        compression: opt.compressed.then_some(Method::Lz4),
+        max_block_bytes: MAX_PLAIN,
+        limits: limits(),
+        chunked_send: chunked::Mode::NotChunkedOptional,
+        chunked_recv: if chunked { chunked::Mode::ChunkedOptional } else { chunked::Mode::NotChunkedOptional },
+        ..Options::default()
+    };
+    let mut c = Connection::new(options);
+    let hello = ClientHello {
+        client_name: "fuzz",
+        version_major: 0,
+        version_minor: 1,
+        revision: v,
+        database: "",
+        user: "default",
+        password: "",
+    };
+    c.start_handshake(&hello, "").expect("a new machine takes the handshake");
+    let server_hello = server_hello(v, chunked);
+    c.recv_buffer(server_hello.len()).extend_from_slice(&server_hello);
+    assert_eq!(c.poll(&mut Discard), Ok(Poll::Event(Event::Hello)), "the harness's Hello is refused");
+    assert_eq!(c.chunking().recv, chunked);
+    let query = Query {
+        query_id: "fuzz",
+        client_info: ClientInfo {
+            client_name: "fuzz",
+            version_major: 0,
+            version_minor: 1,
+            version_patch: 0,
+            our_revision: v,
+            os_user: "",
+            hostname: "",
+            quota_key: "",
+            trace: None,
+            start_time_us: 0,
+        },
+        settings: &[],
+        compression: opt.compressed,
+        sql: "SELECT",
+        parameters: &[],
+    };
+    if opt.insert {
+        c.insert(&query).expect("an idle machine takes an INSERT");
+    } else {
+        c.query(&query).expect("an idle machine takes a query");
+    }
+    let out = c.transmit().len();
+    c.advance(out);
+
+    let mut blocks = Blocks::default();
+    let mut flow = InsertFlow::new();
+    let mut fed = 0usize;
+    let mut events = 0u64;
+    loop {
+        let sink: &mut dyn BlockSink = if opt.insert { &mut flow } else { &mut blocks };
+        let polled = c.poll(sink).map_err(proto_error)?;
+        match polled {
+            Poll::Event(event) => {
+                events += 1;
+                if opt.insert {
+                    match flow.on_event(event).map_err(proto_error)? {
+                        InsertStep::Header => c.end_data().expect("the header allows the end of data"),
+                        InsertStep::Done | InsertStep::Exception(_) => {}
+                        _ => {}
+                    }
+                } else if opt.pieces && events == 1 {
+                    c.cancel(std::time::Instant::now()).map_err(proto_error)?;
+                }
+                let out = c.transmit().len();
+                c.advance(out);
+            }
+            Poll::Idle => {
+                return if fed < stream.len() {
+                    // Bytes after the end: the next poll refuses them (the test asks it to).
+                    c.recv_buffer(stream.len() - fed).extend_from_slice(&stream[fed..]);
+                    c.poll(&mut Discard).map(drop).map_err(proto_error)
+                } else {
+                    Ok(())
+                };
+            }
+            Poll::NeedInput { needed } => {
+                let rest = &stream[fed..];
+                if rest.is_empty() {
+                    return Err(ProtoError::Incomplete { needed });
+                }
+                let before = fed;
+                if opt.direct && c.direct_pending() {
+                    let sink: &mut dyn BlockSink = if opt.insert { &mut flow } else { &mut blocks };
+                    if let Some((slot, tail)) = c.direct_slots(sink) {
+                        let n = rest.len().min(slot.len() + tail.len());
+                        let n = if opt.pieces { n.min(slot.len().div_ceil(2).max(1)) } else { n };
+                        let in_slot = n.min(slot.len());
+                        slot[..in_slot].copy_from_slice(&rest[..in_slot]);
+                        tail[..n - in_slot].copy_from_slice(&rest[in_slot..n]);
+                        fed += n;
+                        c.direct_filled(sink, n);
+                        continue;
+                    }
+                    // No slot: the column has its bytes, or the next poll says why not.
+                    continue;
+                }
+                let buffered = c.buffered();
+                // Asking for bytes that are there already would make the client
+                // read forever: that is a bug, not an error.
+                assert!(needed > buffered || c.is_closed(), "NeedInput {needed} with {buffered} buffered");
+                let n = if opt.pieces { (needed - buffered.min(needed)).max(1) } else { rest.len() };
+                let n = n.min(rest.len());
+                c.recv_buffer(n).extend_from_slice(&rest[..n]);
+                fed += n;
+                assert!(fed > before);
+            }
+            _ => return Ok(()),
+        }
+    }
+}
+
+/// The uncompressed body of each block packet, decoded from frames whose checksums
+/// are rewritten first (the machine stops at a bad checksum, so mutated frames would
+/// reach no decompressor and no column decoder through it). Packets are read as in
+/// [`decode_stream`]'s SELECT; the first error ends it.
+pub fn decode_frames_fixed(stream: &[u8], opt: StreamOptions) -> Result<()> {
+    let v = opt.revision;
     let mut pool = BufferPool::new();
-    // One block reused across packets, as a stream reuses it (exercises column reuse).
     let mut block = Block::new();
     let mut pos = 0;
     while pos < stream.len() {
         let mut r = Reader::new(&stream[pos..]);
-        let packet = read_server_packet(&mut r, v, v, opt.compressed);
+        let packet = read_server_packet(&mut r, v, v, true);
         let packet = check_incomplete(packet, r.remaining() + r.position())?;
         pos += r.position();
         match packet {
-            ServerPacket::Block { kind, .. } => {
+            ServerPacket::Block { kind, .. } if kind.compressed(v) => {
                 block.forget_partial();
-                if opt.compressed && kind.compressed(v) {
-                    pos +=
-                        read_compressed(&stream[pos..], opt.fix_checksums, |r| block.read(r, v, &limits(), &mut pool))?;
-                } else {
-                    pos += read_block_pieces(&stream[pos..], opt.pieces, &mut block, v, &mut pool)?;
-                }
-                let _ = block.rows();
+                pos += read_compressed(&stream[pos..], true, |r| block.read(r, v, &limits(), &mut pool))?;
             }
+            ServerPacket::Block { .. } => return Ok(()),
             ServerPacket::TableColumnsCompressed => {
-                pos += read_compressed(&stream[pos..], opt.fix_checksums, read_table_columns_body)?;
+                pos += read_compressed(&stream[pos..], true, read_table_columns_body)?;
             }
             ServerPacket::Exception(_) | ServerPacket::EndOfStream => return Ok(()),
             _ => {}
@@ -112,20 +328,6 @@ fn check_incomplete<T>(res: Result<T>, available: usize) -> Result<T> {
         assert!(*needed > available, "Incomplete asks for {needed} bytes with {available} available");
     }
     res
-}
-
-/// An uncompressed block, offered whole or in pieces that grow as `Incomplete` asks
-/// (what the client's read loop does). Returns the bytes the block took.
-fn read_block_pieces(input: &[u8], pieces: bool, block: &mut Block, v: u64, pool: &mut BufferPool) -> Result<usize> {
-    let mut have = if pieces { input.len() / 2 } else { input.len() };
-    loop {
-        let mut r = Reader::new(&input[..have]);
-        match check_incomplete(block.read(&mut r, v, &limits(), pool), have) {
-            Ok(()) => return Ok(r.position()),
-            Err(ProtoError::Incomplete { needed }) if have < input.len() => have = needed.min(input.len()),
-            Err(e) => return Err(e),
-        }
-    }
 }
 
 /// Decompresses frames until `parse` succeeds on their bytes, as the client does.

@@ -160,11 +160,11 @@ fn main() -> Res<()> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let url = format!("clickhouse://default@127.0.0.1:{port}/default?compression=lz4");
     let client = rt.block_on(chnative::Client::connect(&url))?;
-    let have: u64 = rt.block_on(client.query_scalar(
+    let have: u64 = rt.block_on(client.fetch_scalar(
         format!("SELECT count() FROM system.tables WHERE name = '{TABLE}' AND database = currentDatabase()").as_str(),
     ))?;
     let filled: u64 =
-        if have == 1 { rt.block_on(client.query_scalar(format!("SELECT count() FROM {TABLE}").as_str()))? } else { 0 };
+        if have == 1 { rt.block_on(client.fetch_scalar(format!("SELECT count() FROM {TABLE}").as_str()))? } else { 0 };
     if filled < rows {
         eprintln!("filling {TABLE} with {rows} rows (generateRandom, seed 42)…");
         let s = structure();
@@ -186,7 +186,7 @@ fn main() -> Res<()> {
     let mut tier = Vec::new();
     for _ in 0..rounds {
         let (r, sum) = measure(&rt, async {
-            let mut s = client.stream(sql.as_str()).await?;
+            let mut s = client.fetch_blocks(sql.as_str()).await?;
             let mut sum = 0u64;
             while let Some(b) = s.next().await? {
                 sum = sum.wrapping_add(block_sum(b));
@@ -229,7 +229,7 @@ fn main() -> Res<()> {
         query_arrow_with(&client, isql.as_str(), &ArrowOptions::default()).await?.collect().await
     })?;
     let blocks: Vec<chnative::Block> = rt.block_on(async {
-        let mut s = client.stream(isql.as_str()).await?;
+        let mut s = client.fetch_blocks(isql.as_str()).await?;
         let mut v = Vec::new();
         while let Some(b) = s.next().await? {
             v.push(b.clone());

@@ -156,7 +156,7 @@ struct InsertRow<'a> {
 // ---- workloads ----
 
 async fn a_chnative(c: &mut chnative::Client, sql: &str) -> Res<(u64, u64)> {
-    let mut s = c.stream(sql).await?;
+    let mut s = c.fetch_blocks(sql).await?;
     let (mut rows, mut sum) = (0u64, 0u64);
     while let Some(block) = s.next().await? {
         let col = block.columns()[0].view();
@@ -179,7 +179,7 @@ async fn a_crate(c: &clickhouse::Client, sql: &str) -> Res<(u64, u64)> {
 
 /// Returns (rows, sum of numbers + sum of string lengths).
 async fn b_chnative(c: &mut chnative::Client, sql: &str) -> Res<(u64, u64)> {
-    let mut s = c.stream(sql).await?;
+    let mut s = c.fetch_blocks(sql).await?;
     let (mut rows, mut acc) = (0u64, 0u64);
     while let Some(block) = s.next().await? {
         let cols = block.columns();

@@ -15,8 +15,8 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use chnative::proto::column::ColumnData;
-use chnative::proto::qbit::{self, Kernel, QBitValue, QBitView};
+use chnative::proto::ColumnData;
+use chnative_proto::qbit::{self, Kernel, QBitValue, QBitView};
 
 /// xorshift64*.
 struct Rng(u64);

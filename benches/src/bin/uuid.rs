@@ -15,7 +15,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use chnative::proto::uuid_simd::{self, Kernel};
+use chnative_proto::uuid_simd::{self, Kernel};
 
 /// xorshift64*.
 struct Rng(u64);

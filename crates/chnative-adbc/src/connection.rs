@@ -38,7 +38,7 @@ impl ChConnection {
     }
 
     fn strings(&self, q: Query) -> Result<Vec<Vec<String>>> {
-        let rows = runtime().block_on(self.client.fetch_all_rows(q)).map_err(client_error)?;
+        let rows = runtime().block_on(self.client.fetch_all_values(q)).map_err(client_error)?;
         Ok(rows.iter().map(|r| (0..r.len()).map(|i| r[i].to_string()).collect()).collect())
     }
 }

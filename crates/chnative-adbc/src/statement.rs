@@ -369,7 +369,7 @@ impl adbc_core::Statement for ChStatement {
 fn describe(client: &Client, sql: &str, params: &[(String, String)]) -> Result<Schema> {
     let q = query(&format!("DESCRIBE ({sql})"), params);
     let c = client.clone();
-    let rows = runtime().block_on(async move { c.fetch_all_rows(q).await }).map_err(client_error)?;
+    let rows = runtime().block_on(async move { c.fetch_all_values(q).await }).map_err(client_error)?;
     let options =
         chnative_arrow::ArrowOptions { server_timezone: Some(client.server_info().timezone), ..Default::default() };
     let fields = rows

@@ -109,7 +109,7 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, DataType as ArrowType, Field, Schema, SchemaRef};
-use chnative::proto::column::JSON_AS_STRING_SETTING;
+use chnative::proto::JSON_AS_STRING_SETTING;
 use chnative::{BlockInsert, CancelHandle, Client, DataType, InsertData, InsertSummary, Query, QueryStream};
 
 pub use read::{CLICKHOUSE_TYPE_KEY, EXTENSION_NAME_KEY};
@@ -348,7 +348,7 @@ pub async fn query_arrow_with<'c>(
     if client.server_info().version >= (25, 1, 0) {
         query = query.setting(JSON_AS_STRING_SETTING, "1");
     }
-    let stream = client.stream(query).await?;
+    let stream = client.fetch_blocks(query).await?;
     Ok(ArrowStream::new(stream, options))
 }
 
@@ -396,7 +396,7 @@ pub async fn describe_table(client: &Client, table: &str) -> Result<Vec<TableCol
         Some(db) => Query::new("DESCRIBE TABLE {db:Identifier}.{t:Identifier}").bind("db", db).bind("t", t),
         None => Query::new("DESCRIBE TABLE {t:Identifier}").bind("t", t),
     };
-    let mut stream = client.stream(q).await?;
+    let mut stream = client.fetch_blocks(q).await?;
     let mut out = Vec::new();
     while let Some(block) = stream.next().await? {
         let names = block.try_column("name").map_err(chnative::Error::from)?.view();

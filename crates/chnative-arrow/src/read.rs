@@ -12,12 +12,12 @@ use arrow_array::{make_array, Array, ArrayRef, RecordBatch, StringArray};
 use arrow_buffer::{BooleanBuffer, Buffer, MutableBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_data::ArrayDataBuilder;
 use arrow_schema::{DataType as A, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit};
-use chnative::proto::column::{ColumnData, JsonData, JSON_AS_STRING_SETTING, JSON_STRING};
-use chnative::proto::qbit::{Element, QBitView};
-use chnative::proto::types::IntervalKind;
-use chnative::proto::uuid_simd::{swap_halves_with, Kernel};
+use chnative::proto::IntervalKind;
 use chnative::proto::{AlignedBuf, Block};
+use chnative::proto::{ColumnData, JsonData, JSON_AS_STRING_SETTING, JSON_STRING};
+use chnative::proto::{Element, QBitView};
 use chnative::DataType as T;
+use chnative_proto::uuid_simd::{swap_halves_with, Kernel};
 
 use crate::{Error, Result, StringType};
 

@@ -15,8 +15,8 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_buffer::{Buffer, NullBuffer};
 use arrow_schema::{DataType as A, TimeUnit};
 use chnative::proto::convert::bf16;
-use chnative::proto::uuid_simd::{swap_halves_with, Kernel};
 use chnative::{DataType as T, InsertData};
+use chnative_proto::uuid_simd::{swap_halves_with, Kernel};
 
 use crate::{Error, Result};
 
@@ -618,7 +618,8 @@ fn values(arr: &ArrayRef, t: &T, nulls: Option<&NullBuffer>) -> Result<Prep> {
 
 /// Vectors (fixed-size or plain lists of floats, each of the QBit's dimension) → bit planes.
 fn qbit(arr: &ArrayRef, ty: &T) -> Result<Prep> {
-    use chnative::proto::qbit::{transpose, Element};
+    use chnative::proto::Element;
+    use chnative_proto::qbit::transpose;
     let arr = plain(arr)?;
     if let Some(n) = arr.logical_nulls().filter(|n| n.null_count() > 0) {
         return Err(conv(format!("{} NULLs, but {ty} is not Nullable", n.null_count())));
@@ -813,7 +814,7 @@ fn variant(arr: &ArrayRef, alts: &[T]) -> Result<Prep> {
                 discriminators.push(k as u8);
                 picked[k].2.push(u32::try_from(at).map_err(|_| conv("union too long"))?);
             }
-            _ => discriminators.push(chnative::proto::insert::VARIANT_NULL),
+            _ => discriminators.push(chnative::proto::VARIANT_NULL),
         }
     }
     let mut variants = Vec::with_capacity(picked.len());

@@ -214,7 +214,7 @@ impl App {
         } else {
             None
         };
-        let mut stream = match conn.stream(q).await {
+        let mut stream = match conn.fetch_blocks(q).await {
             Ok(s) => s,
             Err(e) => {
                 tracker.finish();
@@ -329,7 +329,7 @@ impl App {
             let conn = self.conn().await?;
             let tz: Arc<str> = Arc::from(conn.server_info().timezone.as_str());
             let list = if ins.columns.is_empty() { "*".to_string() } else { ins.columns.join(", ") };
-            let mut header = conn.stream(format!("SELECT {list} FROM {} LIMIT 0", ins.table)).await?;
+            let mut header = conn.fetch_blocks(format!("SELECT {list} FROM {} LIMIT 0", ins.table)).await?;
             while header.next().await?.is_some() {}
             let columns: insert::Columns = header
                 .header()

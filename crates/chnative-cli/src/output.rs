@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use chnative::proto::view::StrView;
+use chnative::proto::StrView;
 use chnative::row::{ReadContext, Reader};
 use chnative::{Block, DataType, Value};
 use unicode_width::UnicodeWidthStr;

@@ -12,7 +12,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use chnative::convert::{self, calendar, Decimal, I256, U256};
-use chnative::proto::view::WireUuid;
+use chnative::proto::WireUuid;
 use chnative::{DataType as D, Value};
 
 /// Why a type cannot be parsed client-side, or `None` when it can.

@@ -97,20 +97,20 @@ fn expand_variant(input: &DeriveInput) -> syn::Result<Tokens> {
         let field = quote::format_ident!("b{}", j);
         let j8 = j as u8;
         write_arms.push(quote!(#name::#ident(v) => {
-            #krate::row::ToColumn::write_to(v, &mut buf.#field)?;
+            #krate::__private::ToColumn::write_to(v, &mut buf.#field)?;
             buf.slots.push(#j8);
         }));
         buffer_fields.push(field);
         alt_tys.push(ty.clone());
         alt_names.push(ident.to_string());
         alt_index.push(j);
-        picks.push(quote!(if #krate::row::accepts::<#ty>(ty) { return ::core::option::Option::Some(#j); }));
-        reader_tys.push(quote!(::std::vec::Vec<::core::option::Option<#krate::row::Reader<'__r, #ty>>>));
+        picks.push(quote!(if #krate::__private::accepts::<#ty>(ty) { return ::core::option::Option::Some(#j); }));
+        reader_tys.push(quote!(::std::vec::Vec<::core::option::Option<#krate::__private::Reader<'__r, #ty>>>));
         reader_inits.push(quote!({
             let mut readers = ::std::vec::Vec::with_capacity(v.alternatives());
             for k in 0..v.alternatives() {
                 readers.push(if v.bound(k) == #j {
-                    ::core::option::Option::Some(#krate::row::Reader::<#ty>::new(&v.alternative(k)?, ctx)?)
+                    ::core::option::Option::Some(#krate::__private::Reader::<#ty>::new(&v.alternative(k)?, ctx)?)
                 } else {
                     ::core::option::Option::None
                 });
@@ -119,7 +119,7 @@ fn expand_variant(input: &DeriveInput) -> syn::Result<Tokens> {
         }));
         arms.push(quote!(#j => match r.1.#idx.get(k) {
             ::core::option::Option::Some(::core::option::Option::Some(reader)) => #name::#ident(reader.get(at)?),
-            _ => return ::core::result::Result::Err(#krate::row::out_of_bounds(#name_str, i)),
+            _ => return ::core::result::Result::Err(#krate::__private::out_of_bounds(#name_str, i)),
         },));
     }
     Ok(quote! {
@@ -131,16 +131,16 @@ fn expand_variant(input: &DeriveInput) -> syn::Result<Tokens> {
             }
         }
 
-        impl<'__r> #krate::row::FromColumn<'__r> for #name {
-            type Reader = (#krate::row::VariantReader<'__r>, (#(#reader_tys,)*));
+        impl<'__r> #krate::__private::FromColumn<'__r> for #name {
+            type Reader = (#krate::__private::VariantReader<'__r>, (#(#reader_tys,)*));
             fn accepts(ty: &#krate::DataType) -> bool {
-                #krate::row::variant_accepts(ty, Self::__chnative_pick)
+                #krate::__private::variant_accepts(ty, Self::__chnative_pick)
             }
             fn reader(
                 view: &#krate::ColumnView<'__r>,
-                ctx: &#krate::row::ReadContext,
+                ctx: &#krate::__private::ReadContext,
             ) -> #krate::Result<Self::Reader> {
-                let v = #krate::row::VariantReader::new(view, Self::__chnative_pick)?;
+                let v = #krate::__private::VariantReader::new(view, Self::__chnative_pick)?;
                 let readers = (#(#reader_inits,)*);
                 ::core::result::Result::Ok((v, readers))
             }
@@ -151,7 +151,7 @@ fn expand_variant(input: &DeriveInput) -> syn::Result<Tokens> {
                 };
                 ::core::result::Result::Ok(match j {
                     #(#arms)*
-                    _ => return ::core::result::Result::Err(#krate::row::out_of_bounds(#name_str, i)),
+                    _ => return ::core::result::Result::Err(#krate::__private::out_of_bounds(#name_str, i)),
                 })
             }
             fn is_null(r: &Self::Reader, i: usize) -> bool {
@@ -162,45 +162,45 @@ fn expand_variant(input: &DeriveInput) -> syn::Result<Tokens> {
         #[doc(hidden)]
         #[allow(non_camel_case_types, non_snake_case)]
         pub struct #buffer_name {
-            slots: #krate::row::VariantSlots,
-            #(#buffer_fields: <#alt_tys as #krate::row::ToColumn>::Buffer,)*
+            slots: #krate::__private::VariantSlots,
+            #(#buffer_fields: <#alt_tys as #krate::__private::ToColumn>::Buffer,)*
         }
 
         impl #buffer_name {
-            const WRITES: [fn(&#krate::DataType) -> bool; #alt_count] = [#(#krate::row::writes::<#alt_tys>,)*];
+            const WRITES: [fn(&#krate::DataType) -> bool; #alt_count] = [#(#krate::__private::writes::<#alt_tys>,)*];
             const NAMES: [&'static str; #alt_count] = [#(#alt_names,)*];
         }
 
-        impl #krate::row::ColumnBuffer for #buffer_name {
+        impl #krate::__private::ColumnBuffer for #buffer_name {
             fn data(&self) -> #krate::InsertData<'_> {
-                self.slots.data(::std::vec![#(#krate::row::ColumnBuffer::data(&self.#buffer_fields),)*])
+                self.slots.data(::std::vec![#(#krate::__private::ColumnBuffer::data(&self.#buffer_fields),)*])
             }
             fn len(&self) -> usize {
                 self.slots.len()
             }
             fn truncate(&mut self, rows: usize) {
                 let counts = self.slots.truncate(rows);
-                #(#krate::row::ColumnBuffer::truncate(&mut self.#buffer_fields, counts[#alt_index]);)*
+                #(#krate::__private::ColumnBuffer::truncate(&mut self.#buffer_fields, counts[#alt_index]);)*
             }
             fn push_default(&mut self) {
                 self.slots.push_null();
             }
             fn bytes(&self) -> usize {
-                self.slots.len() #(+ #krate::row::ColumnBuffer::bytes(&self.#buffer_fields))*
+                self.slots.len() #(+ #krate::__private::ColumnBuffer::bytes(&self.#buffer_fields))*
             }
         }
 
         /// Written to a Variant column: each Rust alternative goes to the first of the
         /// column's alternatives its type can be written to.
-        impl #krate::row::ToColumn for #name {
+        impl #krate::__private::ToColumn for #name {
             type Buffer = #buffer_name;
             fn writes(ty: &#krate::DataType) -> bool {
-                #krate::row::VariantSlots::fits(&#buffer_name::WRITES, ty)
+                #krate::__private::VariantSlots::fits(&#buffer_name::WRITES, ty)
             }
             fn buffer(ty: &#krate::DataType) -> #krate::Result<Self::Buffer> {
-                let slots = #krate::row::VariantSlots::new(#name_str, &#buffer_name::NAMES, &#buffer_name::WRITES, ty)?;
+                let slots = #krate::__private::VariantSlots::new(#name_str, &#buffer_name::NAMES, &#buffer_name::WRITES, ty)?;
                 ::core::result::Result::Ok(#buffer_name {
-                    #(#buffer_fields: #krate::row::buffer_of::<#alt_tys>(slots.alternative(#alt_index))?,)*
+                    #(#buffer_fields: #krate::__private::buffer_of::<#alt_tys>(slots.alternative(#alt_index))?,)*
                     slots,
                 })
             }
@@ -249,7 +249,7 @@ fn expand_enum(input: &DeriveInput) -> syn::Result<Tokens> {
     }
     let ks: Vec<usize> = (0..idents.len()).collect();
     Ok(quote! {
-        impl #krate::row::EnumLabels for #name {
+        impl #krate::__private::EnumLabels for #name {
             const LABELS: &'static [&'static str] = &[#(#labels),*];
             fn from_index(k: usize) -> ::core::option::Option<Self> {
                 match k {
@@ -264,13 +264,13 @@ fn expand_enum(input: &DeriveInput) -> syn::Result<Tokens> {
             }
         }
 
-        impl<'__r> #krate::row::FromColumn<'__r> for #name {
-            type Reader = #krate::row::EnumReader<'__r>;
+        impl<'__r> #krate::__private::FromColumn<'__r> for #name {
+            type Reader = #krate::__private::EnumReader<'__r>;
             fn accepts(ty: &#krate::DataType) -> bool {
-                #krate::row::enum_accepts::<Self>(ty)
+                #krate::__private::enum_accepts::<Self>(ty)
             }
-            fn reader(view: &#krate::ColumnView<'__r>, _: &#krate::row::ReadContext) -> #krate::Result<Self::Reader> {
-                #krate::row::EnumReader::new::<Self>(view)
+            fn reader(view: &#krate::ColumnView<'__r>, _: &#krate::__private::ReadContext) -> #krate::Result<Self::Reader> {
+                #krate::__private::EnumReader::new::<Self>(view)
             }
             #[inline]
             fn read(r: &Self::Reader, i: usize) -> #krate::Result<Self> {
@@ -278,17 +278,17 @@ fn expand_enum(input: &DeriveInput) -> syn::Result<Tokens> {
             }
         }
 
-        impl #krate::row::ToColumn for #name {
-            type Buffer = #krate::row::EnumBuffer;
+        impl #krate::__private::ToColumn for #name {
+            type Buffer = #krate::__private::EnumBuffer;
             fn writes(ty: &#krate::DataType) -> bool {
-                #krate::row::enum_writes::<Self>(ty)
+                #krate::__private::enum_writes::<Self>(ty)
             }
             fn buffer(ty: &#krate::DataType) -> #krate::Result<Self::Buffer> {
-                #krate::row::EnumBuffer::new::<Self>(ty)
+                #krate::__private::EnumBuffer::new::<Self>(ty)
             }
             #[inline]
             fn write_to(&self, buf: &mut Self::Buffer) -> #krate::Result<()> {
-                buf.push(#krate::row::EnumLabels::index(self));
+                buf.push(#krate::__private::EnumLabels::index(self));
                 ::core::result::Result::Ok(())
             }
         }
@@ -446,22 +446,22 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
         let ty_static = at(&f.ty, &static_lt);
         let ty_r = at(&f.ty, &row_lt);
         field_consts.push(quote! {
-            #krate::row::Field {
+            #krate::__private::Field {
                 column: #column,
                 field: #field,
                 rust_type: #rust,
                 default: #default,
-                accepts: #krate::row::accepts::<#ty_static>,
-                writes: #krate::row::writes::<#ty_static>,
-                refusal: #krate::row::refusal::<#ty_static>,
+                accepts: #krate::__private::accepts::<#ty_static>,
+                writes: #krate::__private::writes::<#ty_static>,
+                refusal: #krate::__private::refusal::<#ty_static>,
             }
         });
         if f.default {
-            reader_tys.push(quote!(::core::option::Option<#krate::row::Reader<'__r, #ty_r>>));
-            reader_inits.push(quote!(#krate::row::Reader::<#ty_r>::optional(cols, #k, ctx)?));
+            reader_tys.push(quote!(::core::option::Option<#krate::__private::Reader<'__r, #ty_r>>));
+            reader_inits.push(quote!(#krate::__private::Reader::<#ty_r>::optional(cols, #k, ctx)?));
         } else {
-            reader_tys.push(quote!(#krate::row::Reader<'__r, #ty_r>));
-            reader_inits.push(quote!(#krate::row::Reader::<#ty_r>::required(cols, #k, ctx)?));
+            reader_tys.push(quote!(#krate::__private::Reader<'__r, #ty_r>));
+            reader_inits.push(quote!(#krate::__private::Reader::<#ty_r>::required(cols, #k, ctx)?));
         }
     }
     let mut field_reads = Vec::new();
@@ -499,25 +499,25 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
         let id = &f.ident;
         let idx = syn::Index::from(k);
         let column = &f.column;
-        buffer_tys.push(quote!(<#ty as #krate::row::ToColumn>::Buffer));
-        buffer_inits.push(quote!(#krate::row::buffer_for::<#ty>(types, #k)?));
-        pushes.push(quote!(#krate::row::ToColumn::write_to(&row.#id, &mut buffers.#idx).map_err(|e| #krate::row::push_error(e, #column))?;));
-        datas.push(quote!((#column, #krate::row::ColumnBuffer::data(&buffers.#idx))));
-        clears.push(quote!(#krate::row::ColumnBuffer::truncate(&mut buffers.#idx, rows);));
-        sizes.push(quote!(#krate::row::ColumnBuffer::bytes(&buffers.#idx)));
-        defaults.push(quote!(#krate::row::ColumnBuffer::push_default(&mut buffers.#idx);));
+        buffer_tys.push(quote!(<#ty as #krate::__private::ToColumn>::Buffer));
+        buffer_inits.push(quote!(#krate::__private::buffer_for::<#ty>(types, #k)?));
+        pushes.push(quote!(#krate::__private::ToColumn::write_to(&row.#id, &mut buffers.#idx).map_err(|e| #krate::__private::push_error(e, #column))?;));
+        datas.push(quote!((#column, #krate::__private::ColumnBuffer::data(&buffers.#idx))));
+        clears.push(quote!(#krate::__private::ColumnBuffer::truncate(&mut buffers.#idx, rows);));
+        sizes.push(quote!(#krate::__private::ColumnBuffer::bytes(&buffers.#idx)));
+        defaults.push(quote!(#krate::__private::ColumnBuffer::push_default(&mut buffers.#idx);));
     }
 
     Ok(quote! {
-        impl #impl_generics #krate::row::Row for #name #ty_generics #where_clause {
+        impl #impl_generics #krate::__private::Row for #name #ty_generics #where_clause {
             const NAME: &'static str = #name_str;
-            const FIELDS: &'static [#krate::row::Field] = &[#(#field_consts),*];
+            const FIELDS: &'static [#krate::__private::Field] = &[#(#field_consts),*];
             const IGNORE_EXTRA_COLUMNS: bool = #ignore_extra;
             type Value<'__r> = #value_ty;
             type Readers<'__r> = (#(#reader_tys,)*);
             fn readers<'__r>(
                 cols: &[::core::option::Option<#krate::ColumnView<'__r>>],
-                ctx: &#krate::row::ReadContext,
+                ctx: &#krate::__private::ReadContext,
             ) -> #krate::Result<Self::Readers<'__r>> {
                 ::core::result::Result::Ok((#(#reader_inits,)*))
             }
@@ -527,32 +527,32 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             }
         }
 
-        impl<'__r> #krate::row::FromColumn<'__r> for #value_ty {
-            type Reader = <Self as #krate::row::Row>::Readers<'__r>;
+        impl<'__r> #krate::__private::FromColumn<'__r> for #value_ty {
+            type Reader = <Self as #krate::__private::Row>::Readers<'__r>;
             fn accepts(ty: &#krate::DataType) -> bool {
-                #krate::row::tuple_accepts::<Self>(ty)
+                #krate::__private::tuple_accepts::<Self>(ty)
             }
             fn reader(
                 view: &#krate::ColumnView<'__r>,
-                ctx: &#krate::row::ReadContext,
+                ctx: &#krate::__private::ReadContext,
             ) -> #krate::Result<Self::Reader> {
-                let cols = #krate::row::tuple_columns::<Self>(view)?;
-                <Self as #krate::row::Row>::readers(&cols, ctx)
+                let cols = #krate::__private::tuple_columns::<Self>(view)?;
+                <Self as #krate::__private::Row>::readers(&cols, ctx)
             }
             #[inline]
             fn read(readers: &Self::Reader, i: usize) -> #krate::Result<Self> {
-                <Self as #krate::row::Row>::read(readers, i)
+                <Self as #krate::__private::Row>::read(readers, i)
             }
         }
 
         /// A nested row is a Tuple column, filled field by field.
-        impl #impl_generics #krate::row::ToColumn for #name #ty_generics #where_clause {
-            type Buffer = #krate::row::NestedBuffer<Self>;
+        impl #impl_generics #krate::__private::ToColumn for #name #ty_generics #where_clause {
+            type Buffer = #krate::__private::NestedBuffer<Self>;
             fn writes(ty: &#krate::DataType) -> bool {
-                #krate::row::nested_writes::<Self>(ty)
+                #krate::__private::nested_writes::<Self>(ty)
             }
             fn buffer(ty: &#krate::DataType) -> #krate::Result<Self::Buffer> {
-                #krate::row::NestedBuffer::new(ty)
+                #krate::__private::NestedBuffer::new(ty)
             }
             #[inline]
             fn write_to(&self, buf: &mut Self::Buffer) -> #krate::Result<()> {
@@ -560,7 +560,7 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             }
         }
 
-        impl #impl_generics #krate::row::RowWrite for #name #ty_generics #where_clause {
+        impl #impl_generics #krate::__private::RowWrite for #name #ty_generics #where_clause {
             type Buffers = (#(#buffer_tys,)*);
             fn buffers(types: &[#krate::DataType]) -> #krate::Result<Self::Buffers> {
                 ::core::result::Result::Ok((#(#buffer_inits,)*))

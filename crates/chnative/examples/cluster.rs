@@ -46,8 +46,9 @@ async fn main() -> chnative::Result<()> {
 
     // Route: rows made by a server, split by `id` and sent to each shard directly.
     let (_, client) = cluster.shard_client(0).await?;
-    let mut source =
-        client.stream("SELECT number AS id, concat('event ', toString(number)) AS name FROM numbers(1000000)").await?;
+    let mut source = client
+        .fetch_blocks("SELECT number AS id, concat('event ', toString(number)) AS name FROM numbers(1000000)")
+        .await?;
     let mut n = 0;
     while let Some(block) = source.next().await? {
         let sent = cluster
@@ -82,7 +83,7 @@ async fn main() -> chnative::Result<()> {
         println!("shard index {shard} read from {replica}: {rows} rows");
         total += sum;
     }
-    let server: u64 = client.query_scalar("SELECT sum(id) FROM example_events").await?;
+    let server: u64 = client.fetch_scalar("SELECT sum(id) FROM example_events").await?;
     println!("sum(id): {total} from the shards, {server} from the Distributed table");
     assert_eq!(total, server);
     cluster.execute_on_every_replica("DROP TABLE IF EXISTS example_events SYNC").await?;

@@ -89,7 +89,7 @@ async fn main() -> chnative::Result<()> {
     let before = ALLOCATED.load(Ordering::Relaxed);
     let t = Instant::now();
     let mut stream = client
-        .stream(
+        .fetch_blocks(
             chnative::Query::new("SELECT id, name, score FROM chnative_demo ORDER BY id")
                 .setting("max_block_size", "65536")
                 // Progress packets every 10 ms instead of 100 ms, so a fast query shows some.

@@ -10,9 +10,9 @@ async fn main() -> chnative::Result<()> {
     let c = chnative::Client::connect(&url).await?;
     println!("{:?}", c.server_info());
     c.ping().await?;
-    let v: u8 = c.query_scalar("SELECT 1").await?;
+    let v: u8 = c.fetch_scalar("SELECT 1").await?;
     println!("select 1 = {v}");
-    let mut s = c.stream("SELECT number, toString(number) AS s FROM numbers(100000)").await?;
+    let mut s = c.fetch_blocks("SELECT number, toString(number) AS s FROM numbers(100000)").await?;
     let mut n = 0;
     while let Some(b) = s.next().await? {
         n += b.rows();

@@ -12,7 +12,7 @@ const QUERY: &str = "SELECT number AS id, concat('user', toString(number)) AS na
 async fn main() -> chnative::Result<()> {
     let url = std::env::args().nth(1).unwrap_or("clickhouse://default@127.0.0.1:19000/default".into());
     let client = chnative::Client::connect(&url).await?;
-    let mut stream = client.stream(QUERY).await?;
+    let mut stream = client.fetch_blocks(QUERY).await?;
     while let Some(block) = stream.next().await? {
         let ids: &[u64] = block.column("id").unwrap().view().values()?;
         let names = block.column("name").unwrap().view();

@@ -15,7 +15,7 @@ async fn main() -> chnative::Result<()> {
     let url = args.next().unwrap_or("clickhouse://default@127.0.0.1:19000/default".into());
     let query = args.next().unwrap_or(QUERY.into());
     let client = chnative::Client::connect(&url).await?;
-    let mut rows = client.query_rows(query).await?;
+    let mut rows = client.fetch_values(query).await?;
     let mut first = true;
     while let Some(row) = rows.next().await? {
         if first {

@@ -31,7 +31,7 @@ async fn main() -> chnative::Result<()> {
     let url = std::env::args().nth(1).unwrap_or("clickhouse://default@127.0.0.1:19000/default".into());
     let client = chnative::Client::connect(&url).await?;
 
-    let mut rows = client.query::<User<'_>>(QUERY).await?;
+    let mut rows = client.fetch::<User<'_>>(QUERY).await?;
     while let Some(user) = rows.next().await? {
         println!("{user:?}");
     }

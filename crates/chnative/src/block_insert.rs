@@ -7,11 +7,10 @@ use chnative_proto::Block;
 
 use crate::conn::{Conn, QueryWire};
 use crate::error::{Error, Repr, Result};
-use crate::insert::{
-    check_against_header, end_insert, insert_sql, refuse_insert, send_rows, start_insert, InsertBlocks,
+use crate::insert_send::{
+    check_against_header, end_insert, insert_sql, refuse_insert, send_rows, start_insert, InsertBlocks, InsertSummary,
 };
 use crate::pool::Home;
-use crate::InsertSummary;
 
 /// An open INSERT: [`BlockInsert::write`] sends blocks, any number of them,
 /// and [`BlockInsert::end`] ends the statement and waits for the server to
@@ -22,7 +21,7 @@ use crate::InsertSummary;
 ///
 /// ```no_run
 /// # async fn demo(source: chnative::Client, target: chnative::Client) -> chnative::Result<()> {
-/// let mut stream = source.stream("SELECT number AS id, toString(number) AS name FROM numbers(1000000)").await?;
+/// let mut stream = source.fetch_blocks("SELECT number AS id, toString(number) AS name FROM numbers(1000000)").await?;
 /// let mut ins = target.insert_blocks("copy").await?;
 /// while let Some(block) = stream.next().await? {
 ///     ins.write(block).await?;
@@ -201,7 +200,7 @@ impl<'c> BlockInsert<'c> {
             }
         };
         let res = end_insert(conn, &mut self.sink).await;
-        self.sink.header.recycle(conn.proto.pool());
+        conn.recycle_insert(&mut self.sink.flow);
         self.state = if res.is_ok() { State::Done } else { State::Failed };
         Ok(InsertSummary { rows: self.rows, blocks: self.packets, progress: res? })
     }
@@ -255,7 +254,7 @@ impl<'c> BlockInsert<'c> {
     /// Closes the connection if the INSERT is under way on it.
     fn close(&mut self, why: &str) {
         if let Some(conn) = self.home.slot().peek_mut() {
-            if !conn.proto.is_idle() && !conn.is_broken() {
+            if !conn.is_idle() && !conn.is_broken() {
                 conn.poison(Error::closed(why.to_string()));
             }
         }
@@ -324,7 +323,7 @@ impl<'c> BlockInsert<'c> {
             Ok(o) => o,
             Err(e) => return Err(self.abort_with(e)),
         };
-        let typed = match InsertColumns::new(&ordered).and_then(|c| c.with_header(&self.sink.header)) {
+        let typed = match InsertColumns::new(&ordered).and_then(|c| c.with_header(self.sink.flow.header())) {
             Ok(t) => t,
             Err(e) => return Err(self.abort_with(e.into())),
         };
@@ -352,8 +351,8 @@ impl<'c> BlockInsert<'c> {
         }
         self.q.sql = insert_sql(&self.quoted, columns.iter().map(|(n, _)| *n));
         let conn: &mut Conn = self.home.slot().get().await?;
-        let described = start_insert(conn, &self.q, &mut self.sink).await?;
-        let typed = match check_against_header(checked, &self.sink.header, &described, self.allow_missing) {
+        start_insert(conn, &self.q, &mut self.sink).await?;
+        let typed = match check_against_header(checked, &self.sink, self.allow_missing) {
             Ok(t) => t,
             Err(e) => {
                 // Nothing was sent: end the INSERT empty, the connection stays usable.

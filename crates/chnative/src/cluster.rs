@@ -69,7 +69,7 @@
 //! // Route blocks (here: made by a server) to the shards' local tables by `id`,
 //! // one token per block so that a retried block is stored once.
 //! let (_, client) = cluster.shard_client(0).await?;
-//! let mut rows = client.stream("SELECT number AS id, toString(number) AS name FROM numbers(100000)").await?;
+//! let mut rows = client.fetch_blocks("SELECT number AS id, toString(number) AS name FROM numbers(100000)").await?;
 //! let mut n = 0;
 //! while let Some(block) = rows.next().await? {
 //!     cluster.insert("events_local", ShardKey::column("id")).deduplication_token(format!("load-1-{n}")).send(block).await?;
@@ -199,7 +199,7 @@ impl Topology {
              FROM system.clusters WHERE cluster = {c:String} ORDER BY shard_num, replica_num",
         )
         .bind("c", name);
-        let rows = client.fetch_all_rows(q).await?;
+        let rows = client.fetch_all_values(q).await?;
         let mut topo = Topology::new(name);
         for row in rows {
             let v = row.values();
@@ -827,7 +827,7 @@ impl ShardStream {
 /// Starts `query` on replica `i` of `shard`; failures are counted and located.
 async fn start(inner: &Arc<Inner>, shard: usize, i: usize, query: &Query) -> Result<QueryStream<'static>> {
     let client = inner.client(shard, i).await?;
-    match client.stream(query.clone()).await {
+    match client.fetch_blocks(query.clone()).await {
         Ok(s) => Ok(s),
         Err(e) => {
             if replica_fault(&e) {

@@ -1,5 +1,6 @@
 //! Connection settings: a builder and a URL-style connection string.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use chnative_proto::chunked::Mode as ChunkMode;
@@ -8,6 +9,7 @@ use chnative_proto::revision;
 
 use crate::error::{Error, Result};
 use crate::ident::setting_name_problem;
+use crate::netopts::{parse_timeout, LoadBalancing, TlsRoots, SECURE_PORT};
 
 /// Block compression on the wire.
 ///
@@ -124,29 +126,6 @@ impl Default for Config {
             net: Default::default(),
         }
     }
-}
-
-/// Reads a duration: a number with an optional unit (`ms`, `s`, `m`, `h`; seconds
-/// without one). Zero means "no timeout", so it comes back as `None`.
-pub(crate) fn parse_timeout(key: &str, v: &str) -> Result<Option<Duration>> {
-    let bad = || Error::config(format!("{key}: `{v}` is not a duration (e.g. 5s, 250ms, 2m; 0 for none)"));
-    let (num, unit) = match v.find(|c: char| !c.is_ascii_digit() && c != '.') {
-        Some(i) => (&v[..i], &v[i..]),
-        None => (v, "s"),
-    };
-    if num.is_empty() || !num.starts_with(|c: char| c.is_ascii_digit()) {
-        return Err(bad());
-    }
-    let n: f64 = num.parse().map_err(|_| bad())?;
-    let secs = match unit {
-        "ms" => n / 1000.0,
-        "s" => n,
-        "m" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(bad()),
-    };
-    let d = Duration::try_from_secs_f64(secs).map_err(|_| bad())?;
-    Ok((!d.is_zero()).then_some(d))
 }
 
 /// RFC 3986 percent-decoding: `%XX` is the byte XX and every other character is
@@ -621,227 +600,125 @@ impl Config {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn err(url: &str) -> String {
-        match Config::from_url(url) {
-            Ok(c) => panic!("`{url}` was accepted: {c:?}"),
-            Err(e) => {
-                assert_eq!(e.kind(), crate::ErrorKind::Config, "{url}: {e}");
-                e.to_string()
-            }
+/// Connection management: pooling, TLS, hosts, keepalive.
+impl Config {
+    /// The port used when none is given: 9440 with TLS, 9000 without.
+    pub(crate) fn effective_port(&self) -> u16 {
+        if !self.net.port_given && self.net.tls.enabled {
+            SECURE_PORT
+        } else {
+            self.port
         }
     }
 
-    #[test]
-    fn url_parsing() {
-        let c = Config::from_url(
-            "clickhouse://u%3Ax:p%40ss@example.org:9440/db1?compression=zstd:3&read_timeout=250ms&set_max_threads=2&revision=54465",
-        )
-        .unwrap();
-        assert_eq!((c.user.as_str(), &*c.password), ("u:x", "p@ss"));
-        assert_eq!(c.address(), "example.org:9440");
-        assert_eq!(c.database, "db1");
-        assert_eq!(c.compression, Compression::Zstd(3));
-        assert_eq!(c.read_timeout, Some(Duration::from_millis(250)));
-        assert_eq!(c.settings, vec![("max_threads".to_string(), "2".to_string())]);
-        assert_eq!(c.revision, 54465);
-        let c = Config::from_url("clickhouse://[::1]:9000").unwrap();
-        assert_eq!(c.address(), "[::1]:9000");
-        let c = Config::from_url("clickhouse://[::1]").unwrap();
-        assert_eq!(c.address(), "[::1]:9000");
-        let c = Config::from_url("TCP://h/db/").unwrap();
-        assert_eq!((c.address().as_str(), c.database.as_str()), ("h:9000", "db"));
-        let c = Config::from_url("clickhouse://").unwrap();
-        assert_eq!(c.address(), "127.0.0.1:9000");
-        assert!(Config::from_url("http://x").is_err());
-        assert!(Config::from_url("clickhouse://x?bogus=1").is_err());
-        assert!(Config::from_url("clickhouse://x?revision=1").is_err());
-    }
-
-    #[test]
-    fn chunked_options() {
-        let c = Config::from_url("clickhouse://h").unwrap();
-        assert_eq!((c.chunked_send, c.chunked_recv), (ChunkMode::NotChunkedOptional, ChunkMode::NotChunkedOptional));
-        let c = Config::from_url("clickhouse://h?chunked=chunked").unwrap();
-        assert_eq!((c.chunked_send, c.chunked_recv), (ChunkMode::Chunked, ChunkMode::Chunked));
-        let c = Config::from_url("clickhouse://h?chunked_send=chunked_optional&chunked_recv=notchunked").unwrap();
-        assert_eq!((c.chunked_send, c.chunked_recv), (ChunkMode::ChunkedOptional, ChunkMode::NotChunked));
-        let c = Config::new().chunked(ChunkMode::ChunkedOptional).chunked_recv(ChunkMode::NotChunked);
-        assert_eq!((c.chunked_send, c.chunked_recv), (ChunkMode::ChunkedOptional, ChunkMode::NotChunked));
-        assert!(err("clickhouse://h?chunked=yes").contains("chunked `yes`"));
-        assert!(err("clickhouse://h?chunked_recv=Chunked").contains("not one of"));
-        err("clickhouse://h?chunked=chunked&chunked=chunked");
-    }
-
-    #[test]
-    fn debug_redacts_the_password() {
-        let c = Config::from_url("clickhouse://app:hunter2-secret@db/x").unwrap();
-        let d = format!("{c:?}");
-        assert!(!d.contains("hunter2"), "{d}");
-        assert!(d.contains("<redacted>"), "{d}");
-        let d = format!("{:?}", Config::new().password("p4ssw0rd-xyz"));
-        assert!(!d.contains("p4ssw0rd"), "{d}");
-        // Pretty form and an empty password too.
-        let d = format!("{:#?}", Config::new().password("p4ssw0rd-xyz"));
-        assert!(!d.contains("p4ssw0rd"), "{d}");
-        assert!(format!("{:?}", Config::new()).contains("password: \"\""));
-    }
-
-    #[test]
-    fn plus_is_a_plus_and_percent_escapes_decode_everywhere() {
-        let c = Config::from_url(
-            "clickhouse://a+b%2Bc:p+w%2B%20x@h%2Dost:9000/d+b%2B?client_name=c+n%2B&quota_key=q+k&set_log_comment=x+y%2Bz%26",
-        )
-        .unwrap();
-        assert_eq!(c.user, "a+b+c");
-        assert_eq!(&*c.password, "p+w+ x");
-        assert_eq!(c.host, "h-ost");
-        assert_eq!(c.database, "d+b+");
-        assert_eq!(c.client_name, "c+n+");
-        assert_eq!(c.quota_key, "q+k");
-        assert_eq!(c.settings, vec![("log_comment".to_string(), "x+y+z&".to_string())]);
-        // Option names, `set_` ones included, are percent-decoded too.
-        let c = Config::from_url("clickhouse://h?set_max%5Fthreads=3&read%5Ftimeout=1s").unwrap();
-        assert_eq!(c.settings, vec![("max_threads".to_string(), "3".to_string())]);
-        assert_eq!(c.read_timeout, Some(Duration::from_secs(1)));
-        // UTF-8 is fine, in escapes or raw.
-        let c = Config::from_url("clickhouse://%C3%A9:\u{e9}@h").unwrap();
-        assert_eq!((c.user.as_str(), &*c.password), ("\u{e9}", "\u{e9}"));
-    }
-
-    #[test]
-    fn bad_percent_escapes_are_errors() {
-        for url in [
-            "clickhouse://u%zz@h",
-            "clickhouse://u:p%4@h",
-            "clickhouse://u:p%@h",
-            "clickhouse://h/db%G0",
-            "clickhouse://h?client_name=%FF",
-            "clickhouse://h?client_name=%C3",
-            "clickhouse://h?set_x%2=1",
-            "clickhouse://h%2/db",
-        ] {
-            err(url);
+    /// Every host to try, the configured one first, with ports resolved.
+    pub(crate) fn hosts(&self) -> Vec<(String, u16)> {
+        let default_port = if self.net.tls.enabled { SECURE_PORT } else { 9000 };
+        let mut out = vec![(self.host.clone(), self.effective_port())];
+        for (h, p) in &self.net.more_hosts {
+            out.push((h.clone(), p.unwrap_or(default_port)));
         }
+        out
     }
 
-    #[test]
-    fn set_options_need_a_name_and_a_value() {
-        assert!(err("clickhouse://h?set_max_threads").contains("no value"));
-        assert!(err("clickhouse://h?set_max_threads=").contains("empty value"));
-        assert!(err("clickhouse://h?set_=1").contains("empty"));
-        err("clickhouse://h?set_%20=1");
-        err("clickhouse://h?set_a%20b=1");
-        err("clickhouse://h?set_1x=1");
-        err("clickhouse://h?compression");
-        err("clickhouse://h?compression=");
-        err("clickhouse://h?client_name=");
-        // An empty password is a password.
-        assert_eq!(&*Config::from_url("clickhouse://h?password=").unwrap().password, "");
+    /// Most connections the pool keeps open at once (20 by default).
+    pub fn pool_max_size(mut self, n: usize) -> Self {
+        self.net.pool.max_size = n.max(1);
+        self
+    }
+    /// Idle connections the pool keeps ready (0 by default), opened in the background.
+    pub fn pool_min_idle(mut self, n: usize) -> Self {
+        self.net.pool.min_idle = n;
+        self
+    }
+    /// Longest wait for a free connection when all are in use (30 s by
+    /// default; `None` waits forever). Past it a call fails with an [`ErrorKind::Timeout`](crate::ErrorKind::Timeout) error.
+    pub fn pool_acquire_timeout(mut self, d: Option<Duration>) -> Self {
+        self.net.pool.acquire_timeout = d;
+        self
+    }
+    /// An idle connection unused this long is closed (10 min by default).
+    pub fn pool_idle_timeout(mut self, d: Option<Duration>) -> Self {
+        self.net.pool.idle_timeout = d;
+        self
+    }
+    /// A connection older than this is closed when it comes back (1 h by default).
+    pub fn pool_max_lifetime(mut self, d: Option<Duration>) -> Self {
+        self.net.pool.max_lifetime = d;
+        self
+    }
+    /// A connection idle longer than this is pinged before it is handed out
+    /// (60 s by default; `Some(ZERO)` pings on every checkout, `None` never).
+    pub fn pool_health_check_after(mut self, d: Option<Duration>) -> Self {
+        self.net.pool.health_check_after = d;
+        self
     }
 
-    #[test]
-    fn zstd_levels_out_of_range_are_errors() {
-        for level in [1, 3, 22, 0, -1, -131072] {
-            let c = Config::from_url(&format!("clickhouse://h?compression=zstd:{level}")).unwrap();
-            assert_eq!(c.compression, Compression::Zstd(level));
+    /// TLS on or off. On, the default port is 9440. `clickhouses://` or
+    /// `secure=true` in a URL turn it on.
+    pub fn secure(mut self, on: bool) -> Self {
+        self.net.tls.enabled = on;
+        if !self.net.port_given {
+            // The default port follows TLS; kept in the field so `Debug` shows it.
+            self.port = if on { SECURE_PORT } else { 9000 };
         }
-        assert_eq!(Config::from_url("clickhouse://h?compression=ZSTD").unwrap().compression, Compression::Zstd(1));
-        // No compression unless asked for: the fastest choice on loopback and fast links (README, "Compression").
-        assert_eq!(Config::new().compression, Compression::None);
-        assert_eq!(Config::from_url("clickhouse://h").unwrap().compression, Compression::None);
-        for bad in [
-            "zstd:99999",
-            "zstd:23",
-            "zstd:-131073",
-            "zstd:+3",
-            "zstd:--1",
-            "zstd:-",
-            "zstd:",
-            "zstd:x",
-            "zstd:99999999999",
-            "lz5",
-        ] {
-            err(&format!("clickhouse://h?compression={bad}"));
-        }
-        assert!(Config::new().compression(Compression::Zstd(99999)).validate().is_err());
-        assert!(Config::new().compression(Compression::Zstd(22)).validate().is_ok());
+        self
+    }
+    /// A PEM file of CA certificates trusted in addition to the roots of
+    /// [`Config::tls_roots`] (URL option `tls_ca_file`): the way to trust a
+    /// server whose certificate is self-signed or from a private CA.
+    pub fn tls_ca_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.net.tls.ca_file = Some(path.into());
+        self
+    }
+    /// Which root certificates to trust besides [`Config::tls_ca_file`]: the
+    /// system's (the default), the bundled web PKI roots (cargo feature
+    /// `webpki-roots`), or both. URL option `tls_roots=system|webpki|both`.
+    pub fn tls_roots(mut self, roots: TlsRoots) -> Self {
+        self.net.tls.roots = roots;
+        self
+    }
+    /// A client certificate chain and its private key (PEM), for mutual TLS.
+    pub fn tls_client_cert(mut self, cert_file: impl Into<PathBuf>, key_file: impl Into<PathBuf>) -> Self {
+        self.net.tls.cert_file = Some(cert_file.into());
+        self.net.tls.key_file = Some(key_file.into());
+        self
+    }
+    /// The name the server's certificate must carry (and that is sent as SNI);
+    /// by default the host connected to.
+    pub fn tls_server_name(mut self, name: impl Into<String>) -> Self {
+        self.net.tls.server_name = Some(name.into());
+        self
+    }
+    /// **Dangerous:** accepts a server certificate issued for another name.
+    /// The chain is still verified against the trusted roots, but anyone with
+    /// any certificate from those roots can impersonate the server.
+    pub fn danger_disable_hostname_verification(mut self) -> Self {
+        self.net.tls.danger_no_hostname_check = true;
+        self
     }
 
-    #[test]
-    fn junk_after_the_host_is_an_error() {
-        for url in [
-            "clickhouse://[::1]junk",
-            "clickhouse://[::1]junk:9000",
-            "clickhouse://[::1]:9000:1",
-            "clickhouse://[::1",
-            "clickhouse://[nothost]:9000",
-            "clickhouse://host:9000:more",
-            "clickhouse://host:9000:1",
-            "clickhouse://host:",
-            "clickhouse://host:0",
-            "clickhouse://host:65536",
-            "clickhouse://host:+90",
-            "clickhouse://host:90a",
-            "clickhouse://ho st",
-            "clickhouse://h/db/more",
-            "clickhouse://u@p@h",
-            "clickhouse://h#frag",
-            "clickhouse://@h",
-        ] {
-            err(url);
-        }
+    /// Another host to fail over to (`None` port: 9000, or 9440 with TLS).
+    pub fn add_host(mut self, host: impl Into<String>, port: Option<u16>) -> Self {
+        self.net.more_hosts.push((host.into(), port));
+        self
     }
-
-    #[test]
-    fn options_given_twice_are_errors() {
-        err("clickhouse://h?compression=lz4&compression=zstd");
-        err("clickhouse://h?set_max_threads=1&set_max_threads=2");
-        err("clickhouse://h?set_max_threads=1&set_max%5fthreads=2");
-        err("clickhouse://u@h?user=v");
-        err("clickhouse://u:p@h?password=q");
-        err("clickhouse://h/db?database=other");
-        err("clickhouse://h?read_timeout=1s&read_timeout=2s");
-        // Given once each, these are fine.
-        let c = Config::from_url("clickhouse://h/?user=u&password=p&database=d").unwrap();
-        assert_eq!((c.user.as_str(), &*c.password, c.database.as_str()), ("u", "p", "d"));
+    /// How a host is picked for each new connection when there are several.
+    pub fn load_balancing(mut self, policy: LoadBalancing) -> Self {
+        self.net.load_balancing = policy;
+        self
     }
-
-    #[test]
-    fn zero_means_no_timeout_for_both_timeouts() {
-        let c = Config::from_url("clickhouse://h?connect_timeout=0&read_timeout=0").unwrap();
-        assert_eq!(c.connect_deadline(), None);
-        assert_eq!(c.read_timeout, None);
-        let c = Config::from_url("clickhouse://h?connect_timeout=0ms&read_timeout=0s").unwrap();
-        assert_eq!((c.connect_deadline(), c.read_timeout), (None, None));
-        let c = Config::from_url("clickhouse://h?connect_timeout=2&read_timeout=1.5m").unwrap();
-        assert_eq!(c.connect_deadline(), Some(Duration::from_secs(2)));
-        assert_eq!(c.read_timeout, Some(Duration::from_secs(90)));
-        let c = Config::new().connect_timeout(Duration::ZERO).read_timeout(Some(Duration::ZERO));
-        assert_eq!((c.connect_deadline(), c.read_timeout), (None, None));
-        assert_eq!(Config::new().connect_deadline(), Some(Duration::from_secs(10)));
-        for bad in ["-1", "1x", "s", ".5s", "1.2.3", "1e3"] {
-            err(&format!("clickhouse://h?connect_timeout={bad}"));
-            err(&format!("clickhouse://h?read_timeout={bad}"));
-        }
+    /// How long a host that failed to connect is tried last (30 s by default).
+    pub fn host_cooldown(mut self, d: Duration) -> Self {
+        self.net.host_cooldown = d;
+        self
     }
-
-    #[test]
-    fn config_settings_are_checked_before_connecting() {
-        assert!(Config::new().setting("max_threads", "1").validate().is_ok());
-        for bad in ["", "a b", "x\0"] {
-            let e = Config::new().setting(bad, "1").validate().unwrap_err();
-            assert_eq!(e.kind(), crate::ErrorKind::Config, "{e}");
-        }
-    }
-
-    #[test]
-    fn default_block_limit_survives_64_connections_in_24_gib() {
-        let per_conn = Config::new().max_block_bytes;
-        assert_eq!(per_conn, 256 << 20);
-        assert!(64 * per_conn <= 16 << 30);
+    /// TCP keepalive idle time (60 s by default; `None` turns keepalive off).
+    pub fn tcp_keepalive(mut self, d: Option<Duration>) -> Self {
+        self.net.keepalive = d;
+        self
     }
 }
+
+#[cfg(test)]
+mod tests;

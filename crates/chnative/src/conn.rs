@@ -1,10 +1,13 @@
 //! One connection: the socket, and the bytes between it and the protocol
 //! state machine ([`chnative_proto::connection::Connection`]).
 //!
-//! This layer only moves bytes and keeps time: it writes what the machine has
+//! This layer only moves bytes and sleeps: it writes what the machine has
 //! queued, reads at least what the machine asks for (the machine bounds it),
-//! and applies the read timeout, the Cancel bound and the query deadline.
-//! Sequencing, framing and the state live in the machine.
+//! bounds a wait by the read timeout (silence on the socket) and by the
+//! machine's timer (`poll_timeout`), and when that passes reports the time
+//! (`handle_timeout`): what a passed query deadline or Cancel bound does is
+//! the machine's decision. Sequencing, framing, timers and the state live in
+//! the machine; the rest of the crate reaches it only through `Conn`.
 //!
 //! Every await point is cancel-safe: a write is recorded as it happens
 //! (`advance`), and read bytes land in the machine's input buffer (or the
@@ -15,110 +18,14 @@
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use chnative_proto::connection::{self, BlockSink, Connection, Discard, Event, Options, Phase, Poll, State};
+use chnative_proto::connection::{self, BlockSink, Connection, Discard, Event, Options, Poll};
 use chnative_proto::packet::{ClientHello, ClientInfo, Query, ServerHello};
 use chnative_proto::{BlockLimits, ProtoError};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::config::Config;
 use crate::error::{Error, Repr, Result};
-
-/// A byte stream to a server (plain TCP now; TLS fits here later).
-pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + Send {
-    /// Writes without waiting, if the transport can (used from `Drop`).
-    fn try_write_now(&self, _buf: &[u8]) -> std::io::Result<usize> {
-        Err(std::io::ErrorKind::WouldBlock.into())
-    }
-
-    /// Reads what is already there without waiting, if the transport can.
-    fn try_read_now(&mut self, _buf: &mut Vec<u8>) -> std::io::Result<usize> {
-        Err(std::io::ErrorKind::WouldBlock.into())
-    }
-
-    /// Reads into `first` and then `second`, in one system call where the
-    /// transport can (a TLS stream decrypts into `first` only). Returns how
-    /// many bytes arrived, 0 at the end of the stream.
-    fn poll_read_pair(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-        first: &mut [u8],
-        _second: &mut [u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        let mut buf = tokio::io::ReadBuf::new(first);
-        std::pin::Pin::new(self).poll_read(cx, &mut buf).map_ok(|()| buf.filled().len())
-    }
-}
-
-/// What a closed connection holds instead of its socket: every operation fails.
-struct Shut;
-
-impl Shut {
-    fn err() -> std::io::Error {
-        std::io::Error::new(std::io::ErrorKind::NotConnected, "the connection was closed after an error")
-    }
-}
-
-impl AsyncRead for Shut {
-    fn poll_read(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-        _: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::task::Poll::Ready(Err(Shut::err()))
-    }
-}
-
-impl AsyncWrite for Shut {
-    fn poll_write(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-        _: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        std::task::Poll::Ready(Err(Shut::err()))
-    }
-    fn poll_flush(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-    fn poll_shutdown(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-}
-
-impl Transport for Shut {}
-
-impl Transport for TcpStream {
-    fn try_write_now(&self, buf: &[u8]) -> std::io::Result<usize> {
-        self.try_write(buf)
-    }
-
-    fn try_read_now(&mut self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
-        self.try_read_buf(buf)
-    }
-
-    fn poll_read_pair(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-        first: &mut [u8],
-        second: &mut [u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        use std::io::IoSliceMut;
-        loop {
-            std::task::ready!(self.poll_read_ready(cx))?;
-            // A WouldBlock clears the readiness, so the next poll waits again.
-            match self.try_read_vectored(&mut [IoSliceMut::new(first), IoSliceMut::new(second)]) {
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-                r => return std::task::Poll::Ready(r),
-            }
-        }
-    }
-}
+use crate::transport::{Shut, Transport};
 
 /// A query's settings and parameters in wire form.
 #[derive(Debug, Clone)]
@@ -194,12 +101,12 @@ pub(crate) fn new_query_id() -> QueryId {
 fn base_settings(cfg: &Config) -> Vec<(String, String, u64)> {
     let mut settings = Vec::with_capacity(cfg.settings.len() + 2);
     match cfg.compression {
-        crate::Compression::Lz4 => settings.push(("network_compression_method".into(), "LZ4".into(), 0)),
-        crate::Compression::Zstd(level) => {
+        crate::config::Compression::Lz4 => settings.push(("network_compression_method".into(), "LZ4".into(), 0)),
+        crate::config::Compression::Zstd(level) => {
             settings.push(("network_compression_method".into(), "ZSTD".into(), 0));
             settings.push(("network_zstd_compression_level".into(), level.to_string(), 0));
         }
-        crate::Compression::None => {}
+        crate::config::Compression::None => {}
     }
     for (k, v) in &cfg.settings {
         settings.push((k.clone(), v.clone(), chnative_proto::packet::SETTING_IMPORTANT));
@@ -225,14 +132,6 @@ impl From<connection::Error> for Error {
     }
 }
 
-/// What a timeout error says when a cancelled query was not over within the Cancel bound.
-const TIMEOUT_CANCEL: &str = "waiting for the server to end a cancelled query";
-
-/// What a timeout error says when the query deadline passed where the
-/// query cannot be cancelled (an INSERT, a packet half written): the
-/// connection is closed.
-const TIMEOUT_QUERY_CLOSED: &str = "the query deadline passed";
-
 /// When a query started now must be over: its own timeout if it has one
 /// (zero: none), else the config's. The clock is read only when there is one.
 pub(crate) fn query_deadline(
@@ -256,56 +155,51 @@ pub(crate) async fn within<T>(
     }
 }
 
-/// What ended a wait for input early.
+/// What ended a wait for the socket early.
 #[derive(Clone, Copy)]
-enum Deadline {
+enum Expired {
     /// The read timeout (silence) passed.
     Read,
-    /// The bound on an unanswered Cancel passed.
-    Cancel,
-    /// The query's own deadline passed.
-    Query,
+    /// The machine's timer ([`Connection::poll_timeout`]) passed: the query
+    /// deadline or the Cancel bound, for the machine to handle.
+    Machine,
 }
 
 pub(crate) struct Conn {
     io: Box<dyn Transport>,
-    pub(crate) proto: Connection,
+    proto: Connection,
     pub(crate) cfg: Config,
     hostname: String,
     os_user: String,
-    /// When the running query's Cancel must have been answered by.
-    cancel_by: Option<Instant>,
-    /// When the running query must be over by (opt-in).
-    query_by: Option<Instant>,
     /// The settings every query sends (compression, the config's), built once.
     base_settings: Vec<(String, String, u64)>,
     /// The blocks this connection's queries decode into, kept between queries
     /// (a stream takes them and puts them back): a repeated query reuses its
     /// columns' names, types and buffers instead of building them again.
-    pub(crate) blocks: Option<Box<crate::stream::Blocks>>,
+    pub(crate) blocks: Option<Box<crate::blocks::Blocks>>,
     /// The one timer a read that has to wait is bounded by, made on the
     /// first wait and reset for each (cheaper than a new timer per read).
     timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
 }
 
-/// Runs `io`, bounded by the earlier of `command` and `timeout` from when
-/// `io` first has to wait. `io` is polled first, so an operation that is
+/// Runs `io`, bounded by the earlier of the machine's timer (`machine`) and
+/// `timeout` from when `io` first has to wait. `io` is polled first, so an operation that is
 /// ready at once costs no clock read and no timer; the one `timer` of the
 /// connection is reset rather than a new one registered for each wait.
 async fn bounded<F: std::future::Future>(
     timer: &mut Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
-    command: Option<(Instant, Deadline)>,
+    machine: Option<Instant>,
     timeout: Option<std::time::Duration>,
     io: F,
-) -> std::result::Result<F::Output, Deadline> {
+) -> std::result::Result<F::Output, Expired> {
     use std::future::Future;
     use std::task::Poll;
-    if command.is_none() && timeout.is_none() {
+    if machine.is_none() && timeout.is_none() {
         return Ok(io.await);
     }
     let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(tokio::time::Instant::now())));
     let mut io = std::pin::pin!(io);
-    let mut armed: Option<Deadline> = None;
+    let mut armed: Option<Expired> = None;
     std::future::poll_fn(|cx| {
         if let Poll::Ready(r) = io.as_mut().poll(cx) {
             return Poll::Ready(Ok(r));
@@ -313,10 +207,10 @@ async fn bounded<F: std::future::Future>(
         let which = match armed {
             Some(which) => which,
             None => {
-                let mut best = command;
+                let mut best = machine.map(|at| (at, Expired::Machine));
                 if let Some(at) = timeout.and_then(|d| Instant::now().checked_add(d)) {
                     if best.is_none_or(|(b, _)| at < b) {
-                        best = Some((at, Deadline::Read));
+                        best = Some((at, Expired::Read));
                     }
                 }
                 let Some((at, which)) = best else { return Poll::Pending };
@@ -363,7 +257,7 @@ impl Conn {
     }
 
     async fn connect_inner(cfg: Config, tls: Option<&crate::tls::Tls>) -> Result<Conn> {
-        let io = crate::hosts::open(&cfg, tls).await?;
+        let io = crate::dial::open(&cfg, tls).await?;
         let options = Options {
             revision: cfg.revision,
             compression: cfg.compression.method(),
@@ -376,6 +270,7 @@ impl Conn {
             max_silent_packets: cfg.max_silent_packets,
             chunked_send: cfg.chunked_send,
             chunked_recv: cfg.chunked_recv,
+            cancel_timeout: Some(cfg.cancel_timeout),
         };
         let base_settings = base_settings(&cfg);
         let mut c = Conn {
@@ -384,14 +279,12 @@ impl Conn {
             cfg,
             hostname: std::env::var("HOSTNAME").unwrap_or_default(),
             os_user: std::env::var("USER").unwrap_or_default(),
-            cancel_by: None,
-            query_by: None,
             base_settings,
             blocks: None,
             timer: None,
         };
         // A port that does not answer the Hello may be an HTTP port: ask it.
-        let probe = crate::hosts::http_probe(c.cfg.host.clone(), c.cfg.effective_port(), tls.cloned());
+        let probe = crate::dial::http_probe(c.cfg.host.clone(), c.cfg.effective_port(), tls.cloned());
         tokio::select! {
             biased;
             r = c.handshake() => r?,
@@ -436,6 +329,61 @@ impl Conn {
         self.proto.is_closed()
     }
 
+    /// Whether no command is outstanding (a new one may start).
+    pub(crate) fn is_idle(&self) -> bool {
+        self.proto.is_idle()
+    }
+
+    /// Whether the connection can go back to a pool as it is: idle, open, the
+    /// server has not closed its end, and nothing unread arrived.
+    pub(crate) fn is_reusable(&mut self) -> bool {
+        self.read_now().is_ok() && !self.is_broken() && self.proto.is_idle() && self.proto.buffered() == 0
+    }
+
+    /// Which directions use chunked framing.
+    pub(crate) fn chunking(&self) -> chnative_proto::chunked::Negotiated {
+        self.proto.chunking()
+    }
+
+    /// Bytes received straight into column buffers (a statistic).
+    pub(crate) fn direct_bytes(&self) -> u64 {
+        self.proto.direct_bytes()
+    }
+
+    /// Whether bytes are queued for the server.
+    pub(crate) fn has_output(&self) -> bool {
+        self.proto.has_output()
+    }
+
+    /// Queues one INSERT Data packet whose block `encode` writes (see
+    /// `Connection::send_data`); nothing is queued if it fails.
+    pub(crate) fn send_data(&mut self, encode: impl FnOnce(&mut Vec<u8>, u64) -> Result<()>) -> Result<()> {
+        self.proto.send_data(encode)
+    }
+
+    /// Queues the end of an INSERT's data.
+    pub(crate) fn end_data(&mut self) -> Result<()> {
+        self.proto.end_data().map_err(map_err)
+    }
+
+    /// Gives an INSERT's blocks' buffers back to the connection's pool.
+    pub(crate) fn recycle_insert(&mut self, flow: &mut chnative_proto::connection::InsertFlow) {
+        flow.recycle(&mut self.proto);
+    }
+
+    /// The next event among the bytes the server has sent already, without
+    /// waiting (`None` when a whole one is not there yet).
+    pub(crate) fn ready_event(&mut self, sink: &mut dyn BlockSink) -> Result<Option<Event>> {
+        self.read_now()?;
+        if self.proto.buffered() == 0 {
+            return Ok(None);
+        }
+        match self.proto.poll(sink).map_err(map_err)? {
+            Poll::Event(e) => Ok(Some(e)),
+            _ => Ok(None),
+        }
+    }
+
     /// Marks the connection unusable (keeping the first cause), closes the
     /// socket at once (so the server ends its side of the query now, not when
     /// the client is dropped) and returns `e`.
@@ -461,13 +409,12 @@ impl Conn {
     /// reading) closes the connection, as a half-written packet cannot be
     /// followed by a Cancel.
     pub(crate) async fn write_some(&mut self) -> Result<()> {
-        let command = self.command_deadline();
+        let machine = self.proto.poll_timeout();
         let write = self.io.write(self.proto.transmit());
-        let n = match bounded(&mut self.timer, command, self.cfg.read_timeout, write).await {
+        let n = match bounded(&mut self.timer, machine, self.cfg.read_timeout, write).await {
             Ok(r) => r,
-            Err(Deadline::Read) => return Err(self.poison(Error::timeout("writing"))),
-            Err(Deadline::Cancel) => return Err(self.poison(Error::timeout(TIMEOUT_CANCEL))),
-            Err(Deadline::Query) => return Err(self.poison(Error::timeout(TIMEOUT_QUERY_CLOSED))),
+            Err(Expired::Read) => return Err(self.poison(Error::timeout("writing"))),
+            Err(Expired::Machine) => return Err(self.timed_out()),
         };
         match n {
             Ok(0) => Err(self.poison(Error::from(std::io::Error::from(std::io::ErrorKind::WriteZero)))),
@@ -507,31 +454,21 @@ impl Conn {
         Error::closed(self.proto.close_reason().unwrap_or("closed").to_string())
     }
 
-    /// The deadline of the running command that applies to the next read,
-    /// besides the read timeout (which starts when the read has to wait).
-    fn command_deadline(&self) -> Option<(Instant, Deadline)> {
-        match self.proto.state() {
-            State::Busy(Phase::Cancelled) => self.cancel_by.map(|at| (at, Deadline::Cancel)),
-            State::Busy(_) => self.query_by.map(|at| (at, Deadline::Query)),
-            _ => None,
-        }
-    }
-
     /// Reads until the machine has `needed` unconsumed bytes; or, while the
     /// machine fills a fixed-width column straight from the socket, reads once
     /// into that column (`sink` lends it, as to `poll`).
     async fn fill(&mut self, needed: usize, sink: &mut (dyn BlockSink + Send)) -> Result<()> {
         if self.proto.direct_pending() {
-            let command = self.command_deadline();
+            let machine = self.proto.poll_timeout();
             let Some((slot, tail)) = self.proto.direct_slots(sink) else { return Ok(()) };
             // Cancel-safe: a dropped read took no bytes off the socket, and
             // none count as received before `direct_filled`.
             let io = &mut self.io;
             let read = std::future::poll_fn(|cx| io.poll_read_pair(cx, slot, tail));
-            let n = bounded(&mut self.timer, command, self.cfg.read_timeout, read).await;
+            let n = bounded(&mut self.timer, machine, self.cfg.read_timeout, read).await;
             let n = match n {
                 Ok(r) => r,
-                Err(which) => return Err(self.deadline_passed(which)),
+                Err(which) => return Err(self.expired(which)),
             };
             return match n {
                 Ok(0) => Err(self.eof()),
@@ -546,12 +483,12 @@ impl Conn {
         // nothing more to wait for: the next poll says why.
         while self.proto.buffered() < needed && !self.proto.is_closed() {
             let want = needed - self.proto.buffered();
-            let command = self.command_deadline();
+            let machine = self.proto.poll_timeout();
             let read = self.io.read_buf(self.proto.recv_buffer(want));
-            let n = bounded(&mut self.timer, command, self.cfg.read_timeout, read).await;
+            let n = bounded(&mut self.timer, machine, self.cfg.read_timeout, read).await;
             let n = match n {
                 Ok(r) => r,
-                Err(which) => return Err(self.deadline_passed(which)),
+                Err(which) => return Err(self.expired(which)),
             };
             match n {
                 Ok(0) => return Err(self.eof()),
@@ -571,29 +508,39 @@ impl Conn {
         ))
     }
 
-    fn deadline_passed(&mut self, which: Deadline) -> Error {
+    fn expired(&mut self, which: Expired) -> Error {
         match which {
-            Deadline::Read => self.poison(Error::timeout("waiting for the server")),
-            Deadline::Cancel => self.poison(Error::timeout(TIMEOUT_CANCEL)),
-            Deadline::Query if self.proto.state() == State::Busy(Phase::Query) => {
-                // Stop the query and report the timeout now. The rest of the
-                // answer is read by whoever owns the connection next, off the
-                // caller's path (a dropped stream drains it in the background),
-                // bounded by the Cancel bound started here.
-                self.query_by = None;
-                self.cancel();
-                self.write_now();
-                Error::timeout("the query deadline passed; the query was cancelled")
-            }
-            Deadline::Query => self.poison(Error::timeout(TIMEOUT_QUERY_CLOSED)),
+            Expired::Read => self.poison(Error::timeout("waiting for the server")),
+            Expired::Machine => self.timed_out(),
         }
     }
 
-    /// Whether the query deadline has passed for the running command (a
-    /// cancelled query is bounded by the Cancel bound instead).
-    fn past_query_deadline(&self) -> bool {
-        let Some(at) = self.query_by else { return false };
-        matches!(self.proto.state(), State::Busy(p) if p != Phase::Cancelled) && Instant::now() >= at
+    /// The machine's timer passed: it applies its policy (see
+    /// `chnative_proto::connection::Timeout`) and this reports it. A query
+    /// cancelled by its deadline fails now; the rest of its answer is read by
+    /// whoever owns the connection next, off the caller's path (a dropped
+    /// stream drains it in the background), bounded by the Cancel bound.
+    fn timed_out(&mut self) -> Error {
+        // The timer fires at or after the machine's time; the clock is read
+        // once, and never taken earlier than the time the machine asked for.
+        let now = Instant::now();
+        let now = self.proto.poll_timeout().map_or(now, |at| now.max(at));
+        match self.proto.handle_timeout(now) {
+            Some(t) if t.closed() => {
+                self.io = Box::new(Shut);
+                Error::timeout(t.what())
+            }
+            Some(t) => {
+                self.write_now();
+                Error::timeout(t.what())
+            }
+            None => Error::internal("a timer passed that the connection did not set"),
+        }
+    }
+
+    /// Whether the machine's timer has passed (the clock is read only while one runs).
+    fn timer_passed(&self) -> bool {
+        self.proto.poll_timeout().is_some_and(|at| Instant::now() >= at)
     }
 
     /// The next event of the outstanding command, writing queued bytes first.
@@ -603,8 +550,8 @@ impl Conn {
     /// cancelled and the timeout is returned at once; the connection is left
     /// Busy(Cancelled) for its owner to drain (see `prepare`).
     pub(crate) async fn next_event(&mut self, sink: &mut (dyn BlockSink + Send)) -> Result<Event> {
-        if self.past_query_deadline() {
-            return Err(self.deadline_passed(Deadline::Query));
+        if self.timer_passed() {
+            return Err(self.timed_out());
         }
         loop {
             if self.proto.has_output() {
@@ -626,19 +573,13 @@ impl Conn {
 
     /// Asks the server to stop the running query (once), starting the bound on its answer.
     pub(crate) fn cancel(&mut self) {
-        let was = self.proto.state();
-        if self.proto.cancel().is_ok() && was == State::Busy(Phase::Query) {
-            self.cancel_by = Instant::now().checked_add(self.cfg.cancel_timeout);
-        }
+        // Refused only outside a query (an INSERT, a ping), where there is nothing to cancel.
+        let _ = self.proto.cancel(Instant::now());
     }
 
     /// The user gave up on the outstanding command (see `Connection::abandon`).
     pub(crate) fn abandon(&mut self) {
-        let was = self.proto.state();
-        self.proto.abandon();
-        if was == State::Busy(Phase::Query) && self.proto.state() == State::Busy(Phase::Cancelled) {
-            self.cancel_by = Instant::now().checked_add(self.cfg.cancel_timeout);
-        }
+        self.proto.abandon(Instant::now());
     }
 
     /// Reads and discards the rest of the outstanding command.
@@ -718,8 +659,7 @@ impl Conn {
         };
         let res = if insert { self.proto.insert(&query) } else { self.proto.query(&query) };
         res.map_err(map_err)?;
-        self.cancel_by = None;
-        self.query_by = deadline;
+        self.proto.set_deadline(deadline);
         self.write_out().await
     }
 
@@ -727,7 +667,6 @@ impl Conn {
     pub(crate) async fn ping(&mut self) -> Result<()> {
         self.prepare().await?;
         self.proto.ping().map_err(map_err)?;
-        self.query_by = None;
         loop {
             match self.next_event(&mut Discard).await? {
                 Event::Pong => return Ok(()),

@@ -280,7 +280,7 @@ pub enum ErrorKind {
     /// ([`Error::as_conversion`]).
     Conversion,
     /// A query that must return a row returned none: `fetch_one`,
-    /// `query_scalar`. (`fetch_optional` returns `Ok(None)` instead.)
+    /// `fetch_scalar`. (`fetch_optional` returns `Ok(None)` instead.)
     NoRows,
     /// A query that may return at most one row returned more: `fetch_one`,
     /// `fetch_optional`.

@@ -1,17 +1,15 @@
-//! Opening connections: the host list, load balancing, failover with a
-//! cool-down, TCP options and TLS.
+//! Opening connections: the host list, load balancing and failover with a
+//! cool-down (dialing one host is `transport::open`).
 //!
 //! Only connecting is retried on another host. Once a query's first byte is
 //! sent nothing is retried: the server may have run it.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
-use tokio::net::TcpStream;
+use std::time::Instant;
 
 use crate::config::Config;
-use crate::conn::{Conn, Transport};
+use crate::conn::Conn;
 use crate::error::{Error, Repr, Result};
 use crate::netopts::LoadBalancing;
 use crate::tls::Tls;
@@ -183,74 +181,6 @@ fn fails_over(e: &Error) -> bool {
     matches!(e.repr(), Repr::Io(_) | Repr::Timeout(_) | Repr::Closed(_) | Repr::Protocol(_))
 }
 
-/// A TCP connection with the options set, wrapped in TLS when configured.
-pub(crate) async fn open(cfg: &Config, tls: Option<&Tls>) -> Result<Box<dyn Transport>> {
-    let tcp = TcpStream::connect((cfg.host.as_str(), cfg.effective_port())).await?;
-    tcp.set_nodelay(true)?;
-    if let Some(idle) = cfg.net.keepalive {
-        let ka = socket2::TcpKeepalive::new().with_time(idle).with_interval(idle);
-        socket2::SockRef::from(&tcp).set_tcp_keepalive(&ka)?;
-    }
-    match tls {
-        Some(tls) => tls.connect(&cfg.host, tcp).await,
-        None => Ok(Box::new(tcp)),
-    }
-}
-
-/// How long the server may leave the client's Hello unanswered before
-/// [`http_probe`] asks the port whether it speaks HTTP. A native server
-/// answers at once, after checking the password; ClickHouse's HTTP port reads
-/// the Hello (about 25 bytes, no line end) as the start of a request line and
-/// waits for the rest of it, past the connect timeout (measured on 26.9).
-const PROBE_AFTER: Duration = Duration::from_secs(1);
-
-/// Bounds the probe's own connection, request and answer.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// Waits [`PROBE_AFTER`], then sends `GET /ping` to `host:port` on a second
-/// connection (over TLS when the client uses it) and returns the error to
-/// report if the port speaks HTTP: ClickHouse's HTTP port (or any HTTP
-/// server) does not answer the native Hello until its own timeout, but it
-/// answers a request at once. `None` (and the handshake goes on) when the
-/// probe fails or finds the native port, which answers `GET` with an HTTP 400
-/// saying it is "for clickhouse-client program".
-pub(crate) async fn http_probe(host: String, port: u16, tls: Option<Tls>) -> Option<Error> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    tokio::time::sleep(PROBE_AFTER).await;
-    let ask = async {
-        let tcp = TcpStream::connect((host.as_str(), port)).await.ok()?;
-        let mut io: Box<dyn Transport> = match &tls {
-            Some(tls) => tls.connect(&host, tcp).await.ok()?,
-            None => Box::new(tcp),
-        };
-        io.write_all(b"GET /ping HTTP/1.0\r\n\r\n").await.ok()?;
-        let mut answer = Vec::new();
-        // HTTP/1.0: the server closes after its answer.
-        (&mut io).take(4096).read_to_end(&mut answer).await.ok()?;
-        Some(answer)
-    };
-    let answer = tokio::time::timeout(PROBE_TIMEOUT, ask).await.ok()??;
-    tracing::debug!(answer = %String::from_utf8_lossy(&answer[..answer.len().min(200)]), "HTTP probe answered");
-    http_answer(&answer)
-}
-
-/// The error for a probe's answer that is HTTP from something else than the
-/// native port.
-fn http_answer(answer: &[u8]) -> Option<Error> {
-    let text = String::from_utf8_lossy(answer);
-    if !text.starts_with("HTTP/") || text.contains("for clickhouse-client") {
-        return None;
-    }
-    let status: String = text.lines().next().unwrap_or("").chars().take(80).filter(|c| !c.is_control()).collect();
-    let head = text.split("\r\n\r\n").next().unwrap_or("").to_ascii_lowercase();
-    let what = if head.contains("\nx-clickhouse-") { "ClickHouse's HTTP port" } else { "an HTTP port" };
-    Some(Error::config(format!(
-        "the server did not answer the native protocol's Hello, and the port answers HTTP (`{status}`): \
-         this is {what}; {}",
-        chnative_proto::connection::PORTS_HINT
-    )))
-}
-
 fn random() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -261,22 +191,6 @@ fn random() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn probe_answers() {
-        // What ClickHouse 26.9's native port answers to `GET /ping`: not an HTTP port.
-        let native = b"HTTP/1.0 400 Bad Request\r\n\r\nPort 19000 is for clickhouse-client program\r\n\
-            You must use port 18123 for HTTP.\r\n";
-        assert!(http_answer(native).is_none());
-        // Its HTTP port.
-        let http = b"HTTP/1.0 200 OK\r\nX-ClickHouse-Summary: {}\r\nConnection: Close\r\n\r\nOk.\n";
-        let e = http_answer(http).unwrap().to_string();
-        assert!(e.contains("(`HTTP/1.0 200 OK`): this is ClickHouse's HTTP port"), "{e}");
-        let e = http_answer(b"HTTP/1.1 301 Moved\r\nLocation: /\r\n\r\n").unwrap().to_string();
-        assert!(e.contains("this is an HTTP port"), "{e}");
-        assert!(http_answer(b"").is_none());
-        assert!(http_answer(b"SSH-2.0-x\r\n").is_none());
-    }
 
     #[test]
     fn hosts_are_named_with_their_port() {

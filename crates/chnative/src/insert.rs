@@ -4,31 +4,19 @@
 //! sent; the data, its type rules and its encoding are
 //! [`chnative_proto::insert`]'s.
 
-use chnative_proto::connection::{BlockSink, Event, Poll};
+use chnative_proto::insert::InsertColumns;
 pub use chnative_proto::insert::{fixed, InsertData, IntoInsertData};
-use chnative_proto::insert::{InsertColumns, TypedInsert};
-use chnative_proto::packet::{BlockKind, Exception, Progress};
-use chnative_proto::{Block, ProtoError};
+use chnative_proto::Block;
 
 pub use crate::block_insert::BlockInsert;
-use crate::conn::{map_err, new_query_id, Conn, QueryId, QueryWire};
+use crate::conn::{new_query_id, Conn, QueryId, QueryWire};
 use crate::error::{Error, Result};
-use crate::ident::{check_setting_name, quote_ident, quote_table};
+use crate::ident::{check_setting_name, quote_table};
+pub use crate::insert_send::InsertSummary;
+use crate::insert_send::{
+    check_against_header, end_insert, insert_sql, refuse_insert, send_rows, start_insert, InsertBlocks,
+};
 use crate::pool::{Home, Target};
-
-/// What an INSERT did.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct InsertSummary {
-    /// Rows sent.
-    pub rows: u64,
-    /// Data packets sent.
-    pub blocks: u64,
-    /// What the server reported. ClickHouse 26.9 sends no Progress for an
-    /// INSERT whose data comes from the client; it sends ProfileEvents, and
-    /// `written_rows` / `written_bytes` then hold the sum of their
-    /// `InsertedRows` / `InsertedBytes` increments (the rows the server wrote).
-    pub progress: Progress,
-}
 
 /// An INSERT being assembled: `client.insert("t").column("a", &a[..]).send().await`.
 pub struct Insert<'c, 'a> {
@@ -41,32 +29,6 @@ pub struct Insert<'c, 'a> {
     trace: Option<crate::trace::TraceContext>,
     observer: crate::observe::ObserverSlot,
     id: Option<String>,
-}
-
-/// Columns with a default expression, from a TableColumns description.
-fn columns_with_defaults(description: &str) -> Vec<(String, bool)> {
-    let mut out = Vec::new();
-    for line in description.lines().skip(2) {
-        let mut parts = line.split('\t');
-        let head = parts.next().unwrap_or("");
-        let name = if let Some(rest) = head.strip_prefix('`') {
-            let mut name = String::new();
-            let mut chars = rest.chars();
-            while let Some(c) = chars.next() {
-                match c {
-                    '\\' => name.extend(chars.next()),
-                    '`' => break,
-                    c => name.push(c),
-                }
-            }
-            name
-        } else {
-            head.split(' ').next().unwrap_or("").to_string()
-        };
-        let has_default = matches!(parts.next(), Some("DEFAULT" | "MATERIALIZED" | "ALIAS" | "EPHEMERAL"));
-        out.push((name, has_default));
-    }
-    out
 }
 
 impl<'c, 'a> Insert<'c, 'a> {
@@ -205,7 +167,7 @@ impl<'c, 'a> Insert<'c, 'a> {
     ///
     /// ```no_run
     /// # async fn demo(source: chnative::Client, target: chnative::Client) -> chnative::Result<()> {
-    /// let mut stream = source.stream("SELECT number AS id, toString(number) AS name FROM numbers(1000000)").await?;
+    /// let mut stream = source.fetch_blocks("SELECT number AS id, toString(number) AS name FROM numbers(1000000)").await?;
     /// let summary = target.insert("copy").from_stream(&mut stream).await?;
     /// assert_eq!(summary.rows, 1_000_000);
     /// # Ok(()) }
@@ -253,10 +215,10 @@ impl<'c, 'a> Insert<'c, 'a> {
         };
         let conn: &mut Conn = slot.get().await?;
         let mut sink = InsertBlocks::observed(observer);
-        let described = start_insert(conn, &q, &mut sink).await?;
+        start_insert(conn, &q, &mut sink).await?;
 
-        let checked = check_against_header(checked, &sink.header, &described, allow_missing);
-        sink.header.recycle(conn.proto.pool());
+        let checked = check_against_header(checked, &sink, allow_missing);
+        conn.recycle_insert(&mut sink.flow);
         let typed = match checked {
             Ok(t) => t,
             Err(e) => {
@@ -270,12 +232,6 @@ impl<'c, 'a> Insert<'c, 'a> {
     }
 }
 
-/// `INSERT INTO <table> (<columns>) VALUES` (the table already quoted).
-pub(crate) fn insert_sql<'n>(quoted_table: &str, columns: impl Iterator<Item = &'n str>) -> String {
-    let list: Vec<String> = columns.map(quote_ident).collect();
-    format!("INSERT INTO {quoted_table} ({}) VALUES", list.join(", "))
-}
-
 /// The settings with `async_insert = 0` added unless the caller set it.
 fn sync_by_default(mut settings: Vec<(String, String, u64)>) -> Vec<(String, String, u64)> {
     if !settings.iter().any(|(k, _, _)| k == "async_insert") {
@@ -284,226 +240,4 @@ fn sync_by_default(mut settings: Vec<(String, String, u64)>) -> Vec<(String, Str
         settings.push(("async_insert".into(), "0".into(), 0));
     }
     settings
-}
-
-/// Sends an INSERT's query and reads what the server sends up to the table's
-/// header block (left in `sink.header`); returns the table's columns and
-/// whether each has a default expression.
-pub(crate) async fn start_insert(
-    conn: &mut Conn,
-    q: &QueryWire,
-    sink: &mut InsertBlocks,
-) -> Result<Vec<(String, bool)>> {
-    let deadline = crate::conn::query_deadline(None, conn.cfg.query_timeout);
-    conn.send_query(q, true, deadline).await?;
-    // Wait for the header; the server describes the table first.
-    let mut described: Vec<(String, bool)> = Vec::new();
-    loop {
-        match conn.next_event(sink).await? {
-            Event::TableColumns { description, .. } => described = columns_with_defaults(&description),
-            Event::Header => return Ok(described),
-            Event::ProfileEvents => sink.count_written(),
-            Event::Exception(e) => return Err(Error::server(e)),
-            Event::EndOfStream => return Err(Error::from(ProtoError::violation("the server sent no INSERT header"))),
-            _ => {}
-        }
-    }
-}
-
-/// Ends an INSERT that has sent no data with the empty block, so that nothing
-/// is inserted and the connection stays usable.
-pub(crate) async fn refuse_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<()> {
-    conn.proto.end_data().map_err(map_err)?;
-    finish_insert(conn, sink).await.map(drop)
-}
-
-/// Sends the rows of `typed` as Data packets (split by the connection's
-/// `insert_block_bytes` / `insert_block_rows` where the data can be split);
-/// returns how many packets went out.
-///
-/// An encoding failure after the first packet closes the connection (sent
-/// blocks cannot be taken back, so the INSERT must not end); a server
-/// exception is returned as a server error ([`ErrorKind::Server`](crate::ErrorKind::Server)) with the connection usable.
-pub(crate) async fn send_rows(conn: &mut Conn, typed: &TypedInsert<'_, '_>, sink: &mut InsertBlocks) -> Result<u64> {
-    let rows = typed.rows();
-    let step = if typed.splittable() {
-        typed.block_rows(conn.cfg.insert_block_bytes, conn.cfg.insert_block_rows)
-    } else {
-        rows.max(1)
-    };
-    let mut blocks = 0u64;
-    let mut lo = 0usize;
-    while lo < rows {
-        let hi = (lo + step).min(rows);
-        let res = conn.proto.send_data(|stage: &mut Vec<u8>, rev| -> Result<()> {
-            typed.write_block(stage, rev, lo, hi)?;
-            Ok(())
-        });
-        if let Err(e) = res {
-            // Blocks already sent cannot be taken back: the INSERT must not end.
-            return Err(conn.poison(e));
-        }
-        if let Some(e) = send_watching(conn, sink).await? {
-            // The server refused the data; the machine queued the end of
-            // data the server now waits for, so the connection stays usable.
-            conn.write_out().await?;
-            return Err(Error::server(e));
-        }
-        blocks += 1;
-        lo = hi;
-    }
-    Ok(blocks)
-}
-
-/// Sends the end of data and waits for the server to confirm the INSERT.
-pub(crate) async fn end_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<Progress> {
-    conn.proto.end_data().map_err(map_err)?;
-    let mut progress = finish_insert(conn, sink).await?;
-    if progress.written_rows == 0 {
-        progress.written_rows = sink.written_rows;
-        progress.written_bytes = sink.written_bytes;
-    }
-    Ok(progress)
-}
-
-/// The blocks an INSERT lends the connection: the table's header, and the
-/// profile events that count the rows the server wrote.
-#[derive(Default)]
-pub(crate) struct InsertBlocks {
-    pub(crate) header: Block,
-    profile_events: Block,
-    written_rows: u64,
-    written_bytes: u64,
-    observer: crate::observe::ObserverSlot,
-}
-
-impl BlockSink for InsertBlocks {
-    fn block(&mut self, kind: BlockKind) -> Option<&mut Block> {
-        match kind {
-            BlockKind::Data => Some(&mut self.header),
-            BlockKind::ProfileEvents => Some(&mut self.profile_events),
-            _ => None,
-        }
-    }
-}
-
-impl InsertBlocks {
-    pub(crate) fn observed(observer: crate::observe::ObserverSlot) -> Self {
-        InsertBlocks { observer, ..InsertBlocks::default() }
-    }
-
-    /// Adds the InsertedRows / InsertedBytes increments of a ProfileEvents block.
-    fn count_written(&mut self) {
-        if let Some(o) = &self.observer.0 {
-            o.profile_events(&self.profile_events);
-        }
-        let (rows, bytes) = inserted_counters(&self.profile_events);
-        self.written_rows += rows;
-        self.written_bytes += bytes;
-    }
-}
-
-/// The InsertedRows and InsertedBytes increments in a ProfileEvents block
-/// (columns `type` Enum8, 1 = increment; `name` String; `value` Int64; other
-/// rows are other counters). 26.9 sends one row per counter, thread 0.
-fn inserted_counters(block: &Block) -> (u64, u64) {
-    let (Some(kinds), Some(names), Some(values)) = (block.column("type"), block.column("name"), block.column("value"))
-    else {
-        return (0, 0);
-    };
-    let (Ok(kinds), Ok(names), Ok((values, 8))) =
-        (kinds.view().values::<i8>(), names.view().as_strings(), values.view().raw_fixed())
-    else {
-        return (0, 0);
-    };
-    let mut out = (0u64, 0u64);
-    for (i, v) in values.chunks_exact(8).enumerate() {
-        if kinds.get(i) != Some(&1) {
-            continue;
-        }
-        let v = u64::from_le_bytes(v.try_into().unwrap_or_default());
-        match names.bytes(i) {
-            b"InsertedRows" => out.0 += v,
-            b"InsertedBytes" => out.1 += v,
-            _ => {}
-        }
-    }
-    out
-}
-
-/// Writes the queued Data packet while watching for what the server sends
-/// meanwhile; stops at the first Exception (the rest of the packet and the end
-/// of data still go out, see the caller).
-async fn send_watching(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<Option<Exception>> {
-    loop {
-        conn.read_now()?;
-        while conn.proto.buffered() > 0 {
-            match conn.proto.poll(sink).map_err(map_err)? {
-                Poll::Event(Event::Exception(e)) => return Ok(Some(e)),
-                Poll::Event(Event::ProfileEvents) => sink.count_written(),
-                Poll::Event(_) => {}
-                // (Anything else the machine may report one day: stop reading, as here.)
-                _ => break,
-            }
-        }
-        if !conn.proto.has_output() {
-            return Ok(None);
-        }
-        conn.write_some().await?;
-    }
-}
-
-pub(crate) fn check_against_header<'s, 'a>(
-    checked: InsertColumns<'s, 'a>,
-    header: &Block,
-    described: &[(String, bool)],
-    allow_missing: bool,
-) -> Result<TypedInsert<'s, 'a>> {
-    let typed = checked.with_header(header)?;
-    if !allow_missing {
-        let missing: Vec<&str> = described
-            .iter()
-            .filter(|(n, has_default)| !has_default && !typed.has_column(n))
-            .map(|(n, _)| n.as_str())
-            .collect();
-        if !missing.is_empty() {
-            return Err(Error::invalid_input(format!(
-                "missing column(s) without a DEFAULT: {} (use allow_missing_columns() to insert type defaults)",
-                missing.join(", ")
-            )));
-        }
-    }
-    Ok(typed)
-}
-
-async fn finish_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<Progress> {
-    let mut progress = Progress::default();
-    loop {
-        match conn.next_event(sink).await? {
-            Event::EndOfStream => return Ok(progress),
-            Event::Exception(e) => return Err(Error::server(e)),
-            Event::Progress(p) => {
-                progress.accumulate(&p);
-                if let Some(o) = &sink.observer.0 {
-                    o.progress(&p, &progress);
-                }
-            }
-            Event::ProfileEvents => sink.count_written(),
-            _ => {}
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn table_columns_description() {
-        let d = "columns format version: 1\n3 columns:\n`id` UInt64\n`a b` String\tDEFAULT\t'x'\n`m` UInt8\tMATERIALIZED\t1\n";
-        assert_eq!(
-            columns_with_defaults(d),
-            vec![("id".to_string(), false), ("a b".to_string(), true), ("m".to_string(), true)]
-        );
-    }
 }

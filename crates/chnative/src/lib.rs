@@ -12,7 +12,7 @@
 //! [`Client`] is a pool of connections behind a cheap, cloneable, `Send + Sync`
 //! handle. A `#[derive(Row)]` struct is inserted with [`Client::insert_rows`] (or
 //! a long-lived [`Client::inserter`]) and read back with [`Client::fetch_all`]
-//! (or streamed with [`Client::query`]). Fields bind to columns by name, and their
+//! (or streamed with [`Client::fetch`]). Fields bind to columns by name, and their
 //! types are checked against the table or the result before any row moves.
 //! `{name:Type}` placeholders take values bound with [`Query::bind`] (or the
 //! [`params!`] macro), sent as query parameters, never spliced into the SQL.
@@ -69,7 +69,7 @@
 //!     id: u64,
 //!     name: &'a str,
 //! }
-//! let mut rows = client.query::<Name<'_>>("SELECT id, name FROM events").await?;
+//! let mut rows = client.fetch::<Name<'_>>("SELECT id, name FROM events").await?;
 //! while let Some(row) = rows.next().await? {
 //!     println!("{} {}", row.id, row.name);
 //! }
@@ -86,21 +86,21 @@
 //! When the shape is known only at run time (CLIs, admin tools, migrations), rows
 //! are [`ValueRow`]s of [`Value`]s, indexed by position or by column name.
 //! `Display` renders a value the way the server's `toString` does; values are exact
-//! (Decimals, 128/256-bit integers, zoned DateTimes). [`Client::insert_value_rows`]
+//! (Decimals, 128/256-bit integers, zoned DateTimes). [`Client::insert_values`]
 //! converts every cell exactly to its column's type before sending.
 //!
 //! ```no_run
 //! # async fn run(client: chnative::Client) -> chnative::Result<()> {
 //! use chnative::{Value, ValueRow};
 //!
-//! let rows = client.fetch_all_rows("SELECT name, count() AS n FROM events GROUP BY name LIMIT 3").await?;
+//! let rows = client.fetch_all_values("SELECT name, count() AS n FROM events GROUP BY name LIMIT 3").await?;
 //! for row in &rows {
 //!     println!("{} {}", row["name"], row[1]);
 //! }
 //!
 //! let names: std::sync::Arc<[String]> = vec!["id".to_string(), "name".to_string(), "score".to_string()].into();
 //! let row = ValueRow::new(names, vec![Value::UInt64(7), Value::String(b"seven".to_vec()), Value::Null])?;
-//! client.insert_value_rows("events", &[row]).await?;
+//! client.insert_values("events", &[row]).await?;
 //! # Ok(()) }
 //! ```
 //!
@@ -120,7 +120,7 @@
 //! client.insert("events").column("id", &ids).column("name", &names).send().await?;
 //!
 //! let mut stream = client
-//!     .stream(("SELECT id, name FROM events WHERE id > {min:UInt64}", params! {"min" => 10u64}))
+//!     .fetch_blocks(("SELECT id, name FROM events WHERE id > {min:UInt64}", params! {"min" => 10u64}))
 //!     .await?;
 //! while let Some(block) = stream.next().await? {
 //!     let ids: &[u64] = block.column("id").unwrap().view().values()?;
@@ -141,12 +141,38 @@
 //! # Connections
 //!
 //! [`Client`] is a pool (every call takes `&self`); a stream holds one pooled
-//! connection until it is dropped. [`Session`] pins one pooled connection for
-//! calls that share server-side state (`SET`, `USE`, temporary tables).
-//! [`Connection`] is the single socket underneath, with `&mut self` calls. A call
-//! dropped halfway (a timeout, a `select!`) never leaves a connection in an
-//! unknown state in the pool: an unfinished SELECT is cancelled and drained, and
-//! anything that cannot be finished safely is closed.
+//! connection until it is dropped, and owns it: what a `Client` returns (streams,
+//! inserters, INSERT builders) is `Send + 'static` and can move into a spawned
+//! task. [`Session`] pins one pooled connection for calls that share server-side
+//! state (`SET`, `USE`, temporary tables). [`Connection`] is the single socket
+//! underneath, with `&mut self` calls. A call dropped halfway (a timeout, a
+//! `select!`) never leaves a connection in an unknown state in the pool: an
+//! unfinished SELECT is cancelled and drained, and anything that cannot be
+//! finished safely is closed.
+//!
+//! # One set of calls
+//!
+//! The three have the same calls, with the same names; the [`Executor`] trait
+//! holds them for code that takes any of the three (`db: &mut impl Executor`).
+//! A query `q` is a `&str`, a `String`, `(sql, params! {..})` or a [`Query`].
+//!
+//! | task | call | returns |
+//! |---|---|---|
+//! | run a statement (DDL, `INSERT … SELECT`) | `execute(q)` | [`Progress`] |
+//! | stream typed rows | `fetch::<T>(q)` | [`RowStream`] |
+//! | all / exactly one / at most one row | `fetch_all::<T>(q)`, `fetch_one`, `fetch_optional` | `Vec<T>`, `T`, `Option<T>` |
+//! | one value | `fetch_scalar::<T>(q)` | `T` |
+//! | stream blocks of columns | `fetch_blocks(q)` | [`QueryStream`] |
+//! | stream / all dynamic rows | `fetch_values(q)`, `fetch_all_values(q)` | [`ValueRowStream`], `Vec<ValueRow>` |
+//! | insert typed rows | `insert_rows(table, &rows)` (`.setting`, `.query_id`, `.deduplication_token`) | [`InsertSummary`] |
+//! | insert dynamic rows | `insert_values(table, &rows)` (same options) | [`InsertSummary`] |
+//! | insert columns | `insert(table).column("a", &a).send()` | [`InsertSummary`] |
+//! | insert any number of blocks in one INSERT | `insert_blocks(table)`, or `insert(table).open()` | [`BlockInsert`] |
+//! | a long-lived, buffering row writer | `inserter::<T>(table)` | [`Inserter`] |
+//! | check the server answers | `ping()` | `()` |
+//!
+//! The names of 0.1 (`stream`, `query`, `query_scalar`, `query_rows`,
+//! `fetch_all_rows`, `insert_value_rows`) still work, deprecated.
 //!
 //! ## The connection string
 //!
@@ -196,20 +222,28 @@
 //!
 //! # Layers
 //!
-//! This crate's root holds what an application needs. The protocol itself — wire
-//! readers, packets, compression framing, the connection state machine, buffer
-//! pools, raw column storage — is the sans-IO crate `chnative-proto`, re-exported
-//! as [`proto`]: the low level, for tools that drive the protocol themselves.
+//! This crate's root holds what an application needs; [`row`] and [`value`] hold
+//! the typed and dynamic row tiers' details, [`convert`] the conversions of
+//! column values, and [`proto`] a chosen part of the low level (raw columns and
+//! their views). The protocol itself — wire readers, packets, compression
+//! framing, the connection state machine, buffer pools — is the sans-IO crate
+//! `chnative-proto`, for tools that drive the protocol themselves.
 #![warn(missing_docs)]
 
+#[doc(hidden)]
+pub mod __private;
 mod block_insert;
+mod blocks;
 pub mod cluster;
 mod config;
 mod conn;
+mod dial;
 mod error;
+mod executor;
 mod hosts;
 mod ident;
 mod insert;
+mod insert_send;
 mod netopts;
 mod observe;
 mod params;
@@ -220,6 +254,7 @@ mod session;
 mod stream;
 mod tls;
 mod trace;
+mod transport;
 pub mod value;
 mod value_insert;
 #[cfg(feature = "serde")]
@@ -239,11 +274,29 @@ pub use chnative_derive::Variant;
 pub use row::{Inserter, RowStream};
 pub use value::{Value, ValueRow, ValueRowStream};
 
-/// The low level: the sans-IO protocol crate (`chnative-proto`) — wire readers and
-/// writers, packets, compression framing, the connection state machine, buffer
-/// pools, `Block::read` and raw column storage. Applications rarely need it; the
-/// items they do need are re-exported at this crate's root.
-pub use chnative_proto as proto;
+/// The low level, a chosen part of the sans-IO protocol crate `chnative-proto`:
+/// raw column storage and its views, for tools that convert whole columns
+/// (Arrow, exporters) or read types the typed tiers do not cover. Applications
+/// rarely need it; what they do need is at this crate's root.
+///
+/// The rest of `chnative-proto` (wire readers and writers, packets, compression
+/// framing, the connection state machine, buffer pools, SIMD kernels) is not
+/// re-exported: a program that drives the protocol itself depends on
+/// `chnative-proto` directly, at the version this crate uses.
+pub mod proto {
+    pub use chnative_proto::column::{AggregateState, JsonData, StateValue, JSON_AS_STRING_SETTING, JSON_STRING};
+    /// Conversions of column values to and from Rust types (also at [`crate::convert`]).
+    #[doc(no_inline)]
+    pub use chnative_proto::convert;
+    pub use chnative_proto::insert::VARIANT_NULL;
+    pub use chnative_proto::qbit::{Element, QBitValue, QBitView};
+    pub use chnative_proto::types::IntervalKind;
+    pub use chnative_proto::view::{
+        AggregateStatesView, ArrayView, ColumnView, DynamicView, FixedValue, JsonValue, JsonView, Keys,
+        LowCardinalityView, NullableView, OwnedValue, StrView, VariantView, WireUuid,
+    };
+    pub use chnative_proto::{AlignedBuf, Block, BlockInfo, Column, ColumnData, DataType, ProtoError};
+}
 pub use chnative_proto::chunked::Mode as ChunkMode;
 /// Conversions of column values to and from Rust types (`chrono`, `time`, `jiff`,
 /// `rust_decimal`, `uuid`, `std::net`, exact `Decimal`, Int256/UInt256): chnative-proto's
@@ -259,6 +312,7 @@ pub use chnative_proto::view::{
 pub use chnative_proto::{Block, Column, DataType};
 pub use config::{Compression, Config};
 pub use error::{Error, ErrorKind, Result, ServerError, TypeMismatch};
+pub use executor::{Executor, InsertRows, InsertValues};
 pub use insert::{fixed, BlockInsert, Insert, InsertData, InsertSummary, IntoInsertData};
 pub use netopts::{LoadBalancing, TlsRoots};
 pub use observe::Observer;
@@ -312,8 +366,8 @@ impl ServerInfo {
             negotiated_revision: conn.revision(),
             timezone: h.timezone.clone(),
             display_name: h.display_name.clone(),
-            chunked_send: conn.proto.chunking().send,
-            chunked_recv: conn.proto.chunking().recv,
+            chunked_send: conn.chunking().send,
+            chunked_recv: conn.chunking().recv,
         }
     }
 }
@@ -334,22 +388,6 @@ fn wire(q: Query) -> Result<QueryWire> {
         params: q.params.into_iter().map(|(k, v)| (k, chnative_proto::packet::encode_parameter(&v))).collect(),
         trace: q.trace.map(|t| t.0),
     })
-}
-
-/// Starts a query on the connection in `slot` (see `stream` of [`Connection`]).
-async fn slot_stream(slot: &mut ConnSlot, mut query: Query) -> Result<QueryStream<'_>> {
-    let observer = std::mem::take(&mut query.observer);
-    let deadline = crate::conn::query_deadline(query.timeout, slot.query_timeout());
-    let q = crate::wire(query)?;
-    // The connection stays in its slot until the Query is out: a future
-    // dropped halfway (or cut short by the deadline) must leave it where
-    // the next call finds (and finishes or closes) it.
-    let start = async {
-        slot.get().await?.send_query(&q, false, deadline).await?;
-        slot.take().await
-    };
-    let conn = crate::conn::within(deadline, start).await?;
-    Ok(QueryStream::new(conn, crate::pool::Home::Slot(slot), q.id).observed(observer))
 }
 
 /// The first value of the first row of a result, read by `T`'s typed-row rules
@@ -380,68 +418,6 @@ async fn scalar_of<T: Scalar>(mut s: QueryStream<'_>, server_tz: &str) -> Result
     out.ok_or_else(|| Error::no_rows("the query returned no rows"))
 }
 
-/// The calls of a type that owns one socket (a [`Connection`], a [`Session`]),
-/// each taking `&mut self`. `$slot` names the `ConnSlot` in `self`.
-macro_rules! single_socket_api {
-    ($($slot:tt)+) => {
-        /// What the server said about itself.
-        pub fn server_info(&self) -> ServerInfo {
-            self.info.clone()
-        }
-
-        /// False once the connection was closed after an error; make a new one then.
-        /// (While a cancelled query is being finished in the background this says true;
-        /// the next call waits for it.)
-        pub fn is_usable(&self) -> bool {
-            self.$($slot)+.peek().is_none_or(|c| !c.is_broken())
-        }
-
-        /// Starts a query and streams its result block by block.
-        ///
-        /// The query deadline ([`crate::Query::timeout`], else [`crate::Config::query_timeout`])
-        /// runs from this call: a query that timed out before is finished in the
-        /// background, and the wait for that counts.
-        pub async fn stream(&mut self, query: impl Into<Query>) -> Result<QueryStream<'_>> {
-            crate::slot_stream(&mut self.$($slot)+, query.into()).await
-        }
-
-        /// Runs a statement (DDL, INSERT … SELECT, SYSTEM …) and discards any result.
-        pub async fn execute(&mut self, query: impl Into<Query>) -> Result<Progress> {
-            self.stream(query).await?.finish_all().await
-        }
-
-        /// Runs a query returning one value: the first column of the first row, read
-        /// by the rules of a typed-row field ([`Scalar`]).
-        pub async fn query_scalar<T: Scalar>(&mut self, query: impl Into<Query>) -> Result<T> {
-            let query: Query = query.into();
-            let session_tz = query.session_timezone().map(str::to_string);
-            // The slot and the server's zone borrowed apart: no copy of the zone.
-            let stream = crate::slot_stream(&mut self.$($slot)+, query).await?;
-            crate::scalar_of(stream, session_tz.as_deref().unwrap_or(&self.info.timezone)).await
-        }
-
-        /// Starts an INSERT into `table`: `table` or `db.table`, each part quoted as an
-        /// identifier (parts may come quoted already, with backticks or double quotes;
-        /// quote a name that holds a dot).
-        pub fn insert<'a>(&mut self, table: &str) -> Insert<'_, 'a> {
-            Insert::new(crate::pool::Target::Slot(&mut self.$($slot)+), table)
-        }
-
-        /// Opens one INSERT into `table` that takes any number of blocks (see
-        /// [`BlockInsert`]); for settings, a query id or a deduplication token use
-        /// [`Insert::open`].
-        pub async fn insert_blocks(&mut self, table: &str) -> Result<BlockInsert<'_>> {
-            self.insert(table).open().await
-        }
-
-        /// Checks the server answers.
-        pub async fn ping(&mut self) -> Result<()> {
-            self.$($slot)+.get().await?.ping().await
-        }
-    };
-}
-pub(crate) use single_socket_api;
-
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Connection")
@@ -464,10 +440,10 @@ impl Connection {
         Ok(Connection { slot: ConnSlot::new(conn), info })
     }
 
-    single_socket_api!(slot);
+    executor::single_socket_api!(slot);
 }
 
-/// A value [`Client::query_scalar`] can return: any type a typed-row field can
+/// A value [`Client::fetch_scalar`] can return: any type a typed-row field can
 /// have ([`row::FromColumn`]), read by the same rules (`u64` reads UInt8 … UInt64,
 /// `f64` reads Float32, `Option<T>` reads Nullable(T), `String` must be UTF-8, …).
 pub trait Scalar: Sized {
@@ -486,7 +462,7 @@ impl<T: for<'r> row::FromColumn<'r>> Scalar for T {
     fn from_column(col: &ColumnView<'_>, ctx: &row::ReadContext) -> Result<Self> {
         Self::check(col)?;
         if col.is_empty() {
-            return Err(Error::internal("query_scalar read a column without rows"));
+            return Err(Error::internal("fetch_scalar read a column without rows"));
         }
         row::Reader::<T>::new(col, ctx)?.get(0)
     }

@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::config::Config;
 use crate::error::{Error, Result};
 
 /// The port of the native protocol over TLS.
@@ -127,7 +126,7 @@ fn path(key: &str, v: &str) -> Result<PathBuf> {
 
 /// `0` turns a duration off, as for `read_timeout`.
 fn optional_duration(key: &str, v: &str) -> Result<Option<Duration>> {
-    crate::config::parse_timeout(key, v)
+    parse_timeout(key, v)
 }
 
 impl NetOptions {
@@ -171,7 +170,7 @@ impl NetOptions {
                     }
                 }
             }
-            "host_cooldown" => self.host_cooldown = crate::config::parse_timeout(key, v)?.unwrap_or(Duration::ZERO),
+            "host_cooldown" => self.host_cooldown = parse_timeout(key, v)?.unwrap_or(Duration::ZERO),
             "tcp_keepalive" => self.keepalive = optional_duration(key, v)?,
             _ => return Ok(false),
         }
@@ -193,186 +192,25 @@ impl NetOptions {
     }
 }
 
-/// Connection management: pooling, TLS, hosts, keepalive.
-impl Config {
-    /// The port used when none is given: 9440 with TLS, 9000 without.
-    pub(crate) fn effective_port(&self) -> u16 {
-        if !self.net.port_given && self.net.tls.enabled {
-            SECURE_PORT
-        } else {
-            self.port
-        }
+/// Reads a duration: a number with an optional unit (`ms`, `s`, `m`, `h`; seconds
+/// without one). Zero means "no timeout", so it comes back as `None`.
+pub(crate) fn parse_timeout(key: &str, v: &str) -> Result<Option<Duration>> {
+    let bad = || Error::config(format!("{key}: `{v}` is not a duration (e.g. 5s, 250ms, 2m; 0 for none)"));
+    let (num, unit) = match v.find(|c: char| !c.is_ascii_digit() && c != '.') {
+        Some(i) => (&v[..i], &v[i..]),
+        None => (v, "s"),
+    };
+    if num.is_empty() || !num.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err(bad());
     }
-
-    /// Every host to try, the configured one first, with ports resolved.
-    pub(crate) fn hosts(&self) -> Vec<(String, u16)> {
-        let default_port = if self.net.tls.enabled { SECURE_PORT } else { 9000 };
-        let mut out = vec![(self.host.clone(), self.effective_port())];
-        for (h, p) in &self.net.more_hosts {
-            out.push((h.clone(), p.unwrap_or(default_port)));
-        }
-        out
-    }
-
-    /// Most connections the pool keeps open at once (20 by default).
-    pub fn pool_max_size(mut self, n: usize) -> Self {
-        self.net.pool.max_size = n.max(1);
-        self
-    }
-    /// Idle connections the pool keeps ready (0 by default), opened in the background.
-    pub fn pool_min_idle(mut self, n: usize) -> Self {
-        self.net.pool.min_idle = n;
-        self
-    }
-    /// Longest wait for a free connection when all are in use (30 s by
-    /// default; `None` waits forever). Past it a call fails with an [`ErrorKind::Timeout`](crate::ErrorKind::Timeout) error.
-    pub fn pool_acquire_timeout(mut self, d: Option<Duration>) -> Self {
-        self.net.pool.acquire_timeout = d;
-        self
-    }
-    /// An idle connection unused this long is closed (10 min by default).
-    pub fn pool_idle_timeout(mut self, d: Option<Duration>) -> Self {
-        self.net.pool.idle_timeout = d;
-        self
-    }
-    /// A connection older than this is closed when it comes back (1 h by default).
-    pub fn pool_max_lifetime(mut self, d: Option<Duration>) -> Self {
-        self.net.pool.max_lifetime = d;
-        self
-    }
-    /// A connection idle longer than this is pinged before it is handed out
-    /// (60 s by default; `Some(ZERO)` pings on every checkout, `None` never).
-    pub fn pool_health_check_after(mut self, d: Option<Duration>) -> Self {
-        self.net.pool.health_check_after = d;
-        self
-    }
-
-    /// TLS on or off. On, the default port is 9440. `clickhouses://` or
-    /// `secure=true` in a URL turn it on.
-    pub fn secure(mut self, on: bool) -> Self {
-        self.net.tls.enabled = on;
-        if !self.net.port_given {
-            // The default port follows TLS; kept in the field so `Debug` shows it.
-            self.port = if on { SECURE_PORT } else { 9000 };
-        }
-        self
-    }
-    /// A PEM file of CA certificates trusted in addition to the roots of
-    /// [`Config::tls_roots`] (URL option `tls_ca_file`): the way to trust a
-    /// server whose certificate is self-signed or from a private CA.
-    pub fn tls_ca_file(mut self, path: impl Into<PathBuf>) -> Self {
-        self.net.tls.ca_file = Some(path.into());
-        self
-    }
-    /// Which root certificates to trust besides [`Config::tls_ca_file`]: the
-    /// system's (the default), the bundled web PKI roots (cargo feature
-    /// `webpki-roots`), or both. URL option `tls_roots=system|webpki|both`.
-    pub fn tls_roots(mut self, roots: TlsRoots) -> Self {
-        self.net.tls.roots = roots;
-        self
-    }
-    /// A client certificate chain and its private key (PEM), for mutual TLS.
-    pub fn tls_client_cert(mut self, cert_file: impl Into<PathBuf>, key_file: impl Into<PathBuf>) -> Self {
-        self.net.tls.cert_file = Some(cert_file.into());
-        self.net.tls.key_file = Some(key_file.into());
-        self
-    }
-    /// The name the server's certificate must carry (and that is sent as SNI);
-    /// by default the host connected to.
-    pub fn tls_server_name(mut self, name: impl Into<String>) -> Self {
-        self.net.tls.server_name = Some(name.into());
-        self
-    }
-    /// **Dangerous:** accepts a server certificate issued for another name.
-    /// The chain is still verified against the trusted roots, but anyone with
-    /// any certificate from those roots can impersonate the server.
-    pub fn danger_disable_hostname_verification(mut self) -> Self {
-        self.net.tls.danger_no_hostname_check = true;
-        self
-    }
-
-    /// Another host to fail over to (`None` port: 9000, or 9440 with TLS).
-    pub fn add_host(mut self, host: impl Into<String>, port: Option<u16>) -> Self {
-        self.net.more_hosts.push((host.into(), port));
-        self
-    }
-    /// How a host is picked for each new connection when there are several.
-    pub fn load_balancing(mut self, policy: LoadBalancing) -> Self {
-        self.net.load_balancing = policy;
-        self
-    }
-    /// How long a host that failed to connect is tried last (30 s by default).
-    pub fn host_cooldown(mut self, d: Duration) -> Self {
-        self.net.host_cooldown = d;
-        self
-    }
-    /// TCP keepalive idle time (60 s by default; `None` turns keepalive off).
-    pub fn tcp_keepalive(mut self, d: Option<Duration>) -> Self {
-        self.net.keepalive = d;
-        self
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn options_and_hosts() {
-        let c = Config::from_url(
-            "clickhouse://u@h1:9001,h2,[::1]:9003/db?load_balancing=round_robin&pool_max_size=5&pool_min_idle=2&pool_idle_timeout=0&secure=true",
-        )
-        .unwrap();
-        assert_eq!(c.hosts(), vec![("h1".to_string(), 9001), ("h2".to_string(), 9440), ("::1".to_string(), 9003)]);
-        assert_eq!(c.net.load_balancing, LoadBalancing::RoundRobin);
-        assert_eq!((c.net.pool.max_size, c.net.pool.min_idle, c.net.pool.idle_timeout), (5, 2, None));
-        let c = Config::from_url("clickhouses://h/db").unwrap();
-        assert!(c.net.tls.enabled);
-        assert_eq!(c.address(), "h:9440");
-        let c = Config::from_url("clickhouses://h:9000/db").unwrap();
-        assert_eq!(c.address(), "h:9000");
-        assert_eq!(Config::from_url("clickhouse://h/db").unwrap().address(), "h:9000");
-        assert_eq!(c.net.tls.roots, TlsRoots::System);
-        for (v, roots) in [("system", TlsRoots::System), ("webpki", TlsRoots::WebPki), ("both", TlsRoots::Both)] {
-            let c = Config::from_url(&format!("clickhouses://h?tls_roots={v}")).unwrap();
-            assert_eq!(c.net.tls.roots, roots);
-        }
-        for bad in [
-            "clickhouse://h1,/db",
-            "clickhouse://h1,h2:x/db",
-            "clickhouse://h1,h2:0/db",
-            "clickhouse://h?load_balancing=first",
-            "clickhouse://h?pool_max_size=0",
-            "clickhouse://h?pool_max_size=2&pool_min_idle=3",
-            "clickhouse://h?secure=maybe",
-            "clickhouse://h?tls_cert_file=/a",
-            "clickhouse://h?tls_roots=mozilla",
-        ] {
-            assert!(Config::from_url(bad).is_err(), "{bad}");
-        }
-    }
-
-    /// `Debug` shows the port a connection uses: 9440 for TLS when none is given
-    /// (it said 9000 for `clickhouses://h`, which connects on 9440).
-    #[test]
-    fn debug_shows_the_port_in_use() {
-        let port = |c: &Config| {
-            let d = format!("{c:?}");
-            let at = d.find("port: ").expect("a port field");
-            d[at + 6..].split(|ch: char| !ch.is_ascii_digit()).next().unwrap().to_string()
-        };
-        for (c, want) in [
-            (Config::from_url("clickhouses://h/db").unwrap(), "9440"),
-            (Config::from_url("clickhouse://h/db?secure=true").unwrap(), "9440"),
-            (Config::from_url("clickhouses://h:9000/db").unwrap(), "9000"),
-            (Config::from_url("clickhouse://h/db").unwrap(), "9000"),
-            (Config::new().host("h").secure(true), "9440"),
-            (Config::new().host("h").secure(true).secure(false), "9000"),
-            (Config::new().port(9000).secure(true), "9000"),
-            (Config::new().secure(true).port(9001), "9001"),
-        ] {
-            assert_eq!(port(&c), want, "{c:?}");
-            assert_eq!(c.address(), format!("{}:{want}", c.host));
-        }
-    }
+    let n: f64 = num.parse().map_err(|_| bad())?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(bad()),
+    };
+    let d = Duration::try_from_secs_f64(secs).map_err(|_| bad())?;
+    Ok((!d.is_zero()).then_some(d))
 }

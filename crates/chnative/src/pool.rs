@@ -9,7 +9,6 @@
 //! until the connection is idle again or closed. A closed connection is never
 //! handed out again.
 
-use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -20,7 +19,7 @@ use crate::config::Config;
 use crate::conn::{Conn, ConnSlot};
 use crate::error::{Error, Result};
 use crate::hosts::Connector;
-use crate::{BlockInsert, Insert, Progress, Query, QueryStream, Scalar, ServerInfo, Session};
+use crate::{ServerInfo, Session};
 
 /// Counts open connections: one lives beside each pooled connection, so
 /// the count stays right however the connection goes away.
@@ -96,6 +95,16 @@ impl Shared {
         self.connector.config()
     }
 
+    /// What the server said at the first connection.
+    pub(crate) fn info(&self) -> &ServerInfo {
+        &self.info
+    }
+
+    /// The configured per-query deadline.
+    pub(crate) fn query_timeout(&self) -> Option<Duration> {
+        self.cfg().query_timeout
+    }
+
     fn expired(&self, meta: &Meta, idle_since: Option<Instant>, now: Instant) -> bool {
         let o = &self.cfg().net.pool;
         o.max_lifetime.is_some_and(|d| now.duration_since(meta.created) >= d)
@@ -121,7 +130,7 @@ impl Shared {
             let Idle { mut conn, meta, since } = idle;
             // A server that closed the connection while it sat idle (a restart,
             // its idle timeout) is noticed here without a round trip.
-            if conn.read_now().is_err() || conn.is_broken() || !conn.proto.is_idle() || conn.proto.buffered() > 0 {
+            if !conn.is_reusable() {
                 continue;
             }
             let check = self.cfg().net.pool.health_check_after;
@@ -147,7 +156,7 @@ impl Shared {
 
     /// Takes a connection back: idle ones wait for the next caller, others close.
     fn give_back(&self, conn: Box<Conn>, meta: Meta) {
-        let closed = conn.is_broken() || !conn.proto.is_idle();
+        let closed = conn.is_broken() || !conn.is_idle();
         self.last_closed.store(closed, Ordering::SeqCst);
         if closed || self.expired(&meta, None, Instant::now()) {
             return;
@@ -229,12 +238,12 @@ impl Drop for Lease {
             shared.last_closed.store(true, Ordering::SeqCst);
             return;
         };
-        if !conn.is_broken() && !conn.proto.is_idle() {
+        if !conn.is_broken() && !conn.is_idle() {
             // Left mid-operation: cancel or undo what can be without waiting.
             conn.abandon();
             conn.write_now();
         }
-        if conn.is_broken() || conn.proto.is_idle() {
+        if conn.is_broken() || conn.is_idle() {
             shared.give_back(conn, meta);
             return;
         }
@@ -257,7 +266,7 @@ impl Drop for Lease {
 /// or the pool lease it owns.
 pub(crate) enum Home<'c> {
     Slot(&'c mut ConnSlot),
-    Lease(Lease, PhantomData<&'c ()>),
+    Lease(Lease, std::marker::PhantomData<&'c ()>),
 }
 
 impl Home<'_> {
@@ -277,10 +286,11 @@ impl Home<'_> {
     }
 }
 
-/// Where an INSERT gets its connection when it is sent.
+/// Where an INSERT gets its connection when it is sent. The pool is held by
+/// value, so what a [`Client`] makes does not borrow it.
 pub(crate) enum Target<'c> {
     Slot(&'c mut ConnSlot),
-    Pool(&'c Arc<Shared>),
+    Pool(Arc<Shared>),
 }
 
 /// A shared ClickHouse client: a pool of connections behind a handle that is
@@ -298,7 +308,7 @@ pub(crate) enum Target<'c> {
 /// let mut tasks = Vec::new();
 /// for i in 0..8u64 {
 ///     let client = client.clone();
-///     tasks.push(tokio::spawn(async move { client.query_scalar::<u64>(("SELECT {i:UInt64} * 2", chnative::params! {"i" => i})).await }));
+///     tasks.push(tokio::spawn(async move { client.fetch_scalar::<u64>(("SELECT {i:UInt64} * 2", chnative::params! {"i" => i})).await }));
 /// }
 /// for t in tasks {
 ///     println!("{}", t.await.unwrap()?);
@@ -309,7 +319,7 @@ pub(crate) enum Target<'c> {
 ///
 /// Statements that change a connection's server-side state (`SET`, `USE`,
 /// temporary tables) land on whichever connection ran them: use a
-/// [`Session`] for those, or per-query settings ([`Query::setting`]).
+/// [`Session`] for those, or per-query settings ([`Query::setting`](crate::Query::setting)).
 #[derive(Clone)]
 pub struct Client {
     shared: Arc<Shared>,
@@ -351,6 +361,11 @@ impl Client {
         Ok(Client { shared })
     }
 
+    /// The pool, for the query surface (see `executor.rs`).
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// What the server said about itself (at the first connection).
     pub fn server_info(&self) -> ServerInfo {
         self.shared.info.clone()
@@ -365,63 +380,6 @@ impl Client {
     /// closed after an error (the pool opens a new one for the next call).
     pub fn is_usable(&self) -> bool {
         !self.shared.last_closed.load(Ordering::SeqCst)
-    }
-
-    /// Starts a query and streams its result block by block. The stream holds
-    /// one pooled connection until it is dropped.
-    ///
-    /// The query deadline ([`crate::Query::timeout`], else [`crate::Config::query_timeout`])
-    /// runs from this call: waiting for a pooled connection counts.
-    ///
-    /// The stream owns its pooled connection (and a reference to the pool), so
-    /// it does not borrow the client: it can move into a spawned task.
-    pub async fn stream(&self, query: impl Into<Query>) -> Result<QueryStream<'static>> {
-        let mut query: Query = query.into();
-        let observer = std::mem::take(&mut query.observer);
-        let deadline = crate::conn::query_deadline(query.timeout, self.shared.cfg().query_timeout);
-        let q = crate::wire(query)?;
-        let start = async {
-            let mut lease = self.shared.acquire().await?;
-            // The connection stays in the lease until the Query is out (see Connection::stream).
-            lease.slot.get().await?.send_query(&q, false, deadline).await?;
-            let conn = lease.slot.take().await?;
-            Ok((lease, conn))
-        };
-        let (lease, conn) = crate::conn::within(deadline, start).await?;
-        Ok(QueryStream::new(conn, Home::Lease(lease, PhantomData), q.id).observed(observer))
-    }
-
-    /// Runs a statement (DDL, INSERT … SELECT, SYSTEM …) and discards any result.
-    pub async fn execute(&self, query: impl Into<Query>) -> Result<Progress> {
-        self.stream(query).await?.finish_all().await
-    }
-
-    /// Runs a query returning one value: the first column of the first row, read
-    /// by the rules of a typed-row field ([`Scalar`]).
-    pub async fn query_scalar<T: Scalar>(&self, query: impl Into<Query>) -> Result<T> {
-        let query: Query = query.into();
-        let session_tz = query.session_timezone().map(str::to_string);
-        let stream = self.stream(query).await?;
-        crate::scalar_of(stream, session_tz.as_deref().unwrap_or(&self.shared.info.timezone)).await
-    }
-
-    /// Starts an INSERT into `table`; it takes a connection when sent.
-    pub fn insert<'a>(&self, table: &str) -> Insert<'_, 'a> {
-        Insert::new(Target::Pool(&self.shared), table)
-    }
-
-    /// Opens one INSERT into `table` that takes any number of blocks (see
-    /// [`BlockInsert`]); it holds a pooled connection until it is ended or
-    /// dropped. For settings, a query id or a deduplication token use
-    /// [`Insert::open`]: `client.insert(table).setting(..).open()`.
-    pub async fn insert_blocks(&self, table: &str) -> Result<BlockInsert<'_>> {
-        self.insert(table).open().await
-    }
-
-    /// Checks the server answers (on a pooled connection).
-    pub async fn ping(&self) -> Result<()> {
-        let mut lease = self.shared.acquire().await?;
-        lease.slot.get().await?.ping().await
     }
 
     /// Pins one pooled connection for calls that share server-side state

@@ -79,8 +79,8 @@ impl Query {
     /// A deadline for this query, instead of [`crate::Config::query_timeout`];
     /// `Duration::ZERO` means none, even when the config sets one.
     ///
-    /// It runs from the call that starts the query (`stream`, `execute`,
-    /// `query_scalar`, …; waiting for a connection counts) to the end of its
+    /// It runs from the call that starts the query (`fetch_blocks`, `execute`,
+    /// `fetch_scalar`, …; waiting for a connection counts) to the end of its
     /// result, the time between [`crate::QueryStream::next`] calls included.
     /// When it passes, the call (or the next `next()`) fails at once with
     /// an [`ErrorKind::Timeout`](crate::ErrorKind::Timeout) error, whatever the server does: Cancel is sent and

@@ -1,7 +1,7 @@
 //! A session: one pooled connection pinned for a sequence of calls.
 
 use crate::pool::Lease;
-use crate::{BlockInsert, Insert, Progress, Query, QueryStream, Result, Scalar, ServerInfo};
+use crate::ServerInfo;
 
 /// One pooled connection held for a sequence of calls that share server-side
 /// state: `SET`, `USE`, temporary tables and roles set by one call are seen by
@@ -20,7 +20,7 @@ use crate::{BlockInsert, Insert, Progress, Query, QueryStream, Result, Scalar, S
 /// s.execute("CREATE TEMPORARY TABLE ids (id UInt64)").await?;
 /// s.execute("INSERT INTO ids SELECT number FROM numbers(10)").await?;
 /// s.execute("SET max_threads = 1").await?;
-/// let n: u64 = s.query_scalar("SELECT count() FROM ids").await?;
+/// let n: u64 = s.fetch_scalar("SELECT count() FROM ids").await?;
 /// assert_eq!(n, 10);
 /// # Ok(()) }
 /// ```
@@ -41,5 +41,5 @@ impl Session {
         Session { lease, info }
     }
 
-    crate::single_socket_api!(lease.slot);
+    crate::executor::single_socket_api!(lease.slot);
 }

@@ -3,11 +3,12 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use chnative_proto::connection::{BlockSink, Event};
-use chnative_proto::packet::{BlockKind, ProfileInfo, Progress};
+use chnative_proto::connection::Event;
+use chnative_proto::packet::{ProfileInfo, Progress};
 use chnative_proto::Block;
 use tokio::sync::Notify;
 
+use crate::blocks::{present, Blocks};
 use crate::conn::{Conn, QueryId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool::Home;
@@ -49,7 +50,7 @@ impl CancelHandle {
 ///
 /// ```compile_fail
 /// # async fn f(client: &mut chnative::Client) -> chnative::Result<()> {
-/// let mut stream = client.stream("SELECT 1").await?;
+/// let mut stream = client.fetch_blocks("SELECT 1").await?;
 /// let first = stream.next().await?;
 /// let second = stream.next().await?; // error: `stream` is still borrowed by `first`
 /// println!("{:?}", first.map(|b| b.rows()));
@@ -74,77 +75,6 @@ pub struct QueryStream<'c> {
     cancel_sent: bool,
     span: crate::trace::OpSpan,
     observer: crate::observe::ObserverSlot,
-}
-
-/// The blocks a connection's queries decode into. They stay with the
-/// connection between queries, so the next query's blocks reuse their columns
-/// (no new names, types or buffers when the shape repeats, as it does for
-/// ProfileEvents on every query). The flags say which of them this query has
-/// filled; the others read as empty.
-#[derive(Default)]
-pub(crate) struct Blocks {
-    data: Block,
-    header: Block,
-    totals: Block,
-    extremes: Block,
-    profile_events: Block,
-    logs: Block,
-    /// Always empty: what an accessor lends when this query has no such block.
-    empty: Block,
-    has_header: bool,
-    has_totals: bool,
-    has_extremes: bool,
-    has_profile_events: bool,
-    has_logs: bool,
-}
-
-impl Blocks {
-    /// Forgets what the previous query received (keeping the memory).
-    fn start(&mut self) {
-        self.has_header = false;
-        self.has_totals = false;
-        self.has_extremes = false;
-        self.has_profile_events = false;
-        self.has_logs = false;
-    }
-
-    /// Keeps the header just decoded into `data` as a buffer-less copy (the
-    /// data blocks that follow reuse `data`'s columns and buffers). The copy
-    /// from the previous query is kept when the names and types are the same.
-    fn keep_header(&mut self) {
-        let same = self.header.columns().len() == self.data.columns().len()
-            && self
-                .header
-                .columns()
-                .iter()
-                .zip(self.data.columns())
-                .all(|(h, d)| h.name() == d.name() && h.type_name() == d.type_name());
-        if same {
-            self.header.info.clone_from(&self.data.info);
-        } else {
-            self.header = self.data.empty_like();
-        }
-        self.has_header = true;
-    }
-}
-
-/// `block` if this query filled it.
-fn present(has: bool, block: &Block) -> Option<&Block> {
-    has.then_some(block)
-}
-
-impl BlockSink for Blocks {
-    fn block(&mut self, kind: BlockKind) -> Option<&mut Block> {
-        Some(match kind {
-            BlockKind::Data => &mut self.data,
-            BlockKind::Totals => &mut self.totals,
-            BlockKind::Extremes => &mut self.extremes,
-            BlockKind::ProfileEvents => &mut self.profile_events,
-            BlockKind::Log => &mut self.logs,
-            // A kind this stream has no accessor for is decoded and discarded.
-            _ => return None,
-        })
-    }
 }
 
 impl<'c> QueryStream<'c> {
@@ -223,7 +153,7 @@ impl<'c> QueryStream<'c> {
     /// (a statistic for tests and benchmarks; 0 inside `drop`).
     #[doc(hidden)]
     pub fn direct_bytes(&self) -> u64 {
-        self.conn.as_deref().map_or(0, |c| c.proto.direct_bytes())
+        self.conn.as_deref().map_or(0, |c| c.direct_bytes())
     }
 
     /// Whether the server has finished the query.
@@ -411,7 +341,7 @@ impl Drop for QueryStream<'_> {
         let Some(mut conn) = self.conn.take() else { return };
         // The blocks stay with the connection for its next query.
         conn.blocks = self.blocks.take();
-        if conn.proto.is_idle() || conn.is_broken() {
+        if conn.is_idle() || conn.is_broken() {
             self.home.put(conn);
             return;
         }
@@ -421,7 +351,7 @@ impl Drop for QueryStream<'_> {
         // writing to us cannot see the Cancel.
         conn.abandon();
         conn.write_now();
-        if conn.proto.is_idle() || conn.is_broken() {
+        if conn.is_idle() || conn.is_broken() {
             self.home.put(conn);
         } else {
             self.home.drain_in_background(conn);

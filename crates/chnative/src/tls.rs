@@ -23,9 +23,9 @@ use tokio_rustls::rustls::{
 };
 use tokio_rustls::TlsConnector;
 
-use crate::conn::Transport;
 use crate::error::{Error, Result};
 use crate::netopts::{TlsOptions, TlsRoots};
+use crate::transport::Transport;
 
 /// A ready TLS client configuration (built once per client: reading the
 /// system's roots costs milliseconds).

@@ -8,10 +8,10 @@ use chnative_proto::DataType as D;
 
 use crate::error::{Error, Result};
 use crate::value::{Value, ValueRow};
-use crate::{Client, InsertData, InsertSummary};
+use crate::InsertData;
 
 /// A column being filled from Values, in its wire layout.
-enum Buffer {
+pub(crate) enum Buffer {
     Fixed {
         bytes: Vec<u8>,
         width: usize,
@@ -105,7 +105,7 @@ impl Buffer {
         })
     }
 
-    fn data(&self) -> InsertData<'_> {
+    pub(crate) fn data(&self) -> InsertData<'_> {
         match self {
             Buffer::Fixed { bytes, width } => InsertData::Fixed {
                 bytes,
@@ -396,7 +396,7 @@ fn common_type<'v>(items: impl Iterator<Item = &'v Value>) -> Option<D> {
 }
 
 /// The column buffer of a typed-row field of type [`Value`]: each value converted
-/// exactly to the column's type, as [`Client::insert_value_rows`] does.
+/// exactly to the column's type, as [`Executor::insert_values`](crate::Executor::insert_values) does.
 pub struct ValueBuffer {
     ty: D,
     buf: Buffer,
@@ -443,13 +443,13 @@ impl crate::row::ToColumn for Value {
 /// A `serde_json::Value` field goes into a String or JSON column as its JSON text.
 #[cfg(feature = "serde_json")]
 impl crate::row::ToColumn for serde_json::Value {
-    type Buffer = crate::row::StringBuffer;
+    type Buffer = crate::row::to_column::StringBuffer;
     fn writes(ty: &D) -> bool {
         matches!(ty, D::String | D::Json(_))
     }
     fn buffer(ty: &D) -> Result<Self::Buffer> {
         if Self::writes(ty) {
-            Ok(crate::row::StringBuffer::default())
+            Ok(crate::row::to_column::StringBuffer::default())
         } else {
             Err(Error::invalid_input(format!("a serde_json::Value cannot be written to a {ty} column")))
         }
@@ -644,35 +644,23 @@ fn rescale(ticks: i64, from: u8, to: u8) -> std::result::Result<i64, ()> {
     }
 }
 
-impl Client {
-    /// Inserts dynamic rows (all with the same column names) into `table`. The
-    /// table's column types are read first; every cell is converted exactly
-    /// (integers that fit, floats that are exact, dates, times, decimals without
-    /// rounding, enum labels) before anything is sent.
-    pub async fn insert_value_rows(&self, table: &str, rows: &[ValueRow]) -> Result<InsertSummary> {
-        let Some(first) = rows.first() else {
-            return Ok(InsertSummary::default());
-        };
-        let names: Vec<&str> = first.names().iter().map(String::as_str).collect();
-        let types = self.column_types(table, &names).await?;
-        let mut buffers = Vec::with_capacity(types.len());
-        for (name, ty) in &types {
-            buffers.push(Buffer::for_type(ty).map_err(|e| Error::invalid_input(format!("column `{name}`: {e}")))?);
-        }
-        for (i, row) in rows.iter().enumerate() {
-            if row.names() != first.names() {
-                return Err(Error::invalid_input(format!("row {i} has different columns from row 0")));
-            }
-            for ((buf, (name, ty)), v) in buffers.iter_mut().zip(&types).zip(row.values()) {
-                buf.push(ty, v).map_err(|()| {
-                    Error::invalid_input(format!("row {i}, column `{name}`: {v:?} cannot be converted to {ty} exactly"))
-                })?;
-            }
-        }
-        let mut insert = self.insert(table);
-        for ((name, _), buf) in types.iter().zip(&buffers) {
-            insert = insert.column(name, buf.data());
-        }
-        insert.send().await
+/// One buffer per column of `types`, filled with `rows` (all with the first
+/// row's column names), every cell converted exactly.
+pub(crate) fn value_buffers(types: &[(String, D)], rows: &[ValueRow]) -> Result<Vec<Buffer>> {
+    let Some(first) = rows.first() else { return Ok(Vec::new()) };
+    let mut buffers = Vec::with_capacity(types.len());
+    for (name, ty) in types {
+        buffers.push(Buffer::for_type(ty).map_err(|e| Error::invalid_input(format!("column `{name}`: {e}")))?);
     }
+    for (i, row) in rows.iter().enumerate() {
+        if row.names() != first.names() {
+            return Err(Error::invalid_input(format!("row {i} has different columns from row 0")));
+        }
+        for ((buf, (name, ty)), v) in buffers.iter_mut().zip(types).zip(row.values()) {
+            buf.push(ty, v).map_err(|()| {
+                Error::invalid_input(format!("row {i}, column `{name}`: {v:?} cannot be converted to {ty} exactly"))
+            })?;
+        }
+    }
+    Ok(buffers)
 }

@@ -39,6 +39,7 @@ pub mod bf16;
 pub mod calendar;
 pub mod decimal;
 pub mod enums;
+pub mod exact;
 pub mod int256;
 pub mod net;
 mod ranges;

@@ -175,6 +175,36 @@ impl DataType {
     }
 }
 
+impl DataType {
+    /// The type with `zone` named by every DateTime and DateTime64 in it that names
+    /// none (at any depth): the zone their values are shown in, which is the
+    /// server's (or the session's) time zone. What a writer of local date-times
+    /// needs to know which instants they are.
+    ///
+    /// ```
+    /// use chnative_proto::DataType;
+    /// let t = DataType::parse("Array(Nullable(DateTime))").unwrap();
+    /// assert_eq!(t.with_default_zone("Asia/Tokyo").to_string(), "Array(Nullable(DateTime('Asia/Tokyo')))");
+    /// ```
+    pub fn with_default_zone(&self, zone: &str) -> DataType {
+        let z = |t: &DataType| t.with_default_zone(zone);
+        let named = |tz: &Option<String>| Some(tz.clone().unwrap_or_else(|| zone.to_string()));
+        match self {
+            DataType::DateTime(tz) => DataType::DateTime(named(tz)),
+            DataType::DateTime64(p, tz) => DataType::DateTime64(*p, named(tz)),
+            DataType::Nullable(t) => DataType::Nullable(Box::new(z(t))),
+            DataType::Array(t) => DataType::Array(Box::new(z(t))),
+            DataType::LowCardinality(t) => DataType::LowCardinality(Box::new(z(t))),
+            DataType::Map(k, v) => DataType::Map(Box::new(z(k)), Box::new(z(v))),
+            DataType::Tuple(e) => DataType::Tuple(e.iter().map(|(n, t)| (n.clone(), z(t))).collect()),
+            DataType::Nested(e) => DataType::Nested(e.iter().map(|(n, t)| (n.clone(), z(t))).collect()),
+            DataType::Variant(alts) => DataType::Variant(alts.iter().map(z).collect()),
+            DataType::SimpleAggregateFunction(f, t) => DataType::SimpleAggregateFunction(f.clone(), Box::new(z(t))),
+            t => t.clone(),
+        }
+    }
+}
+
 /// `t` with every level resolved to its wire structure; `None` when nothing changes.
 fn resolve_shape(t: &DataType) -> Option<DataType> {
     use std::borrow::Cow;

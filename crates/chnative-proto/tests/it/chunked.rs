@@ -134,7 +134,7 @@ trait AbandonForTest {
 impl AbandonForTest for Connection {
     fn abandon_for_test(&mut self) {
         // A cancelled query is drained by EndOfStream.
-        self.abandon();
+        self.abandon(std::time::Instant::now());
         let eos = if self.chunking().recv { vec![1, 0, 0, 0, 5, 0, 0, 0, 0] } else { vec![5] };
         feed(self, &eos);
         assert_eq!(self.poll(&mut Discard).unwrap(), Poll::Event(Event::EndOfStream));

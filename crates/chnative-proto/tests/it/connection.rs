@@ -2,6 +2,8 @@
 //! real 26.9 server and hand-built bytes, through every transition and the
 //! illegal ones.
 
+use std::time::Instant;
+
 use chnative_proto::compression::{compress_frame, Method};
 use chnative_proto::connection::{BlockSink, Connection, Discard, Error, Event, Options, Phase, Poll, State};
 use chnative_proto::packet::{BlockKind, ClientHello, ClientInfo, Query};
@@ -450,7 +452,7 @@ fn bytes_after_close_are_refused() {
     feed(&mut c, &end_of_stream());
     assert_eq!(c.poll(&mut Discard), Err(Error::Closed("the socket failed".into())));
     assert!(!c.has_output());
-    assert!(matches!(c.cancel(), Err(Error::Closed(_))));
+    assert!(matches!(c.cancel(Instant::now()), Err(Error::Closed(_))));
 }
 
 #[test]
@@ -636,10 +638,10 @@ fn end_of_stream_answering_a_ping_is_a_violation() {
 #[test]
 fn cancel_then_drain_to_end_of_stream() {
     let mut c = running_query();
-    c.cancel().unwrap();
+    c.cancel(Instant::now()).unwrap();
     assert_eq!(c.state(), State::Busy(Phase::Cancelled));
     assert_eq!(sent(&mut c), [3]);
-    c.cancel().unwrap(); // once only
+    c.cancel(Instant::now()).unwrap(); // once only
     assert!(!c.has_output());
     let mut b = block_packet(1, &u64_block(54492, &[1, 2]), false);
     b.extend(progress(54492));
@@ -648,17 +650,17 @@ fn cancel_then_drain_to_end_of_stream() {
     let evs = events(&mut c, &mut Keep::default());
     assert_eq!(evs.last(), Some(&Event::EndOfStream));
     assert!(c.is_idle());
-    c.cancel().unwrap(); // idle: ignored, like the server does
+    c.cancel(Instant::now()).unwrap(); // idle: ignored, like the server does
     assert!(!c.has_output());
 }
 
 #[test]
 fn cancel_during_insert_or_ping_is_refused() {
     let (mut c, _) = inserting();
-    assert!(matches!(c.cancel(), Err(Error::State { command: "cancel", .. })));
+    assert!(matches!(c.cancel(Instant::now()), Err(Error::State { command: "cancel", .. })));
     let mut c = idle();
     c.ping().unwrap();
-    assert!(matches!(c.cancel(), Err(Error::State { .. })));
+    assert!(matches!(c.cancel(Instant::now()), Err(Error::State { .. })));
 }
 
 // ---- abandon ----
@@ -667,14 +669,14 @@ fn cancel_during_insert_or_ping_is_refused() {
 fn abandon_before_any_byte_went_out_undoes_the_command() {
     let mut c = idle();
     c.query(&query("SELECT 1", false)).unwrap();
-    c.abandon();
+    c.abandon(Instant::now());
     assert!(c.is_idle());
     assert!(!c.has_output());
     c.insert(&query("INSERT", false)).unwrap();
-    c.abandon();
+    c.abandon(Instant::now());
     assert!(c.is_idle() && !c.has_output());
     c.ping().unwrap();
-    c.abandon();
+    c.abandon(Instant::now());
     assert!(c.is_idle() && !c.has_output());
 }
 
@@ -684,7 +686,7 @@ fn abandon_mid_packet_closes() {
     c.query(&query("SELECT 1", false)).unwrap();
     c.advance(2);
     assert!(c.is_mid_packet());
-    c.abandon();
+    c.abandon(Instant::now());
     assert!(c.is_closed());
     assert!(!c.has_output(), "the rest of a half-written packet is never sent");
     assert!(c.close_reason().unwrap().contains("half written"));
@@ -693,7 +695,7 @@ fn abandon_mid_packet_closes() {
 #[test]
 fn abandon_a_running_query_cancels_and_drains() {
     let mut c = running_query();
-    c.abandon();
+    c.abandon(Instant::now());
     assert_eq!(c.state(), State::Busy(Phase::Cancelled));
     assert_eq!(sent(&mut c), [3]);
     feed(&mut c, &end_of_stream());
@@ -704,20 +706,20 @@ fn abandon_a_running_query_cancels_and_drains() {
 #[test]
 fn abandon_an_insert_closes_unless_its_data_is_all_sent() {
     let (mut c, _) = inserting();
-    c.abandon();
+    c.abandon(Instant::now());
     assert!(c.is_closed());
     assert!(c.close_reason().unwrap().contains("INSERT was abandoned"));
 
     let mut c = idle();
     c.insert(&query("INSERT", false)).unwrap();
     sent(&mut c);
-    c.abandon(); // waiting for the header
+    c.abandon(Instant::now()); // waiting for the header
     assert!(c.is_closed());
 
     let (mut c, _) = inserting();
     c.end_data().unwrap();
     sent(&mut c);
-    c.abandon(); // all data sent: read the confirmation
+    c.abandon(Instant::now()); // all data sent: read the confirmation
     assert_eq!(c.state(), State::Busy(Phase::InsertEnd));
     feed(&mut c, &end_of_stream());
     events(&mut c, &mut Keep::default());
@@ -729,7 +731,7 @@ fn abandon_a_sent_ping_waits_for_pong() {
     let mut c = idle();
     c.ping().unwrap();
     sent(&mut c);
-    c.abandon();
+    c.abandon(Instant::now());
     assert_eq!(c.state(), State::Busy(Phase::Ping));
 }
 
@@ -737,7 +739,7 @@ fn abandon_a_sent_ping_waits_for_pong() {
 fn abandon_the_handshake_closes() {
     let mut c = Connection::new(options(54492));
     c.start_handshake(&HELLO, "").unwrap();
-    c.abandon();
+    c.abandon(Instant::now());
     assert!(c.is_closed());
 }
 

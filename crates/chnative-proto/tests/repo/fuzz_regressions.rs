@@ -204,3 +204,28 @@ fn type_names_do_not_start_with_a_digit() {
     assert!(harness::type_names(&bytes).is_err());
     assert!(DataType::parse("Foo1(2)").is_ok());
 }
+
+/// The server_packets target drives the real machine: captured answers of a real server
+/// decode to their end through it, whole, in the smallest pieces, straight into column
+/// buffers, and (the chunked capture) through the dechunker.
+#[test]
+fn server_packets_drives_the_machine_through_captures() {
+    let dir = format!("{}/tests/data/captures", env!("CARGO_MANIFEST_DIR"));
+    let read = |name: &str| std::fs::read(format!("{dir}/{name}")).unwrap();
+    for name in ["combination_54492.bin", "dynamic_v2_54492.bin", "json_flat_54492.bin"] {
+        let bytes = read(name);
+        for flags in [3u8, 3 | 16, 3 | 64, 3 | 16 | 64] {
+            let res = harness::server_packets(&[&[flags][..], &bytes].concat());
+            assert_eq!(res, Ok(()), "{name} with flags {flags:#x}");
+        }
+        // Cut short: the machine waits for more.
+        let cut = &bytes[..bytes.len() - 1];
+        let res = harness::server_packets(&[&[3u8][..], cut].concat());
+        assert!(matches!(res, Err(ProtoError::Incomplete { .. })), "{name} cut short: {res:?}");
+    }
+    let chunked = read("chunked_numbers5_lz4_54492.bin");
+    for flags in [3u8 | 4 | 32, 3 | 4 | 32 | 16] {
+        let res = harness::server_packets(&[&[flags][..], &chunked].concat());
+        assert_eq!(res, Ok(()), "chunked capture with flags {flags:#x}");
+    }
+}

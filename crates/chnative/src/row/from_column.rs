@@ -4,23 +4,25 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use chnative_proto::convert::{self, Decimal, DecimalColumn, I256, U256};
+use chnative_proto::convert::{self, Decimal, DecimalColumn};
 use chnative_proto::qbit::{Element as QBitElement, QBitView};
 use chnative_proto::view::{ColumnView, StrView, WireUuid};
 use chnative_proto::DataType as D;
 
-use super::{accepts, out_of_bounds, plain, refusal, FromColumn, ReadContext, Reader};
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+use super::plain;
+use super::{accepts, out_of_bounds, refusal, FromColumn, ReadContext, Reader};
 use crate::error::{Error, Result};
 
 /// A fixed-width column: the values and the column name (for errors).
 pub struct Values<'r, T> {
-    values: &'r [T],
-    column: &'r str,
+    pub(super) values: &'r [T],
+    pub(super) column: &'r str,
 }
 
 impl<T: Copy> Values<'_, T> {
     #[inline(always)]
-    fn at(&self, i: usize) -> Result<T> {
+    pub(super) fn at(&self, i: usize) -> Result<T> {
         self.values.get(i).copied().ok_or_else(|| out_of_bounds(self.column, i))
     }
 }
@@ -46,193 +48,6 @@ macro_rules! fixed {
 
 fixed!(WireUuid, D::Uuid);
 
-/// A number column read as `T`: the column's own values when its type is `T`'s,
-/// else its values widened losslessly into `T` (UInt8 into `u64`, Float32 into
-/// `f64`, …) once, when the block's reader is resolved. Rows are read the same
-/// way in both cases: one index into a `&[T]` (the `Cow`'s branch is the same
-/// for every row of a block, so it predicts perfectly).
-pub struct Numbers<'r, T: Clone> {
-    /// The column's values, or the widened ones.
-    values: std::borrow::Cow<'r, [T]>,
-    column: &'r str,
-}
-
-impl<'r, T: Copy> Numbers<'r, T> {
-    fn borrowed(values: &'r [T], column: &'r str) -> Self {
-        Numbers { values: std::borrow::Cow::Borrowed(values), column }
-    }
-
-    fn widened(widened: Vec<T>, column: &'r str) -> Self {
-        Numbers { values: std::borrow::Cow::Owned(widened), column }
-    }
-
-    #[inline(always)]
-    fn at(&self, i: usize) -> Result<T> {
-        self.values.get(i).copied().ok_or_else(|| out_of_bounds(self.column, i))
-    }
-}
-
-/// Why a number type refuses a number column (`None` for other columns): every
-/// such pair loses range or precision, except an integer column that a float
-/// type could hold exactly (`mantissa`: the float target's significand bits),
-/// which is simply not converted.
-fn number_note(ty: &D, mantissa: Option<u32>) -> Option<&'static str> {
-    // Magnitude bits of an integer column.
-    let bits = match ty {
-        D::Int8 => 7,
-        D::UInt8 => 8,
-        D::Int16 => 15,
-        D::UInt16 => 16,
-        D::Int32 => 31,
-        D::UInt32 => 32,
-        D::Int64 => 63,
-        D::UInt64 => 64,
-        D::Int128 | D::UInt128 | D::Int256 | D::UInt256 => 128,
-        D::Float32 | D::Float64 | D::BFloat16 => return Some("narrowing"),
-        _ => return None,
-    };
-    match mantissa {
-        Some(m) if bits <= m => Some("integers are not read as floats: cast the column in the query"),
-        _ => Some("narrowing"),
-    }
-}
-
-/// `FromColumn` for a number type: the column types it reads as they are, then
-/// the narrower types it widens (`source: pattern`; each source converts with
-/// `From`, which the standard library implements exactly for the lossless pairs).
-macro_rules! number {
-    ($t:ty, [$($pat:pat_param)|+] $(, $src:ty: [$($spat:pat_param)|+])*) => {
-        impl<'r> FromColumn<'r> for $t {
-            type Reader = Numbers<'r, $t>;
-            fn accepts(ty: &D) -> bool {
-                matches!(ty, $($pat)|+ $($(| $spat)+)*)
-            }
-            fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
-                #[allow(unreachable_patterns)]
-                match plain(view.data_type()) {
-                    $($($spat)|+ => {
-                        let values = view.values::<$src>()?;
-                        Ok(Numbers::widened(values.iter().map(|&v| <$t>::from(v)).collect(), view.name()))
-                    })*
-                    _ => Ok(Numbers::borrowed(view.values::<$t>()?, view.name())),
-                }
-            }
-            #[inline(always)]
-            fn read(r: &Self::Reader, i: usize) -> Result<Self> {
-                r.at(i)
-            }
-            fn refusal(ty: &D) -> Option<&'static str> {
-                number_note(ty, None)
-            }
-        }
-    };
-}
-
-// Same type first (Date, DateTime, … are these integers on the wire), then the
-// lossless widenings: unsigned into wider unsigned, signed or unsigned into wider
-// signed. Date (u16 days) widens into `i32` like Date32's days, DateTime (u32
-// seconds) into `i64` like DateTime64(0)'s ticks.
-number!(i8, [D::Int8 | D::Enum8(_)]);
-number!(u16, [D::UInt16 | D::Date], u8: [D::UInt8]);
-number!(u32, [D::UInt32 | D::DateTime(_)], u8: [D::UInt8], u16: [D::UInt16]);
-number!(u64, [D::UInt64], u8: [D::UInt8], u16: [D::UInt16], u32: [D::UInt32]);
-number!(u128, [D::UInt128], u8: [D::UInt8], u16: [D::UInt16], u32: [D::UInt32], u64: [D::UInt64]);
-number!(U256, [D::UInt256], u8: [D::UInt8], u16: [D::UInt16], u32: [D::UInt32], u64: [D::UInt64], u128: [D::UInt128]);
-number!(i16, [D::Int16 | D::Enum16(_)], i8: [D::Int8], u8: [D::UInt8]);
-number!(i32, [D::Int32 | D::Date32 | D::Time], i8: [D::Int8], i16: [D::Int16], u8: [D::UInt8], u16: [D::UInt16 | D::Date]);
-number!(
-    i64,
-    [D::Int64 | D::DateTime64(..) | D::Time64(_)],
-    i8: [D::Int8],
-    i16: [D::Int16],
-    i32: [D::Int32],
-    u8: [D::UInt8],
-    u16: [D::UInt16],
-    u32: [D::UInt32 | D::DateTime(_)]
-);
-number!(
-    i128,
-    [D::Int128],
-    i8: [D::Int8],
-    i16: [D::Int16],
-    i32: [D::Int32],
-    i64: [D::Int64],
-    u8: [D::UInt8],
-    u16: [D::UInt16],
-    u32: [D::UInt32],
-    u64: [D::UInt64]
-);
-number!(
-    I256,
-    [D::Int256],
-    i8: [D::Int8],
-    i16: [D::Int16],
-    i32: [D::Int32],
-    i64: [D::Int64],
-    i128: [D::Int128],
-    u8: [D::UInt8],
-    u16: [D::UInt16],
-    u32: [D::UInt32],
-    u64: [D::UInt64],
-    u128: [D::UInt128]
-);
-
-impl<'r> FromColumn<'r> for f64 {
-    type Reader = Numbers<'r, f64>;
-    fn accepts(ty: &D) -> bool {
-        // Float32 and BFloat16 widen exactly.
-        matches!(ty, D::Float64 | D::Float32 | D::BFloat16)
-    }
-    fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
-        Ok(match plain(view.data_type()) {
-            D::Float32 => Numbers::widened(view.values::<f32>()?.iter().map(|&v| f64::from(v)).collect(), view.name()),
-            D::BFloat16 => Numbers::widened(
-                view.values::<u16>()?.iter().map(|&b| f64::from(convert::bf16::to_f32(b))).collect(),
-                view.name(),
-            ),
-            _ => Numbers::borrowed(view.values::<f64>()?, view.name()),
-        })
-    }
-    #[inline]
-    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
-        r.at(i)
-    }
-    fn refusal(ty: &D) -> Option<&'static str> {
-        number_note(ty, Some(53))
-    }
-    fn reads_qbit(element: QBitElement) -> bool {
-        element == QBitElement::Float64
-    }
-    fn qbit_row(view: &QBitView<'r>, i: usize) -> Option<Result<Vec<f64>>> {
-        let mut out = vec![0f64; view.dim()];
-        Some(view.row(i, &mut out).map(|()| out).map_err(Error::from))
-    }
-}
-
-impl<'r> FromColumn<'r> for u8 {
-    type Reader = Values<'r, u8>;
-    fn accepts(ty: &D) -> bool {
-        matches!(ty, D::UInt8)
-    }
-    fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
-        Ok(Values { values: view.values::<u8>()?, column: view.name() })
-    }
-    #[inline]
-    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
-        r.at(i)
-    }
-    fn refusal(ty: &D) -> Option<&'static str> {
-        number_note(ty, None)
-    }
-    const BYTE: bool = true;
-    fn bytes_to_vec(bytes: &[u8]) -> Option<Vec<u8>> {
-        Some(bytes.to_vec())
-    }
-    fn bytes_as_slice(bytes: &'r [u8]) -> Option<&'r [u8]> {
-        Some(bytes)
-    }
-}
-
 impl<'r> FromColumn<'r> for bool {
     type Reader = Values<'r, u8>;
     fn accepts(ty: &D) -> bool {
@@ -244,57 +59,6 @@ impl<'r> FromColumn<'r> for bool {
     #[inline]
     fn read(r: &Self::Reader, i: usize) -> Result<Self> {
         Ok(r.at(i)? != 0)
-    }
-}
-
-/// Float32 values, or BFloat16 bits widened to `f32` (exactly).
-#[non_exhaustive]
-pub enum F32Reader<'r> {
-    /// Float32.
-    F32(Values<'r, f32>),
-    /// BFloat16.
-    Bf16(Values<'r, u16>),
-}
-
-impl<'r> FromColumn<'r> for f32 {
-    type Reader = F32Reader<'r>;
-    fn accepts(ty: &D) -> bool {
-        matches!(ty, D::Float32 | D::BFloat16)
-    }
-    fn refusal(ty: &D) -> Option<&'static str> {
-        number_note(ty, Some(24))
-    }
-    fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
-        Ok(match plain(view.data_type()) {
-            D::BFloat16 => F32Reader::Bf16(Values { values: view.values()?, column: view.name() }),
-            _ => F32Reader::F32(Values { values: view.values()?, column: view.name() }),
-        })
-    }
-    #[inline]
-    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
-        match r {
-            F32Reader::F32(v) => v.at(i),
-            F32Reader::Bf16(v) => Ok(convert::bf16::to_f32(v.at(i)?)),
-        }
-    }
-    fn reads_qbit(element: QBitElement) -> bool {
-        matches!(element, QBitElement::Float32 | QBitElement::BFloat16)
-    }
-    fn qbit_row(view: &QBitView<'r>, i: usize) -> Option<Result<Vec<f32>>> {
-        let mut out = vec![0f32; view.dim()];
-        Some(
-            match view.element() {
-                QBitElement::BFloat16 => {
-                    let mut bits = vec![0u16; view.dim()];
-                    view.row(i, &mut bits).map(|()| {
-                        out.iter_mut().zip(&bits).for_each(|(o, &b)| *o = convert::bf16::to_f32(b));
-                        out
-                    })
-                }
-                _ => view.row(i, &mut out).map(|()| out),
-            }
-            .map_err(Error::from),
-        )
     }
 }
 

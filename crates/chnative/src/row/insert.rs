@@ -3,100 +3,17 @@
 
 use std::time::{Duration, Instant};
 
-use chnative_proto::{DataType, ProtoError};
-
-use super::{field_mismatch, RowWrite};
+use super::RowWrite;
 use crate::error::{Error, Repr, Result};
-use crate::ident::quote_ident;
-use crate::{Client, InsertSummary};
+use crate::executor::Via;
+use crate::InsertSummary;
 
 /// Rows an [`Inserter`] buffers before sending, unless told otherwise.
 pub const DEFAULT_MAX_ROWS: usize = 100_000;
 /// Bytes an [`Inserter`] buffers before sending, unless told otherwise.
 pub const DEFAULT_MAX_BYTES: usize = 64 << 20;
 
-impl Client {
-    /// The types of `columns` in `table`, from the header of an empty SELECT.
-    pub(crate) async fn column_types(&self, table: &str, columns: &[&str]) -> Result<Vec<(String, DataType)>> {
-        let list: Vec<String> = columns.iter().map(|c| quote_ident(c)).collect();
-        let sql = format!("SELECT {} FROM {table} LIMIT 0", if list.is_empty() { "*".into() } else { list.join(", ") });
-        let mut s = self.stream(sql).await?;
-        while s.next().await?.is_some() {}
-        let header = s
-            .header()
-            .ok_or_else(|| Error::from(ProtoError::violation(format!("the server sent no header for `{table}`"))))?;
-        Ok(header.columns().iter().map(|c| (c.name().to_string(), c.data_type().clone())).collect())
-    }
-
-    /// Checks `T`'s fields against `table`'s columns and returns the column types in
-    /// field order (before any data is sent).
-    async fn field_types<T: RowWrite>(&self, table: &str) -> Result<Vec<DataType>> {
-        let names: Vec<&str> = T::FIELDS.iter().map(|f| f.column).collect();
-        let cols = match self.column_types(table, &names).await {
-            Ok(c) => c,
-            // Name the missing column instead of relaying the server's message.
-            Err(e) if e.server_code() == Some(47) => {
-                let all = self.column_types(table, &[]).await?;
-                if let Some(f) = T::FIELDS.iter().find(|f| !all.iter().any(|(n, _)| n == f.column)) {
-                    return Err(Error::invalid_input(format!(
-                        "table {table} has no column `{}` for field `{}` of {}",
-                        f.column,
-                        f.field,
-                        T::NAME
-                    )));
-                }
-                return Err(e);
-            }
-            Err(e) => return Err(e),
-        };
-        let mut types = Vec::with_capacity(T::FIELDS.len());
-        for (f, (_, ty)) in T::FIELDS.iter().zip(&cols) {
-            if !(f.writes)(ty) {
-                return Err(field_mismatch::<T>(f, &ty.to_string(), None));
-            }
-            types.push(ty.clone());
-        }
-        Ok(types)
-    }
-
-    /// Inserts rows of a `#[derive(Row)]` struct. Every field's type is checked
-    /// against the table before any data is sent; the rows are transposed into
-    /// column buffers and sent like [`Client::insert`] columns.
-    pub async fn insert_rows<T: RowWrite>(&self, table: &str, rows: &[T]) -> Result<InsertSummary> {
-        let types = self.field_types::<T>(table).await?;
-        let mut buffers = T::buffers(&types)?;
-        for (i, row) in rows.iter().enumerate() {
-            T::push(row, &mut buffers).map_err(|e| row_error(e, i))?;
-        }
-        send::<T>(self, table, &buffers, None).await
-    }
-
-    /// A long-lived writer of `T` rows into `table`: rows are buffered by column
-    /// and sent as one INSERT every [`Inserter::max_rows`] rows (default
-    /// 100,000) or [`Inserter::max_bytes`] bytes (default 64 MiB), whichever
-    /// comes first, or once the oldest buffered row has waited
-    /// [`Inserter::period`] (none by default), so memory stays bounded by one
-    /// block. Call [`Inserter::end`] to send the last rows.
-    pub async fn inserter<T: RowWrite>(&self, table: &str) -> Result<Inserter<'_, T>> {
-        let types = self.field_types::<T>(table).await?;
-        let buffers = T::buffers(&types)?;
-        Ok(Inserter {
-            client: self,
-            table: table.to_string(),
-            buffers,
-            rows: 0,
-            max_rows: DEFAULT_MAX_ROWS,
-            max_bytes: DEFAULT_MAX_BYTES,
-            period: None,
-            oldest: None,
-            options: Options::default(),
-            inserts: 0,
-            total: InsertSummary::default(),
-        })
-    }
-}
-
-fn row_error(e: Error, i: usize) -> Error {
+pub(crate) fn row_error(e: Error, i: usize) -> Error {
     let mut e = e;
     if let Repr::InvalidInput(m) = e.repr_mut() {
         *m = format!("row {i}: {m}");
@@ -115,12 +32,12 @@ struct Options {
 }
 
 async fn send<T: RowWrite>(
-    client: &Client,
+    via: Via<'_>,
     table: &str,
     buffers: &T::Buffers,
     options: Option<(&Options, u64)>,
 ) -> Result<InsertSummary> {
-    let mut insert = client.insert(table);
+    let mut insert = via.insert(table);
     for (name, data) in T::columns(buffers) {
         insert = insert.column(name, data);
     }
@@ -138,7 +55,10 @@ async fn send<T: RowWrite>(
     insert.send().await
 }
 
-/// Writes rows in blocks; see [`Client::inserter`].
+/// Writes rows in blocks; see [`Executor::inserter`](crate::Executor::inserter).
+///
+/// A pooled [`Client`](crate::Client)'s inserter (`Inserter<'static, T>`) owns
+/// what it needs: it can move into a spawned task and outlive the client.
 ///
 /// Each flush sends the buffered rows as one INSERT. A flush happens when
 /// [`Inserter::write`] finds a limit reached ([`Inserter::max_rows`],
@@ -183,7 +103,7 @@ async fn send<T: RowWrite>(
 /// # Ok(()) }
 /// ```
 pub struct Inserter<'c, T: RowWrite> {
-    client: &'c Client,
+    via: Via<'c>,
     table: String,
     buffers: T::Buffers,
     rows: usize,
@@ -198,7 +118,23 @@ pub struct Inserter<'c, T: RowWrite> {
     total: InsertSummary,
 }
 
-impl<T: RowWrite> Inserter<'_, T> {
+impl<'c, T: RowWrite> Inserter<'c, T> {
+    pub(crate) fn new(via: Via<'c>, table: String, buffers: T::Buffers) -> Self {
+        Inserter {
+            via,
+            table,
+            buffers,
+            rows: 0,
+            max_rows: DEFAULT_MAX_ROWS,
+            max_bytes: DEFAULT_MAX_BYTES,
+            period: None,
+            oldest: None,
+            options: Options::default(),
+            inserts: 0,
+            total: InsertSummary::default(),
+        }
+    }
+
     /// Sends an INSERT every `n` rows (at least 1).
     pub fn max_rows(mut self, n: usize) -> Self {
         self.max_rows = n.max(1);
@@ -332,7 +268,7 @@ impl<T: RowWrite> Inserter<'_, T> {
             return Ok(());
         }
         let n = self.inserts + 1;
-        let res = send::<T>(self.client, &self.table, &self.buffers, Some((&self.options, n))).await;
+        let res = send::<T>(self.via.reborrow(), &self.table, &self.buffers, Some((&self.options, n))).await;
         // Sent or failed, these rows are done with; the buffers keep their capacity.
         T::truncate(&mut self.buffers, 0);
         self.rows = 0;

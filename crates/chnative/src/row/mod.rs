@@ -10,7 +10,7 @@
 //!     tags: Vec<String>,      // Array(String)
 //!     score: Option<f64>,     // Nullable(Float64)
 //! }
-//! let mut rows = client.query::<Event<'_>>("SELECT id, name, tags, score FROM events").await?;
+//! let mut rows = client.fetch::<Event<'_>>("SELECT id, name, tags, score FROM events").await?;
 //! while let Some(e) = rows.next().await? {
 //!     println!("{} {} {:?} {:?}", e.id, e.label, e.tags, e.score);
 //! }
@@ -36,7 +36,7 @@
 //! Event)``. The widening is decided once per column per block (a narrower column
 //! is widened into a buffer then); a column of the field's own type is read in
 //! place, as before. The same rules hold inside `Option`, `Vec`, maps and tuples,
-//! and for [`crate::Client::query_scalar`].
+//! and for [`crate::Client::fetch_scalar`].
 //!
 //! **Single values and tuples.** A one-column result reads as a single value
 //! (`client.fetch_one::<u64>("SELECT count() FROM t")`, any [`FromColumn`] type),
@@ -63,19 +63,23 @@
 //! # async fn f(client: &mut chnative::Client) -> chnative::Result<()> {
 //! #[derive(chnative::Row)]
 //! struct Name<'a> { name: &'a str }
-//! let mut rows = client.query::<Name<'_>>("SELECT toString(number) AS name FROM numbers(2)").await?;
+//! let mut rows = client.fetch::<Name<'_>>("SELECT toString(number) AS name FROM numbers(2)").await?;
 //! let first = rows.next().await?;
 //! let second = rows.next().await?; // error: `rows` is still borrowed by `first`
 //! println!("{:?}", first.map(|r| r.name));
 //! # Ok(()) }
 //! ```
 
-mod enums;
-mod from_column;
+pub(crate) mod derived;
+pub(crate) mod enums;
+pub(crate) mod from_column;
 mod insert;
+pub(crate) mod numbers;
 mod positional;
 mod stream;
-mod to_column;
+pub(crate) mod to_column;
+#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
+pub(crate) mod to_temporal;
 mod utf8;
 
 use chnative_proto::view::{ColumnView, Keys};
@@ -84,36 +88,13 @@ use chnative_proto::DataType;
 use crate::error::{Error, Result};
 
 pub use enums::EnumLabels;
+pub(crate) use insert::row_error;
 pub use insert::{Inserter, DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS};
 pub use stream::{BlockRows, RowStream};
-pub use to_column::{ColumnBuffer, ToColumn};
+pub use to_column::{writes, ColumnBuffer, ToColumn};
 
-// What the code `#[derive(Row)]`, `#[derive(Enum)]` and `#[derive(Variant)]` generate
-// refers to (`::chnative::row::…`): public so that it resolves in the user's crate,
-// hidden from the docs because nobody calls it by hand. They are the per-block
-// readers (`FromColumn::Reader`) and the insert buffers (`ToColumn::Buffer`) of the
-// supported field types, and the helpers a derived impl calls.
-#[doc(hidden)]
-pub use crate::value_insert::ValueBuffer;
-#[doc(hidden)]
-pub use enums::{enum_accepts, enum_writes, EnumBuffer, EnumReader};
-#[doc(hidden)]
-pub use from_column::{
-    ArrayReader, BytesOrArray, DecimalReader, F32Reader, FixedStrings, MapReader, NullableReader, Numbers, SliceReader,
-    Strings, Values,
-};
-#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
-#[doc(hidden)]
-pub use from_column::{DateReader, DateTimeReader, DurationReader};
+pub(crate) use derived::{out_of_bounds, refusal};
 pub(crate) use positional::check_column as positional_check;
-#[doc(hidden)]
-pub use to_column::{
-    buffer_for, buffer_of, push_error, writes, ArrayBuffer, DecimalBuffer, FixedBuffer, FixedStringBuffer, MapBuffer,
-    NoBuffer, NullableBuffer, StringBuffer, TupleBuffer, VecBuffer,
-};
-#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
-#[doc(hidden)]
-pub use to_column::{DateBuffer, DateTimeBuffer, DurationBuffer};
 
 /// One field of a row struct, as the derive describes it.
 #[derive(Debug, Clone, Copy)]
@@ -146,14 +127,14 @@ pub struct Field {
 /// error[E0277]: `Event` is not a row type chnative can read
 ///   = help: derive it for a struct whose fields are named like the columns: `#[derive(chnative::Row)]`
 ///   = note: a single value (`u64`, `String`, `Option<T>`, …) reads a one-column result and a tuple
-///           `(u64, String)` reads the columns by position; `query_scalar::<T>()` reads the first value
+///           `(u64, String)` reads the columns by position; `fetch_scalar::<T>()` reads the first value
 ///           of the first row
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a row type chnative can read",
     label = "not a row type",
     note = "derive it for a struct whose fields are named like the columns: `#[derive(chnative::Row)]`",
-    note = "a single value (`u64`, `String`, `Option<T>`, …) reads a one-column result and a tuple `(u64, String)` reads the columns by position; `query_scalar::<T>()` reads the first value of the first row"
+    note = "a single value (`u64`, `String`, `Option<T>`, …) reads a one-column result and a tuple `(u64, String)` reads the columns by position; `fetch_scalar::<T>()` reads the first value of the first row"
 )]
 pub trait Row {
     /// The struct's name, for error messages.
@@ -176,7 +157,7 @@ pub trait Row {
     /// `#[row(default)]` column). Derived rows bind [`FIELDS`](Row::FIELDS) by name;
     /// single values and tuples bind by position.
     fn bind(columns: &[chnative_proto::Column]) -> Result<Vec<Option<usize>>> {
-        bind_by_name::<Self>(columns)
+        derived::bind_by_name::<Self>(columns)
     }
 }
 
@@ -184,8 +165,8 @@ pub trait Row {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an owned row type",
     label = "not an owned row type",
-    note = "a row type is a `#[derive(chnative::Row)]` struct, a single value (`u64`, `String`, `Option<T>`, …) or a tuple of them `(u64, String)` (columns by position); `query_scalar::<T>()` reads the first value of the first row",
-    note = "rows that borrow from the block (`&str`, `&[u8]` fields) are read with `query::<T<'_>>()` and `next()`: `fetch_*` return owned rows"
+    note = "a row type is a `#[derive(chnative::Row)]` struct, a single value (`u64`, `String`, `Option<T>`, …) or a tuple of them `(u64, String)` (columns by position); `fetch_scalar::<T>()` reads the first value of the first row",
+    note = "rows that borrow from the block (`&str`, `&[u8]` fields) are read with `fetch::<T<'_>>()` and `next()`: `fetch_*` return owned rows"
 )]
 pub trait OwnedRow: for<'r> Row<Value<'r> = Self> + 'static {}
 impl<T: for<'r> Row<Value<'r> = T> + 'static> OwnedRow for T {}
@@ -278,8 +259,17 @@ pub(crate) fn plain(ty: &DataType) -> &DataType {
     }
 }
 
-/// Whether `T` can be read from a column of type `ty`, LowCardinality included.
-#[doc(hidden)]
+/// Whether `T` can be read from a column of type `ty` (LowCardinality and
+/// SimpleAggregateFunction wrappers included): the check a typed row, a single
+/// value and [`crate::Client::fetch_scalar`] make before reading. Every pair it
+/// accepts, [`writes`] accepts too.
+///
+/// ```
+/// use chnative::proto::DataType;
+/// let int8 = DataType::parse("LowCardinality(Nullable(Int8))").unwrap();
+/// assert!(chnative::row::accepts::<Option<i64>>(&int8)); // widened losslessly
+/// assert!(!chnative::row::accepts::<Option<u8>>(&int8)); // -1 does not fit
+/// ```
 pub fn accepts<'r, T: FromColumn<'r>>(ty: &DataType) -> bool {
     match plain(ty) {
         DataType::LowCardinality(t) => T::accepts(t),
@@ -294,25 +284,15 @@ pub fn accepts<'r, T: FromColumn<'r>>(ty: &DataType) -> bool {
     }
 }
 
-/// Why `T` cannot read a column of type `ty` ([`FromColumn::refusal`]), with
-/// LowCardinality and SimpleAggregateFunction wrappers stripped like [`accepts`].
-#[doc(hidden)]
-pub fn refusal<'r, T: FromColumn<'r>>(ty: &DataType) -> Option<&'static str> {
-    match plain(ty) {
-        DataType::LowCardinality(t) => T::refusal(t),
-        t => T::refusal(t),
-    }
-}
-
 struct LcKeys<'r> {
     keys: Keys<'r>,
     nullable: bool,
     dict_len: usize,
 }
 
-/// A field's per-block reader: the type's own reader, plus the keys when the
-/// column is LowCardinality (values are then read from the dictionary).
-#[doc(hidden)]
+/// A column read as `T`, resolved once per block: the type's own reader, plus
+/// the keys when the column is LowCardinality (values are then read from the
+/// dictionary). What a derived row holds per field; also usable alone.
 pub struct Reader<'r, T: FromColumn<'r>> {
     inner: T::Reader,
     lc: Option<LcKeys<'r>>,
@@ -385,339 +365,6 @@ impl<'r, T: FromColumn<'r>> Reader<'r, T> {
 /// A Map(K, V)'s entries as the wire has them: Tuple(K, V), read and written as pairs.
 fn map_entry(k: &DataType, v: &DataType) -> DataType {
     DataType::Tuple(vec![(None, k.clone()), (None, v.clone())])
-}
-
-/// The error for a row index past the end of column `column` (a corrupt or
-/// inconsistent block; used by derived readers).
-#[doc(hidden)]
-#[cold]
-#[inline(never)]
-pub fn out_of_bounds(column: &str, i: usize) -> Error {
-    Error::from(chnative_proto::ProtoError::violation(format!("column `{column}`: index {i} is out of bounds")))
-}
-
-/// Binds a row type's fields to a result's columns by name and checks their types
-/// ([`Row::bind`] of derived rows). Returns the column index of each field (`None`
-/// for an absent default field).
-#[doc(hidden)]
-pub fn bind_by_name<T: Row + ?Sized>(columns: &[chnative_proto::Column]) -> Result<Vec<Option<usize>>> {
-    let mut out = Vec::with_capacity(T::FIELDS.len());
-    for f in T::FIELDS {
-        match columns.iter().position(|c| c.name() == f.column) {
-            Some(idx) => {
-                let c = &columns[idx];
-                if !(f.accepts)(c.data_type()) {
-                    return Err(field_mismatch::<T>(f, c.type_name(), (f.refusal)(c.data_type())));
-                }
-                out.push(Some(idx));
-            }
-            None if f.default => out.push(None),
-            None => {
-                return Err(Error::invalid_input(format!(
-                    "the result has no column `{}` for field `{}` of {} (mark the field #[row(default)] if it may be absent)",
-                    f.column,
-                    f.field,
-                    T::NAME
-                )))
-            }
-        }
-    }
-    if !T::IGNORE_EXTRA_COLUMNS {
-        let extra: Vec<&str> =
-            columns.iter().map(|c| c.name()).filter(|n| !T::FIELDS.iter().any(|f| f.column == *n)).collect();
-        if !extra.is_empty() {
-            return Err(Error::invalid_input(format!(
-                "the result has column(s) {} that no field of {} reads (add #[row(ignore_extra_columns)] to allow this)",
-                extra.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
-                T::NAME
-            )));
-        }
-    }
-    Ok(out)
-}
-
-/// Whether a Tuple type can be read as the row struct `T` (a field of another
-/// row): with named elements, by name like a result's columns; with unnamed
-/// ones, by position.
-#[doc(hidden)]
-pub fn tuple_accepts<T: Row + ?Sized>(ty: &DataType) -> bool {
-    let DataType::Tuple(elems) = ty else { return false };
-    if elems.iter().all(|(n, _)| n.is_some()) {
-        let named = |f: &Field| elems.iter().find(|(n, _)| n.as_deref() == Some(f.column));
-        T::FIELDS.iter().all(|f| match named(f) {
-            Some((_, t)) => (f.accepts)(t),
-            None => f.default,
-        }) && (T::IGNORE_EXTRA_COLUMNS
-            || elems.iter().all(|(n, _)| T::FIELDS.iter().any(|f| n.as_deref() == Some(f.column))))
-    } else {
-        elems.len() == T::FIELDS.len() && T::FIELDS.iter().zip(elems).all(|(f, (_, t))| (f.accepts)(t))
-    }
-}
-
-/// The element views of a Tuple column in `T`'s field order (see [`tuple_accepts`]).
-#[doc(hidden)]
-pub fn tuple_columns<'r, T: Row + ?Sized>(view: &ColumnView<'r>) -> Result<Vec<Option<ColumnView<'r>>>> {
-    let shape = view.data_type().wire_shape().into_owned();
-    let DataType::Tuple(elems) = shape else {
-        return Err(Error::from(crate::error::TypeMismatch {
-            column: view.name().into(),
-            requested: T::NAME.into(),
-            actual: view.type_name().into(),
-        }));
-    };
-    let by_name = elems.iter().all(|(n, _)| n.is_some());
-    T::FIELDS
-        .iter()
-        .enumerate()
-        .map(|(k, f)| {
-            let idx = if by_name { elems.iter().position(|(n, _)| n.as_deref() == Some(f.column)) } else { Some(k) };
-            idx.map(|i| view.tuple_element(i)).transpose().map_err(Error::from)
-        })
-        .collect()
-}
-
-/// The reader of a Variant column for a `#[derive(chnative::Variant)]` enum: which
-/// Rust variant reads each alternative of the column's type, bound once per block.
-#[doc(hidden)]
-pub struct VariantReader<'r> {
-    view: chnative_proto::view::VariantView<'r>,
-    /// For alternative `k` of the column type, the Rust variant that reads it.
-    bind: Vec<usize>,
-    column: &'r str,
-}
-
-/// Whether an enum whose variants are picked by `pick` can read a column of type `ty`:
-/// a Variant whose every alternative some Rust variant reads.
-#[doc(hidden)]
-pub fn variant_accepts(ty: &DataType, pick: fn(&DataType) -> Option<usize>) -> bool {
-    matches!(ty, DataType::Variant(alts) if alts.iter().all(|a| pick(a).is_some()))
-}
-
-impl<'r> VariantReader<'r> {
-    /// Binds the alternatives of a Variant column to Rust variants with `pick`.
-    pub fn new(view: &ColumnView<'r>, pick: fn(&DataType) -> Option<usize>) -> Result<Self> {
-        let v = view.as_variant()?;
-        let bind = v
-            .variant_types()
-            .iter()
-            .map(|t| {
-                pick(t).ok_or_else(|| {
-                    Error::from(crate::error::TypeMismatch {
-                        column: view.name().into(),
-                        requested: "a Rust variant for each alternative".into(),
-                        actual: view.type_name().into(),
-                    })
-                })
-            })
-            .collect::<Result<_>>()?;
-        Ok(VariantReader { view: v, bind, column: view.name() })
-    }
-
-    /// Number of alternatives in the column's type.
-    pub fn alternatives(&self) -> usize {
-        self.bind.len()
-    }
-
-    /// The Rust variant that reads alternative `k`.
-    pub fn bound(&self, k: usize) -> usize {
-        self.bind[k]
-    }
-
-    /// The column of alternative `k`.
-    pub fn alternative(&self, k: usize) -> Result<ColumnView<'r>> {
-        Ok(self.view.variant(k)?)
-    }
-
-    /// For row `i`: the Rust variant, the alternative and the row within it; `None` for NULL.
-    #[inline]
-    pub fn row(&self, i: usize) -> Result<Option<(usize, usize, usize)>> {
-        if i >= self.view.len() {
-            return Err(out_of_bounds(self.column, i));
-        }
-        Ok(self.view.row(i).map(|(k, at)| (self.bind[k], k, at)))
-    }
-
-    /// The error for a NULL read into an enum that cannot hold one.
-    pub fn null_error(&self, i: usize) -> Error {
-        Error::invalid_input(format!("column `{}` row {i} is NULL; read the Variant as Option<…>", self.column))
-    }
-
-    /// Whether row `i` is NULL.
-    pub fn is_null(&self, i: usize) -> bool {
-        self.view.is_null(i)
-    }
-}
-
-/// The write side of a `#[derive(Variant)]` enum: which of the column's
-/// alternatives each Rust alternative goes to (bound once, when the INSERT's header
-/// arrives) and one discriminator per row. The derive keeps one buffer per Rust
-/// alternative beside it.
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct VariantSlots {
-    /// Per Rust alternative, its column alternative's type.
-    types: Vec<DataType>,
-    /// Per row, the Rust alternative, or `VARIANT_NULL`.
-    discriminators: Vec<u8>,
-}
-
-impl VariantSlots {
-    /// Binds each Rust alternative (`names[j]`, written when `writes[j]` accepts the
-    /// type) to a distinct alternative of the Variant column `ty`; the first that
-    /// accepts it wins. Every Rust alternative must find one.
-    pub fn new(enum_name: &str, names: &[&str], writes: &[fn(&DataType) -> bool], ty: &DataType) -> Result<Self> {
-        let DataType::Variant(alts) = ty else {
-            return Err(Error::invalid_input(format!(
-                "the Variant enum {enum_name} cannot be written to a {ty} column"
-            )));
-        };
-        let mut taken = vec![false; alts.len()];
-        let mut types = Vec::with_capacity(writes.len());
-        for (j, w) in writes.iter().enumerate() {
-            let Some(k) = (0..alts.len()).find(|&k| !taken[k] && w(&alts[k])) else {
-                return Err(Error::invalid_input(format!(
-                    "the alternative {}::{} fits none of the (remaining) alternatives of {ty}",
-                    enum_name,
-                    names.get(j).copied().unwrap_or("?")
-                )));
-            };
-            taken[k] = true;
-            types.push(alts[k].clone());
-        }
-        Ok(VariantSlots { types, discriminators: Vec::new() })
-    }
-
-    /// Whether every Rust alternative binds to an alternative of `ty`.
-    pub fn fits(writes: &[fn(&DataType) -> bool], ty: &DataType) -> bool {
-        VariantSlots::new("", &[], writes, ty).is_ok()
-    }
-
-    /// The column alternative Rust alternative `j` writes to.
-    pub fn alternative(&self, j: usize) -> &DataType {
-        &self.types[j]
-    }
-
-    /// Records a row of Rust alternative `j` (its value went into buffer `j`).
-    #[inline]
-    pub fn push(&mut self, j: u8) {
-        self.discriminators.push(j);
-    }
-
-    /// Records a NULL row.
-    pub fn push_null(&mut self) {
-        self.discriminators.push(chnative_proto::insert::VARIANT_NULL);
-    }
-
-    /// Rows held.
-    pub fn len(&self) -> usize {
-        self.discriminators.len()
-    }
-
-    /// True when no rows are held.
-    pub fn is_empty(&self) -> bool {
-        self.discriminators.is_empty()
-    }
-
-    /// Keeps the first `rows` rows; returns how many of them each Rust alternative
-    /// holds (what its buffer must be cut to).
-    pub fn truncate(&mut self, rows: usize) -> Vec<usize> {
-        self.discriminators.truncate(rows);
-        chnative_proto::insert::variant_counts(&self.discriminators, self.types.len())
-    }
-
-    /// The rows as INSERT data, given each Rust alternative's buffer data in order.
-    pub fn data<'s>(&'s self, parts: Vec<crate::InsertData<'s>>) -> crate::InsertData<'s> {
-        crate::InsertData::variant(&self.discriminators, self.types.iter().cloned().zip(parts).collect())
-    }
-}
-
-/// A nested row struct written to a Tuple column: one buffer per field, sent in
-/// the tuple's element order (by name when the tuple names its elements).
-#[doc(hidden)]
-pub struct NestedBuffer<T: RowWrite> {
-    buffers: T::Buffers,
-    /// Element `j` of the tuple is field `order[j]`.
-    order: Vec<usize>,
-    rows: usize,
-}
-
-impl<T: RowWrite> std::fmt::Debug for NestedBuffer<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NestedBuffer").field("row", &T::NAME).field("rows", &self.rows).finish()
-    }
-}
-
-/// Which field fills each element of the Tuple type `ty`, and each field's element
-/// type; `None` when some element has no field, a field has no element, or a
-/// field cannot be written to its element's type.
-fn nested_binding<T: Row + ?Sized>(ty: &DataType) -> Option<(Vec<usize>, Vec<DataType>)> {
-    let DataType::Tuple(elems) = ty else { return None };
-    if elems.len() != T::FIELDS.len() {
-        return None;
-    }
-    let by_name = elems.iter().all(|(n, _)| n.is_some());
-    let mut types: Vec<Option<DataType>> = vec![None; elems.len()];
-    let mut order = Vec::with_capacity(elems.len());
-    for (j, (name, t)) in elems.iter().enumerate() {
-        let k = if by_name { T::FIELDS.iter().position(|f| name.as_deref() == Some(f.column))? } else { j };
-        if types[k].is_some() || !(T::FIELDS[k].writes)(t) {
-            return None;
-        }
-        types[k] = Some(t.clone());
-        order.push(k);
-    }
-    Some((order, types.into_iter().collect::<Option<Vec<_>>>()?))
-}
-
-/// Whether the nested row `T` can be written to a column of type `ty` (a Tuple).
-#[doc(hidden)]
-pub fn nested_writes<T: RowWrite + ?Sized>(ty: &DataType) -> bool {
-    nested_binding::<T>(ty).is_some()
-}
-
-impl<T: RowWrite> NestedBuffer<T> {
-    /// Empty buffers for a Tuple column of type `ty`.
-    pub fn new(ty: &DataType) -> Result<Self> {
-        let (order, types) = nested_binding::<T>(ty).ok_or_else(|| {
-            Error::invalid_input(format!(
-                "the nested row {} (fields {}) cannot be written to a {ty} column",
-                T::NAME,
-                T::FIELDS.iter().map(|f| f.column).collect::<Vec<_>>().join(", ")
-            ))
-        })?;
-        Ok(NestedBuffer { buffers: T::buffers(&types)?, order, rows: 0 })
-    }
-
-    /// Appends one row.
-    #[inline]
-    pub fn push(&mut self, row: &T) -> Result<()> {
-        T::push(row, &mut self.buffers)?;
-        self.rows += 1;
-        Ok(())
-    }
-}
-
-impl<T: RowWrite> ColumnBuffer for NestedBuffer<T> {
-    fn data(&self) -> crate::InsertData<'_> {
-        let mut fields: Vec<Option<crate::InsertData<'_>>> =
-            T::columns(&self.buffers).into_iter().map(|(_, d)| Some(d)).collect();
-        let elements = self.order.iter().map(|&k| fields[k].take().unwrap_or(crate::InsertData::Strs(&[])));
-        crate::InsertData::tuple(elements.collect())
-    }
-    fn len(&self) -> usize {
-        self.rows
-    }
-    fn truncate(&mut self, rows: usize) {
-        T::truncate(&mut self.buffers, rows);
-        self.rows = self.rows.min(rows);
-    }
-    fn push_default(&mut self) {
-        T::push_default(&mut self.buffers);
-        self.rows += 1;
-    }
-    fn bytes(&self) -> usize {
-        T::bytes(&self.buffers)
-    }
 }
 
 /// The error for field `f` of `T` and a column of type `type_name` it cannot read

@@ -66,7 +66,7 @@ pub(crate) fn bind_by_position(
             ),
             None => format!(
                 "a single value ({}) reads a result of one column, but this one has {} ({names}); read several \
-                 columns as a tuple or a #[derive(Row)] struct, or the first one with query_scalar",
+                 columns as a tuple or a #[derive(Row)] struct, or the first one with fetch_scalar",
                 elements.first().map_or("?", |e| e.rust_type.as_str()),
                 columns.len()
             ),
@@ -119,7 +119,7 @@ macro_rules! single_value_rows {
             // `Ok(…?)` rather than the Result itself: with the error one pointer wide,
             // passing the Result through made the optimiser merge the LowCardinality
             // and plain paths into one re-dispatch on its tag, 8 more instructions per
-            // row of a `query::<u64>()` loop (counted with cachegrind); this form keeps
+            // row of a `fetch::<u64>()` loop (counted with cachegrind); this form keeps
             // the success path a straight line, as in derived rows.
             #[allow(clippy::needless_question_mark)]
             fn read<'r>(readers: &Self::Readers<'r>, i: usize) -> Result<Self::Value<'r>> {

@@ -8,7 +8,7 @@ use chnative_proto::Block;
 
 use super::{OwnedRow, ReadContext, Row};
 use crate::error::{Error, Result};
-use crate::{Client, Query, QueryStream};
+use crate::QueryStream;
 
 /// A SELECT read as typed rows: `next().await` yields one `T` at a time.
 ///
@@ -125,7 +125,7 @@ impl<'c, T: Row> RowStream<'c, T> {
     ///     url: &'a str,
     ///     hits: u64,
     /// }
-    /// let mut rows = client.query::<Hit<'_>>("SELECT url, hits FROM pages").await?;
+    /// let mut rows = client.fetch::<Hit<'_>>("SELECT url, hits FROM pages").await?;
     /// let mut total = 0;
     /// while let Some(block) = rows.next_block().await? {
     ///     for hit in block {
@@ -225,53 +225,5 @@ impl<'c, T: OwnedRow> RowStream<'c, T> {
             out.push(r);
         }
         Ok(out)
-    }
-}
-
-impl Client {
-    fn read_context(&self) -> ReadContext {
-        ReadContext { server_timezone: self.server_info().timezone }
-    }
-
-    /// Runs a query and streams its result as typed rows (`#[derive(Row)]`).
-    ///
-    /// DateTime columns whose type names no zone are read in the query's
-    /// `session_timezone` setting when it sets one, else the server's zone (a
-    /// `session_timezone` set by `SET` or a profile is not visible to the client).
-    ///
-    /// For a struct with borrowed fields, name it with an elided lifetime:
-    /// `client.query::<Event<'_>>(…)`. JSON columns arrive as their text (for
-    /// `Value` and `serde_json::Value` fields; the query gets
-    /// `output_format_native_write_json_as_string = 1`).
-    pub async fn query<T: Row>(&self, query: impl Into<Query>) -> Result<RowStream<'_, T>> {
-        let query = query.into().setting("output_format_native_write_json_as_string", "1");
-        let mut ctx = self.read_context();
-        if let Some(tz) = query.session_timezone() {
-            ctx.server_timezone = tz.to_string();
-        }
-        Ok(RowStream::new(self.stream(query).await?, ctx))
-    }
-
-    /// Runs a query and returns all its rows.
-    pub async fn fetch_all<T: OwnedRow>(&self, query: impl Into<Query>) -> Result<Vec<T>> {
-        self.query::<T>(query).await?.collect().await
-    }
-
-    /// Runs a query that must return exactly one row.
-    pub async fn fetch_one<T: OwnedRow>(&self, query: impl Into<Query>) -> Result<T> {
-        match self.fetch_optional(query).await? {
-            Some(r) => Ok(r),
-            None => Err(Error::no_rows("the query returned no rows, expected one")),
-        }
-    }
-
-    /// Runs a query that returns at most one row.
-    pub async fn fetch_optional<T: OwnedRow>(&self, query: impl Into<Query>) -> Result<Option<T>> {
-        let mut s = self.query::<T>(query).await?;
-        let first = s.next().await?;
-        if first.is_some() && s.next().await?.is_some() {
-            return Err(Error::too_many_rows("the query returned more than one row, expected at most one"));
-        }
-        Ok(first)
     }
 }

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use chnative_proto::convert::{self, Decimal, I256, U256};
+use chnative_proto::convert::{self, Decimal, I256};
 use chnative_proto::qbit::Element as QBitElement;
 use chnative_proto::view::{FixedValue, WireUuid};
 use chnative_proto::DataType as D;
@@ -77,12 +77,12 @@ pub struct QBitBuffer {
     f32s: Vec<f32>,
     f64s: Vec<f64>,
     rows: usize,
-    planes: std::cell::OnceCell<Option<chnative_proto::Column>>,
+    planes: std::sync::OnceLock<Option<chnative_proto::Column>>,
 }
 
 impl QBitBuffer {
-    fn new(element: QBitElement, dim: usize) -> Self {
-        QBitBuffer { element, dim, f32s: Vec::new(), f64s: Vec::new(), rows: 0, planes: std::cell::OnceCell::new() }
+    pub(super) fn new(element: QBitElement, dim: usize) -> Self {
+        QBitBuffer { element, dim, f32s: Vec::new(), f64s: Vec::new(), rows: 0, planes: std::sync::OnceLock::new() }
     }
 
     fn check_dim(&self, len: usize) -> Result<()> {
@@ -97,7 +97,7 @@ impl QBitBuffer {
         }
     }
 
-    fn extend_f32(&mut self, values: &[f32]) -> Result<()> {
+    pub(super) fn extend_f32(&mut self, values: &[f32]) -> Result<()> {
         self.check_dim(values.len())?;
         // BFloat16 is the upper half of a Float32: a value with more precision would be cut.
         if self.element == QBitElement::BFloat16 {
@@ -111,7 +111,7 @@ impl QBitBuffer {
         Ok(())
     }
 
-    fn extend_f64(&mut self, values: &[f64]) -> Result<()> {
+    pub(super) fn extend_f64(&mut self, values: &[f64]) -> Result<()> {
         self.check_dim(values.len())?;
         self.f64s.extend_from_slice(values);
         self.rows += 1;
@@ -171,7 +171,10 @@ fn write_plain(ty: &D) -> &D {
     }
 }
 
-/// Whether `T` can be written to a column of type `ty`, LowCardinality included.
+/// Whether `T` can be written to a column of type `ty` (LowCardinality and
+/// SimpleAggregateFunction wrappers included): the check an INSERT of typed rows
+/// makes before sending anything. It accepts every pair [`accepts`](super::accepts)
+/// does: a wider number type writes to a narrower column the values that fit it.
 pub fn writes<T: ToColumn + ?Sized>(ty: &D) -> bool {
     T::writes(write_plain(ty))
 }
@@ -196,7 +199,7 @@ pub fn push_error(e: Error, column: &str) -> Error {
     }
 }
 
-fn cannot(ty: &D, rust: &str) -> Error {
+pub(super) fn cannot(ty: &D, rust: &str) -> Error {
     Error::invalid_input(format!("{rust} cannot be written to a {ty} column"))
 }
 
@@ -243,62 +246,12 @@ macro_rules! fixed {
     };
 }
 
-fixed!(i8 => i8, |v| v, D::Int8 | D::Enum8(_));
-fixed!(u16 => u16, |v| v, D::UInt16 | D::Date);
-fixed!(i16 => i16, |v| v, D::Int16 | D::Enum16(_));
-fixed!(u32 => u32, |v| v, D::UInt32 | D::DateTime(_));
-fixed!(i32 => i32, |v| v, D::Int32 | D::Date32 | D::Time);
-fixed!(u64 => u64, |v| v, D::UInt64);
-fixed!(i64 => i64, |v| v, D::Int64 | D::DateTime64(..) | D::Time64(_));
-fixed!(u128 => u128, |v| v, D::UInt128);
-fixed!(i128 => i128, |v| v, D::Int128);
-fixed!(f32 => f32, |v| v, D::Float32, {
-    fn writes_qbit(element: QBitElement) -> bool {
-        matches!(element, QBitElement::Float32 | QBitElement::BFloat16)
-    }
-    fn qbit_extend(values: &[f32], buf: &mut QBitBuffer) -> Option<Result<()>> {
-        Some(buf.extend_f32(values))
-    }
-});
-fixed!(f64 => f64, |v| v, D::Float64, {
-    fn writes_qbit(element: QBitElement) -> bool {
-        element == QBitElement::Float64
-    }
-    fn qbit_extend(values: &[f64], buf: &mut QBitBuffer) -> Option<Result<()>> {
-        Some(buf.extend_f64(values))
-    }
-});
-fixed!(I256 => I256, |v| v, D::Int256);
-fixed!(U256 => U256, |v| v, D::UInt256);
 fixed!(WireUuid => WireUuid, |v| v, D::Uuid);
 fixed!(bool => u8, |v| u8::from(v), D::Bool);
 fixed!(Ipv4Addr => u32, |v| convert::net::from_ipv4(v), D::Ipv4);
 fixed!(Ipv6Addr => [u8; 16], |v| convert::net::from_ipv6(v), D::Ipv6);
 #[cfg(feature = "uuid")]
 fixed!(uuid::Uuid => WireUuid, |v| WireUuid::from_u128(v.as_u128()), D::Uuid);
-
-impl ToColumn for u8 {
-    type Buffer = FixedBuffer<u8>;
-    fn writes(ty: &D) -> bool {
-        matches!(ty, D::UInt8)
-    }
-    fn buffer(ty: &D) -> Result<Self::Buffer> {
-        if Self::writes(ty) {
-            Ok(FixedBuffer(Vec::new()))
-        } else {
-            Err(cannot(ty, "u8"))
-        }
-    }
-    #[inline]
-    fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
-        buf.0.push(*self);
-        Ok(())
-    }
-    const BYTE: bool = true;
-    fn as_bytes(values: &[u8]) -> Option<&[u8]> {
-        Some(values)
-    }
-}
 
 /// Strings: one blob and the end offset of each.
 #[derive(Debug, Default)]
@@ -433,11 +386,14 @@ pub struct NullableBuffer<B> {
     /// The column marks NULL rows itself (a Variant: its NULL discriminator, which
     /// the inner buffer writes as its default), so no null map is sent.
     in_band: bool,
+    /// The column is not Nullable (an `Option<T>` writes to every column `T`
+    /// does, as it reads from them): no null map is sent and `None` is an error.
+    not_null: bool,
 }
 
 impl<B: ColumnBuffer> ColumnBuffer for NullableBuffer<B> {
     fn data(&self) -> InsertData<'_> {
-        if self.in_band {
+        if self.in_band || self.not_null {
             return self.inner.data();
         }
         InsertData::nullable(&self.nulls, self.inner.data())
@@ -463,17 +419,17 @@ impl<T: ToColumn> ToColumn for Option<T> {
     fn writes(ty: &D) -> bool {
         match ty {
             D::Nullable(t) => T::writes(t),
-            // A Variant holds NULL rows itself.
-            D::Variant(_) => T::writes(ty),
-            _ => false,
+            // A Variant holds NULL rows itself; any other column takes the `Some`s.
+            t => T::writes(t),
         }
     }
     fn buffer(ty: &D) -> Result<Self::Buffer> {
-        match ty {
-            D::Nullable(t) => Ok(NullableBuffer { nulls: Vec::new(), inner: T::buffer(t)?, in_band: false }),
-            D::Variant(_) => Ok(NullableBuffer { nulls: Vec::new(), inner: T::buffer(ty)?, in_band: true }),
-            t => Err(cannot(t, "Option")),
-        }
+        let (inner, in_band, not_null) = match ty {
+            D::Nullable(t) => (T::buffer(t)?, false, false),
+            D::Variant(_) => (T::buffer(ty)?, true, false),
+            t => (T::buffer(t)?, false, true),
+        };
+        Ok(NullableBuffer { nulls: Vec::new(), inner, in_band, not_null })
     }
     #[inline]
     fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
@@ -481,6 +437,9 @@ impl<T: ToColumn> ToColumn for Option<T> {
             Some(v) => {
                 v.write_to(&mut buf.inner)?;
                 buf.nulls.push(0);
+            }
+            None if buf.not_null => {
+                return Err(Error::invalid_input("None cannot be written to a column that is not Nullable"))
             }
             None => buf.push_default(),
         }
@@ -736,42 +695,6 @@ impl ToColumn for chnative_proto::convert::ext::rust_decimal::Decimal {
     }
 }
 
-/// A buffer for types that can be read but not inserted.
-#[derive(Debug, Default)]
-pub struct NoBuffer;
-
-impl ColumnBuffer for NoBuffer {
-    fn data(&self) -> InsertData<'_> {
-        InsertData::Strs(&[])
-    }
-    fn len(&self) -> usize {
-        0
-    }
-    fn truncate(&mut self, _: usize) {}
-    fn push_default(&mut self) {}
-    fn bytes(&self) -> usize {
-        0
-    }
-}
-
-#[cfg(feature = "chrono")]
-macro_rules! read_only {
-    ($name:literal, [$($g:tt)*] $t:ty) => {
-        impl<$($g)*> ToColumn for $t {
-            type Buffer = NoBuffer;
-            fn writes(_: &D) -> bool {
-                false
-            }
-            fn buffer(ty: &D) -> Result<Self::Buffer> {
-                Err(Error::invalid_input(format!(concat!("inserting ", $name, " into {} is not supported"), ty)))
-            }
-            fn write_to(&self, _: &mut Self::Buffer) -> Result<()> {
-                Err(Error::invalid_input(concat!("inserting ", $name, " is not supported")))
-            }
-        }
-    };
-}
-
 /// Tuples: one buffer per element, each holding every row.
 #[derive(Debug, Default)]
 pub struct TupleBuffer<B>(B);
@@ -917,311 +840,4 @@ impl<K: ToColumn, V: ToColumn> ToColumn for BTreeMap<K, V> {
     fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
         buf.push_entries(self.iter())
     }
-}
-
-#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
-mod temporal {
-    use super::*;
-
-    /// Date (u16 days) or Date32 (i32 days).
-    #[derive(Debug)]
-    #[non_exhaustive]
-    pub enum DateBuffer {
-        /// Date.
-        Date(FixedBuffer<u16>),
-        /// Date32.
-        Date32(FixedBuffer<i32>),
-    }
-
-    impl ColumnBuffer for DateBuffer {
-        fn data(&self) -> InsertData<'_> {
-            match self {
-                DateBuffer::Date(b) => b.data(),
-                DateBuffer::Date32(b) => b.data(),
-            }
-        }
-        fn len(&self) -> usize {
-            match self {
-                DateBuffer::Date(b) => b.len(),
-                DateBuffer::Date32(b) => b.len(),
-            }
-        }
-        fn truncate(&mut self, rows: usize) {
-            match self {
-                DateBuffer::Date(b) => b.truncate(rows),
-                DateBuffer::Date32(b) => b.truncate(rows),
-            }
-        }
-        fn push_default(&mut self) {
-            match self {
-                DateBuffer::Date(b) => b.push_default(),
-                DateBuffer::Date32(b) => b.push_default(),
-            }
-        }
-        fn bytes(&self) -> usize {
-            match self {
-                DateBuffer::Date(b) => b.bytes(),
-                DateBuffer::Date32(b) => b.bytes(),
-            }
-        }
-    }
-
-    /// DateTime (u32 seconds) or DateTime64(p) (i64 ticks).
-    #[derive(Debug)]
-    #[non_exhaustive]
-    pub enum DateTimeBuffer {
-        /// DateTime.
-        Secs(FixedBuffer<u32>),
-        /// DateTime64 with its precision.
-        Ticks(FixedBuffer<i64>, u8),
-    }
-
-    impl ColumnBuffer for DateTimeBuffer {
-        fn data(&self) -> InsertData<'_> {
-            match self {
-                DateTimeBuffer::Secs(b) => b.data(),
-                DateTimeBuffer::Ticks(b, _) => b.data(),
-            }
-        }
-        fn len(&self) -> usize {
-            match self {
-                DateTimeBuffer::Secs(b) => b.len(),
-                DateTimeBuffer::Ticks(b, _) => b.len(),
-            }
-        }
-        fn truncate(&mut self, rows: usize) {
-            match self {
-                DateTimeBuffer::Secs(b) => b.truncate(rows),
-                DateTimeBuffer::Ticks(b, _) => b.truncate(rows),
-            }
-        }
-        fn push_default(&mut self) {
-            match self {
-                DateTimeBuffer::Secs(b) => b.push_default(),
-                DateTimeBuffer::Ticks(b, _) => b.push_default(),
-            }
-        }
-        fn bytes(&self) -> usize {
-            match self {
-                DateTimeBuffer::Secs(b) => b.bytes(),
-                DateTimeBuffer::Ticks(b, _) => b.bytes(),
-            }
-        }
-    }
-
-    /// Time (i32 seconds) or Time64(p) (i64 ticks).
-    #[derive(Debug)]
-    #[non_exhaustive]
-    pub enum DurationBuffer {
-        /// Time.
-        Secs(FixedBuffer<i32>),
-        /// Time64 with its precision.
-        Ticks(FixedBuffer<i64>, u8),
-    }
-
-    impl ColumnBuffer for DurationBuffer {
-        fn data(&self) -> InsertData<'_> {
-            match self {
-                DurationBuffer::Secs(b) => b.data(),
-                DurationBuffer::Ticks(b, _) => b.data(),
-            }
-        }
-        fn len(&self) -> usize {
-            match self {
-                DurationBuffer::Secs(b) => b.len(),
-                DurationBuffer::Ticks(b, _) => b.len(),
-            }
-        }
-        fn truncate(&mut self, rows: usize) {
-            match self {
-                DurationBuffer::Secs(b) => b.truncate(rows),
-                DurationBuffer::Ticks(b, _) => b.truncate(rows),
-            }
-        }
-        fn push_default(&mut self) {
-            match self {
-                DurationBuffer::Secs(b) => b.push_default(),
-                DurationBuffer::Ticks(b, _) => b.push_default(),
-            }
-        }
-        fn bytes(&self) -> usize {
-            match self {
-                DurationBuffer::Secs(b) => b.bytes(),
-                DurationBuffer::Ticks(b, _) => b.bytes(),
-            }
-        }
-    }
-
-    pub(super) fn date_buffer(ty: &D, rust: &str) -> Result<DateBuffer> {
-        match ty {
-            D::Date => Ok(DateBuffer::Date(FixedBuffer(Vec::new()))),
-            D::Date32 => Ok(DateBuffer::Date32(FixedBuffer(Vec::new()))),
-            t => Err(cannot(t, rust)),
-        }
-    }
-
-    pub(super) fn datetime_buffer(ty: &D, rust: &str) -> Result<DateTimeBuffer> {
-        match ty {
-            D::DateTime(_) => Ok(DateTimeBuffer::Secs(FixedBuffer(Vec::new()))),
-            D::DateTime64(p, _) => Ok(DateTimeBuffer::Ticks(FixedBuffer(Vec::new()), *p)),
-            t => Err(cannot(t, rust)),
-        }
-    }
-
-    pub(super) fn duration_buffer(ty: &D, rust: &str) -> Result<DurationBuffer> {
-        match ty {
-            D::Time => Ok(DurationBuffer::Secs(FixedBuffer(Vec::new()))),
-            D::Time64(p) => Ok(DurationBuffer::Ticks(FixedBuffer(Vec::new()), *p)),
-            t => Err(cannot(t, rust)),
-        }
-    }
-}
-#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
-use self::temporal::{date_buffer, datetime_buffer, duration_buffer};
-#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
-pub use self::temporal::{DateBuffer, DateTimeBuffer, DurationBuffer};
-
-/// `ToColumn` for a date, instant or duration type of a time library.
-#[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
-macro_rules! temporal_write {
-    (date $t:ty, |$v:ident| $to_date:expr, $to_date32:expr) => {
-        impl ToColumn for $t {
-            type Buffer = DateBuffer;
-            fn writes(ty: &D) -> bool {
-                matches!(ty, D::Date | D::Date32)
-            }
-            fn buffer(ty: &D) -> Result<Self::Buffer> {
-                date_buffer(ty, stringify!($t))
-            }
-            #[inline]
-            fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
-                let $v = self;
-                match buf {
-                    DateBuffer::Date(b) => b.0.push($to_date?),
-                    DateBuffer::Date32(b) => b.0.push($to_date32?),
-                }
-                Ok(())
-            }
-        }
-    };
-    (instant $t:ty, |$v:ident, $p:ident| $to_secs:expr, $to_ticks:expr) => {
-        impl ToColumn for $t {
-            type Buffer = DateTimeBuffer;
-            fn writes(ty: &D) -> bool {
-                matches!(ty, D::DateTime(_) | D::DateTime64(..))
-            }
-            fn buffer(ty: &D) -> Result<Self::Buffer> {
-                datetime_buffer(ty, stringify!($t))
-            }
-            #[inline]
-            fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
-                let $v = self;
-                match buf {
-                    DateTimeBuffer::Secs(b) => b.0.push($to_secs?),
-                    DateTimeBuffer::Ticks(b, p) => {
-                        let $p = *p;
-                        b.0.push($to_ticks?)
-                    }
-                }
-                Ok(())
-            }
-        }
-    };
-    (duration $t:ty, |$v:ident, $p:ident| $to_secs:expr, $to_ticks:expr) => {
-        impl ToColumn for $t {
-            type Buffer = DurationBuffer;
-            fn writes(ty: &D) -> bool {
-                matches!(ty, D::Time | D::Time64(_))
-            }
-            fn buffer(ty: &D) -> Result<Self::Buffer> {
-                duration_buffer(ty, stringify!($t))
-            }
-            #[inline]
-            fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
-                let $v = self;
-                match buf {
-                    DurationBuffer::Secs(b) => b.0.push($to_secs?),
-                    DurationBuffer::Ticks(b, p) => {
-                        let $p = *p;
-                        b.0.push($to_ticks?)
-                    }
-                }
-                Ok(())
-            }
-        }
-    };
-}
-
-#[cfg(feature = "time")]
-mod time_impls {
-    use super::*;
-    use chnative_proto::convert::ext::time::{Date, Duration, OffsetDateTime};
-    use chnative_proto::convert::time as tc;
-
-    temporal_write!(date Date, |v| tc::from_date(*v), tc::from_date32(*v));
-    temporal_write!(instant OffsetDateTime, |v, p| tc::from_datetime(*v), tc::from_datetime64(*v, p));
-    temporal_write!(duration Duration, |v, p| tc::from_time(*v), tc::from_time64(*v, p));
-}
-
-#[cfg(feature = "jiff")]
-mod jiff_impls {
-    use super::*;
-    use chnative_proto::convert::ext::jiff::civil::Date;
-    use chnative_proto::convert::ext::jiff::{SignedDuration, Timestamp, ZonedDateTime};
-    use chnative_proto::convert::jiff as jc;
-
-    temporal_write!(date Date, |v| jc::from_date(*v), jc::from_date32(*v));
-    temporal_write!(instant Timestamp, |v, p| jc::from_timestamp(*v), jc::from_timestamp64(*v, p));
-    temporal_write!(instant ZonedDateTime, |v, p| jc::from_datetime(v), jc::from_datetime64(v, p));
-    temporal_write!(duration SignedDuration, |v, p| jc::from_time(*v), jc::from_time64(*v, p));
-}
-
-#[cfg(feature = "chrono")]
-mod chrono_impls {
-    use super::*;
-    use chnative_proto::convert::chrono as cc;
-    use chnative_proto::convert::ext::chrono::{DateTime, NaiveDate, NaiveDateTime, TimeDelta, TimeZone};
-
-    impl ToColumn for NaiveDate {
-        type Buffer = DateBuffer;
-        fn writes(ty: &D) -> bool {
-            matches!(ty, D::Date | D::Date32)
-        }
-        fn buffer(ty: &D) -> Result<Self::Buffer> {
-            date_buffer(ty, "NaiveDate")
-        }
-        #[inline]
-        fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
-            match buf {
-                DateBuffer::Date(b) => b.0.push(cc::from_date(*self)?),
-                DateBuffer::Date32(b) => b.0.push(cc::from_date32(*self)?),
-            }
-            Ok(())
-        }
-    }
-
-    impl<Z: TimeZone> ToColumn for DateTime<Z>
-    where
-        Z::Offset: std::fmt::Display,
-    {
-        type Buffer = DateTimeBuffer;
-        fn writes(ty: &D) -> bool {
-            matches!(ty, D::DateTime(_) | D::DateTime64(..))
-        }
-        fn buffer(ty: &D) -> Result<Self::Buffer> {
-            datetime_buffer(ty, "DateTime")
-        }
-        #[inline]
-        fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
-            match buf {
-                DateTimeBuffer::Secs(b) => b.0.push(cc::from_datetime(self)?),
-                DateTimeBuffer::Ticks(b, p) => b.0.push(cc::from_datetime64(self, *p)?),
-            }
-            Ok(())
-        }
-    }
-
-    temporal_write!(duration TimeDelta, |v, p| cc::from_time(*v), cc::from_time64(*v, p));
-
-    read_only!("a NaiveDateTime (its zone is ambiguous; use DateTime<Tz>)", [] NaiveDateTime);
 }

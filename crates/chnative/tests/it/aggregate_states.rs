@@ -8,8 +8,8 @@
 use crate::common;
 use common::*;
 
-use chnative::proto::column::StateValue;
 use chnative::Query;
+use chnative_proto::column::StateValue;
 
 const STATES: &str = "SELECT k, \
     countState() AS c, hex(c) AS c_hex, toString(finalizeAggregation(c)) AS c_val, \
@@ -56,7 +56,7 @@ fn chrono_free_date(days: u16) -> String {
 async fn states_match_the_server_at_both_layouts() {
     for rev in [REVISIONS[0], REVISIONS[REVISIONS.len() - 1]] {
         let client = client_at(rev, "lz4").await;
-        let mut stream = client.stream(Query::new(STATES).setting("max_block_size", "7")).await.unwrap();
+        let mut stream = client.fetch_blocks(Query::new(STATES).setting("max_block_size", "7")).await.unwrap();
         let (mut rows, mut blocks) = (0, 0);
         while let Some(block) = stream.next().await.unwrap() {
             blocks += 1;
@@ -108,7 +108,7 @@ async fn states_read_from_a_select_insert_unchanged() {
                FROM (SELECT number % 10 AS k, number AS v FROM numbers(1000)) GROUP BY k";
     // Twice: the table merges the two inserts' states per key.
     for _ in 0..2 {
-        let mut stream = reader.stream(sql).await.unwrap();
+        let mut stream = reader.fetch_blocks(sql).await.unwrap();
         while let Some(block) = stream.next().await.unwrap() {
             writer.insert(&table).block(block).send().await.unwrap();
         }
@@ -131,13 +131,13 @@ async fn states_read_from_a_select_insert_unchanged() {
 async fn states_without_a_codec_stay_errors_naming_the_type() {
     let client = client().await;
     let res: chnative::Result<()> = async {
-        let mut s = client.stream("SELECT uniqState(number) AS u FROM numbers(3)").await?;
+        let mut s = client.fetch_blocks("SELECT uniqState(number) AS u FROM numbers(3)").await?;
         while s.next().await?.is_some() {}
         Ok(())
     }
     .await;
     let err = res.unwrap_err();
     assert!(err.to_string().contains("AggregateFunction(uniq, UInt64)"), "{err}");
-    let one: u8 = client.query_scalar("SELECT 1").await.unwrap();
+    let one: u8 = client.fetch_scalar("SELECT 1").await.unwrap();
     assert_eq!(one, 1);
 }

@@ -31,7 +31,7 @@ async fn connect(compression: &str) -> chnative::Client {
 
 async fn stream_numbers(c: &mut chnative::Client, n: u64) -> Measure {
     let sql = format!("SELECT number, toString(number) FROM numbers({n})");
-    let mut s = c.stream(sql.as_str()).await.unwrap();
+    let mut s = c.fetch_blocks(sql.as_str()).await.unwrap();
 
     let live0 = alloc::live();
     alloc::reset_peak();

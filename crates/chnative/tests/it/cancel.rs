@@ -30,14 +30,14 @@ fn is_running(query_id: &str) -> bool {
 async fn explicit_cancel_stops_the_server_query() {
     for rev in [54460, 54492] {
         let c = client_at(rev, "lz4").await;
-        let mut s = c.stream(SLEEPY).await.unwrap();
+        let mut s = c.fetch_blocks(SLEEPY).await.unwrap();
         let id = s.query_id().to_string();
         assert!(s.next().await.unwrap().is_some());
         assert!(is_running(&id), "query should be running before cancel");
         s.cancel().await.unwrap();
         let waited = wait_gone(&id);
         assert!(waited < Duration::from_secs(5), "{waited:?}");
-        let one: u8 = c.query_scalar("SELECT 1").await.unwrap();
+        let one: u8 = c.fetch_scalar("SELECT 1").await.unwrap();
         assert_eq!(one, 1, "connection usable after cancel");
     }
 }
@@ -47,19 +47,19 @@ async fn dropping_a_stream_cancels_and_the_next_query_drains() {
     let c = client().await;
     let id;
     {
-        let mut s = c.stream(SLEEPY).await.unwrap();
+        let mut s = c.fetch_blocks(SLEEPY).await.unwrap();
         id = s.query_id().to_string();
         assert!(s.next().await.unwrap().is_some());
     } // dropped mid-query: Cancel goes out now
     wait_gone(&id);
-    let v: u64 = c.query_scalar("SELECT 42::UInt64").await.unwrap();
+    let v: u64 = c.fetch_scalar("SELECT 42::UInt64").await.unwrap();
     assert_eq!(v, 42);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_handle_from_another_task() {
     let c = client().await;
-    let mut s = c.stream(SLEEPY).await.unwrap();
+    let mut s = c.fetch_blocks(SLEEPY).await.unwrap();
     let id = s.query_id().to_string();
     let h = s.cancel_handle();
     tokio::spawn(async move {
@@ -86,13 +86,13 @@ async fn dropping_an_endless_scan_cancels_it() {
     let c = client().await;
     let id;
     {
-        let mut s = c.stream("SELECT number FROM system.numbers").await.unwrap();
+        let mut s = c.fetch_blocks("SELECT number FROM system.numbers").await.unwrap();
         id = s.query_id().to_string();
         for _ in 0..5 {
             assert!(s.next().await.unwrap().is_some());
         }
     }
     wait_gone(&id);
-    let v: u64 = c.query_scalar("SELECT count() FROM numbers(10)").await.unwrap();
+    let v: u64 = c.fetch_scalar("SELECT count() FROM numbers(10)").await.unwrap();
     assert_eq!(v, 10);
 }

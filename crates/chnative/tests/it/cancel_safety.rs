@@ -84,7 +84,7 @@ async fn connect(cfg: Config) -> Client {
 /// client is still usable.
 async fn next_call_works_or_names_cause(c: &mut Client, what: &str, n: usize) -> bool {
     let tag = 1_000_000 + n as u64;
-    let res = tokio::time::timeout(HANG, c.query_scalar::<u64>(format!("SELECT toUInt64({tag})")))
+    let res = tokio::time::timeout(HANG, c.fetch_scalar::<u64>(format!("SELECT toUInt64({tag})")))
         .await
         .unwrap_or_else(|_| panic!("{what} dropped after {n} polls: the next call hung"));
     match res {
@@ -170,7 +170,7 @@ async fn query_scalar_dropped_at_every_poll() {
         "query_scalar",
         &p,
         p.config(),
-        |c, n| poll_at_most(c.query_scalar::<u64>("SELECT sum(number) FROM numbers(100000)"), n).await,
+        |c, n| poll_at_most(c.fetch_scalar::<u64>("SELECT sum(number) FROM numbers(100000)"), n).await,
         |res| assert_eq!(res.expect("query_scalar"), 4_999_950_000)
     );
 }
@@ -185,7 +185,7 @@ const STREAM_SQL: &str = "SELECT number FROM numbers(20000) SETTINGS max_block_s
 const STREAM_SUM: u64 = 20000 * 19999 / 2;
 
 async fn stream_sum(c: &mut Client) -> chnative::Result<u64> {
-    let mut s = c.stream(STREAM_SQL).await?;
+    let mut s = c.fetch_blocks(STREAM_SQL).await?;
     let mut sum = 0u64;
     while let Some(b) = s.next().await? {
         sum += b.column("number").unwrap().view().values::<u64>()?.iter().sum::<u64>();
@@ -215,7 +215,7 @@ async fn next_dropped_then_next_again_on_the_same_stream() {
     let cfg = p.config();
     let mut client = connect(cfg.clone()).await;
     for n in poll_counts(64) {
-        let mut s = client.stream(STREAM_SQL).await.expect("stream");
+        let mut s = client.fetch_blocks(STREAM_SQL).await.expect("stream");
         let mut sum = 0u64;
         let mut failed = None;
         // Drop every other next() after n polls; the rest run to completion.
@@ -262,7 +262,7 @@ async fn stream_cancel_dropped_at_every_poll() {
     for n in poll_counts(MAX_POLLS) {
         p.resume(Dir::Down);
         {
-            let mut s = client.stream(PACED).await.unwrap();
+            let mut s = client.fetch_blocks(PACED).await.unwrap();
             assert!(s.next().await.unwrap().is_some());
             p.throttle(Dir::Down, 256, Duration::from_millis(1));
             if let Some(res) = poll_at_most(s.cancel(), n).await {
@@ -292,7 +292,7 @@ async fn call_dropped_while_a_dropped_stream_drains() {
     for n in poll_counts(MAX_POLLS) {
         p.resume(Dir::Down);
         {
-            let mut s = client.stream(PACED).await.unwrap();
+            let mut s = client.fetch_blocks(PACED).await.unwrap();
             assert!(s.next().await.unwrap().is_some());
             p.throttle(Dir::Down, 256, Duration::from_millis(1));
         } // dropped: Cancel goes out and the rest is drained in the background
@@ -495,7 +495,7 @@ async fn stream_dropped_while_sending_a_large_query() {
         p.config(),
         |c, n| {
             let q = chnative::Query::new("SELECT length({s:String}) AS n").bind("s", big.as_str());
-            poll_at_most(c.query_scalar::<u64>(q), n).await
+            poll_at_most(c.fetch_scalar::<u64>(q), n).await
         },
         |res| assert_eq!(res.expect("large query"), LEN as u64)
     );

@@ -44,15 +44,15 @@ async fn a_sleeping_query_times_out_at_the_deadline_and_the_pool_goes_on() {
     let cfg = Config::from_url(&url("")).unwrap().query_timeout(Some(Duration::from_secs(1)));
     let c = Client::connect_with(cfg).await.unwrap();
     let start = Instant::now();
-    assert_timeout(c.query_scalar::<u8>(SLEEP3).await, start);
+    assert_timeout(c.fetch_scalar::<u8>(SLEEP3).await, start);
     // The next query runs at once, on another connection: the timed-out one is
     // still being drained in the background.
-    let v: u64 = c.query_scalar("SELECT 42::UInt64").await.unwrap();
+    let v: u64 = c.fetch_scalar("SELECT 42::UInt64").await.unwrap();
     assert_eq!(v, 42);
     // The drain ends cleanly when the sleep does, and that connection goes
     // back to the pool.
     eventually("both connections idle", || c.pool_status().idle == 2).await;
-    let v: u64 = c.query_scalar("SELECT 43::UInt64").await.unwrap();
+    let v: u64 = c.fetch_scalar("SELECT 43::UInt64").await.unwrap();
     assert_eq!(v, 43);
 }
 
@@ -65,7 +65,7 @@ async fn a_sleeping_query_times_out_at_the_deadline_on_a_single_connection() {
     assert!(c.is_usable());
     // The connection is kept: the next call finishes the cancelled query first.
     c.ping().await.unwrap();
-    assert_eq!(c.query_scalar::<u8>("SELECT 7").await.unwrap(), 7);
+    assert_eq!(c.fetch_scalar::<u8>("SELECT 7").await.unwrap(), 7);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -76,22 +76,22 @@ async fn the_url_option_and_a_per_query_timeout_set_the_deadline() {
     assert_timeout(c.execute(SLEEP3).await, start);
     // A longer per-query timeout overrides it, and so does ZERO (none).
     let q = Query::new("SELECT toUInt8(sleep(1.5) + 1)").timeout(Duration::from_secs(30));
-    assert_eq!(c.query_scalar::<u8>(q).await.unwrap(), 1);
+    assert_eq!(c.fetch_scalar::<u8>(q).await.unwrap(), 1);
     let q = Query::new("SELECT toUInt8(sleep(1.5) + 2)").timeout(Duration::ZERO);
-    assert_eq!(c.query_scalar::<u8>(q).await.unwrap(), 2);
+    assert_eq!(c.fetch_scalar::<u8>(q).await.unwrap(), 2);
 
     // A per-query timeout where the config has none.
     let c = Client::connect(&url("")).await.unwrap();
     let start = Instant::now();
     assert_timeout(c.execute(Query::new(SLEEP3).timeout(Duration::from_secs(1))).await, start);
-    assert_eq!(c.query_scalar::<u8>("SELECT 3").await.unwrap(), 3);
+    assert_eq!(c.fetch_scalar::<u8>("SELECT 3").await.unwrap(), 3);
 
     for bad in ["soon", "-1s", "1x"] {
         assert!(Config::from_url(&url(&format!("query_timeout={bad}"))).is_err(), "{bad}");
     }
     // Zero turns it off.
     let c = Client::connect(&url("query_timeout=0")).await.unwrap();
-    assert_eq!(c.query_scalar::<u8>("SELECT toUInt8(sleep(0.1) + 4)").await.unwrap(), 4);
+    assert_eq!(c.fetch_scalar::<u8>("SELECT toUInt8(sleep(0.1) + 4)").await.unwrap(), 4);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -100,14 +100,14 @@ async fn a_deadline_passed_between_next_calls_ends_the_stream_at_once() {
     let c = Client::connect_with(cfg).await.unwrap();
     let start = Instant::now();
     // The first row comes at once, the second after the server's 3 s sleep.
-    let mut s = c.stream("SELECT 0 AS n UNION ALL SELECT sleep(3) + 1 AS n").await.unwrap();
+    let mut s = c.fetch_blocks("SELECT 0 AS n UNION ALL SELECT sleep(3) + 1 AS n").await.unwrap();
     assert!(s.next().await.unwrap().is_some(), "the first block");
     // The caller is busy past the deadline; the next call fails at once
     // instead of waiting for the cancelled query to end.
     tokio::time::sleep(Duration::from_millis(1200)).await;
     assert_timeout(s.next().await.map(|b| b.map(|b| b.rows())), start);
     drop(s);
-    assert_eq!(c.query_scalar::<u8>("SELECT 5").await.unwrap(), 5);
+    assert_eq!(c.fetch_scalar::<u8>("SELECT 5").await.unwrap(), 5);
 }
 
 /// An answer to `SELECT`: the header, one row of UInt8 `value`, EndOfStream.
@@ -149,7 +149,7 @@ async fn a_server_trickling_progress_and_ignoring_cancel_cannot_hold_the_deadlin
     assert!(matches!(r, Err(ref e) if e.kind() == chnative::ErrorKind::Timeout), "{r:?}");
     assert!(took < Duration::from_secs(3), "the timeout came after {took:?}");
     // The next query gets a fresh connection, not the one still draining.
-    assert_eq!(c.query_scalar::<u8>("SELECT 1").await.unwrap(), 7);
+    assert_eq!(c.fetch_scalar::<u8>("SELECT 1").await.unwrap(), 7);
     assert_eq!(fake.accepted(), 2);
     // When the Cancel bound passes, the draining connection is closed, never pooled.
     eventually("the abandoned connection closed", || fake.closed() == 1).await;
@@ -169,7 +169,7 @@ async fn a_stream_times_out_mid_result_on_a_server_ignoring_cancel() {
         .cancel_timeout(CANCEL_BOUND);
     let mut c = Connection::connect_with(cfg).await.unwrap();
     let start = Instant::now();
-    let mut s = c.stream("SELECT 1").await.unwrap();
+    let mut s = c.fetch_blocks("SELECT 1").await.unwrap();
     assert_eq!(s.next().await.unwrap().map(|b| b.rows()), Some(1));
     let r = s.next().await.map(|b| b.map(|b| b.rows()));
     let took = start.elapsed();

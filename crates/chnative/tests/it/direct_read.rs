@@ -11,8 +11,8 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll};
 
-use chnative::proto::wire::WriteExt;
 use chnative::{Client, Config, Connection, QueryStream};
+use chnative_proto::wire::WriteExt;
 use chnative_testkit::packets::{block, data_packet};
 use common::*;
 use fake_server::FakeServer;
@@ -35,7 +35,7 @@ async fn ten_million_numbers_arrive_straight_into_the_column() {
     const N: u64 = 10_000_000;
     for (options, direct) in [("compression=none", true), ("compression=lz4", false)] {
         let c = Client::connect(&url(options)).await.unwrap();
-        let mut s = c.stream(format!("SELECT number FROM numbers({N})")).await.unwrap();
+        let mut s = c.fetch_blocks(format!("SELECT number FROM numbers({N})")).await.unwrap();
         let (rows, sum) = sum_numbers(&mut s).await;
         assert_eq!((rows, sum), (N, N * (N - 1) / 2), "{options}");
         let got = s.direct_bytes();
@@ -58,7 +58,7 @@ async fn mixed_blocks_keep_every_value() {
     );
     for (options, direct) in [("compression=none", true), ("compression=lz4", false)] {
         let c = Client::connect(&url(options)).await.unwrap();
-        let mut s = c.stream(sql.as_str()).await.unwrap();
+        let mut s = c.fetch_blocks(sql.as_str()).await.unwrap();
         let mut next = 0u64;
         while let Some(b) = s.next().await.unwrap() {
             let numbers: &[u64] = b.column("number").unwrap().view().values().unwrap();
@@ -125,10 +125,10 @@ const WIDE: &str = "SELECT number, toUInt32(number) AS u FROM numbers(50000000) 
 #[tokio::test]
 async fn cancel_mid_column_then_reuse() {
     let c = Client::connect(&url("compression=none")).await.unwrap();
-    let mut s = c.stream(WIDE).await.unwrap();
+    let mut s = c.fetch_blocks(WIDE).await.unwrap();
     leave_mid_column(&mut s).await;
     s.cancel().await.unwrap();
-    let (rows, sum) = sum_numbers(&mut c.stream("SELECT number FROM numbers(2000000)").await.unwrap()).await;
+    let (rows, sum) = sum_numbers(&mut c.fetch_blocks("SELECT number FROM numbers(2000000)").await.unwrap()).await;
     assert_eq!((rows, sum), (2_000_000, 2_000_000 * 1_999_999 / 2));
 }
 
@@ -137,19 +137,19 @@ async fn dropping_a_stream_mid_column_drains_and_the_connection_is_reused() {
     // A single socket: the drain must finish the cut column, not close.
     let mut c = Connection::connect(&url("compression=none")).await.unwrap();
     {
-        let mut s = c.stream(WIDE).await.unwrap();
+        let mut s = c.fetch_blocks(WIDE).await.unwrap();
         leave_mid_column(&mut s).await;
     }
-    let (rows, sum) = sum_numbers(&mut c.stream("SELECT number FROM numbers(2000000)").await.unwrap()).await;
+    let (rows, sum) = sum_numbers(&mut c.fetch_blocks("SELECT number FROM numbers(2000000)").await.unwrap()).await;
     assert_eq!((rows, sum), (2_000_000, 2_000_000 * 1_999_999 / 2));
     assert!(c.is_usable());
     // The pooled client too.
     let c = Client::connect(&url("compression=none")).await.unwrap();
     {
-        let mut s = c.stream(WIDE).await.unwrap();
+        let mut s = c.fetch_blocks(WIDE).await.unwrap();
         leave_mid_column(&mut s).await;
     }
-    let v: u64 = c.query_scalar("SELECT sum(number) FROM numbers(1000)").await.unwrap();
+    let v: u64 = c.fetch_scalar("SELECT sum(number) FROM numbers(1000)").await.unwrap();
     assert_eq!(v, 499_500);
 }
 
@@ -169,7 +169,7 @@ fn cut_block(keep: usize) -> Vec<u8> {
 async fn a_server_that_closes_mid_column_is_a_clear_error() {
     let fake = FakeServer::start_closing(54492, false, cut_block(3 << 20));
     let mut c = Connection::connect(&fake.url(54492, "none")).await.unwrap();
-    let mut s = c.stream("SELECT number").await.unwrap();
+    let mut s = c.fetch_blocks("SELECT number").await.unwrap();
     let err = s.next().await.map(|_| ()).expect_err("the column was cut");
     assert!(s.direct_bytes() > 0, "the cut came during a direct read");
     drop(s);
@@ -188,7 +188,7 @@ async fn a_server_silent_mid_column_times_out_and_is_closed() {
     let cfg =
         Config::from_url(&fake.url(54492, "none")).unwrap().read_timeout(Some(std::time::Duration::from_millis(300)));
     let mut c = Connection::connect_with(cfg).await.unwrap();
-    let mut s = c.stream("SELECT number").await.unwrap();
+    let mut s = c.fetch_blocks("SELECT number").await.unwrap();
     let err = s.next().await.map(|_| ()).expect_err("the server went silent");
     assert!(s.direct_bytes() > 0, "the silence came during a direct read");
     drop(s);

@@ -14,7 +14,7 @@ async fn exception_in_the_middle_of_a_stream() {
     for rev in REVISIONS {
         let c = client_at(rev, "lz4").await;
         let mut s = c
-            .stream(
+            .fetch_blocks(
                 chnative::Query::new("SELECT throwIf(number = 50000, 'mid-stream') AS x FROM numbers(100000)")
                     .setting("max_block_size", "1000"),
             )
@@ -32,7 +32,7 @@ async fn exception_in_the_middle_of_a_stream() {
         assert_eq!(err.server_code(), Some(395), "{err}");
         drop(s);
         assert!(c.is_usable());
-        let v: u8 = c.query_scalar("SELECT 7").await.unwrap();
+        let v: u8 = c.fetch_scalar("SELECT 7").await.unwrap();
         assert_eq!(v, 7);
     }
 }
@@ -100,7 +100,8 @@ async fn corrupted_compressed_frame_is_a_checksum_error() {
             .await
             .unwrap();
     // Random strings do not compress, so byte 300000 lies inside a frame body.
-    let mut s = c.stream("SELECT randomString(100) FROM numbers(20000) SETTINGS max_block_size = 20000").await.unwrap();
+    let mut s =
+        c.fetch_blocks("SELECT randomString(100) FROM numbers(20000) SETTINGS max_block_size = 20000").await.unwrap();
     let err = loop {
         match s.next().await {
             Ok(Some(_)) => {}
@@ -109,7 +110,7 @@ async fn corrupted_compressed_frame_is_a_checksum_error() {
         }
     };
     assert!(
-        matches!(err.as_protocol(), Some(chnative::proto::ProtoError::Checksum { .. })),
+        matches!(err.as_protocol(), Some(chnative_proto::ProtoError::Checksum { .. })),
         "expected a checksum error, got {err:?}"
     );
     drop(s);
@@ -126,7 +127,7 @@ async fn cut_connection_is_an_io_error_not_a_hang() {
                 "clickhouse://default@127.0.0.1:{port}/default?compression=none&read_timeout=10s"
             ))
             .await?;
-            let mut s = c.stream("SELECT number, toString(number) FROM numbers(100000)").await?;
+            let mut s = c.fetch_blocks("SELECT number, toString(number) FROM numbers(100000)").await?;
             while s.next().await?.is_some() {}
             Ok::<_, chnative::Error>(())
         };
@@ -155,7 +156,7 @@ async fn block_larger_than_the_limit_is_refused_before_allocating() {
         let cfg = chnative::Config::from_url(&url(&format!("compression={comp}"))).unwrap().max_block_bytes(100_000);
         let c = chnative::Client::connect_with(cfg).await.unwrap();
         let err = c.execute("SELECT number FROM numbers(1000000) SETTINGS max_block_size = 1000000").await.unwrap_err();
-        assert!(matches!(err.as_protocol(), Some(chnative::proto::ProtoError::TooLarge { .. })), "{comp}: {err:?}");
+        assert!(matches!(err.as_protocol(), Some(chnative_proto::ProtoError::TooLarge { .. })), "{comp}: {err:?}");
         assert!(!c.is_usable());
     }
 }
@@ -163,7 +164,7 @@ async fn block_larger_than_the_limit_is_refused_before_allocating() {
 #[tokio::test]
 async fn type_mismatch_names_column_and_both_types() {
     let c = client().await;
-    let mut s = c.stream("SELECT toUInt64(1) AS id").await.unwrap();
+    let mut s = c.fetch_blocks("SELECT toUInt64(1) AS id").await.unwrap();
     let b = s.next().await.unwrap().unwrap();
     let err = b.column("id").unwrap().view().values::<u32>().map_err(chnative::Error::from).unwrap_err();
     assert_eq!(err.kind(), chnative::ErrorKind::TypeMismatch, "{err:?}");
@@ -181,7 +182,7 @@ async fn query_parameters_are_sent_not_spliced() {
             .bind("n", 41u64)
             .bind("a", vec!["x'y", "z"])
             .bind("f", 1.25f64);
-    let mut s = c.stream(q).await.unwrap();
+    let mut s = c.fetch_blocks(q).await.unwrap();
     let b = s.next().await.unwrap().unwrap();
     assert_eq!(b.column("s").unwrap().view().as_strings().unwrap().str(0).unwrap(), tricky);
     assert_eq!(b.column("n").unwrap().view().values::<u64>().unwrap(), &[42]);
@@ -192,7 +193,7 @@ async fn query_parameters_are_sent_not_spliced() {
     assert_eq!(b.column("f").unwrap().view().values::<f64>().unwrap(), &[1.25]);
     drop(s);
     let p = chnative::params! {"min" => 5u64};
-    let n: u64 = c.query_scalar(("SELECT count() FROM numbers(10) WHERE number > {min:UInt64}", p)).await.unwrap();
+    let n: u64 = c.fetch_scalar(("SELECT count() FROM numbers(10) WHERE number > {min:UInt64}", p)).await.unwrap();
     assert_eq!(n, 4);
 }
 
@@ -205,7 +206,7 @@ async fn abandoning_a_read_mid_packet_closes_the_connection() {
     .await
     .unwrap();
     let mut s = c
-        .stream("SELECT number, toString(number) FROM numbers(100000) SETTINGS max_block_size = 100000")
+        .fetch_blocks("SELECT number, toString(number) FROM numbers(100000) SETTINGS max_block_size = 100000")
         .await
         .unwrap();
     // The server's block stalls half-way; give up on it.
@@ -213,7 +214,7 @@ async fn abandoning_a_read_mid_packet_closes_the_connection() {
     assert!(r.is_err(), "the read should still be waiting");
     drop(s);
     // Whatever comes next must not read the rest of that block as a new answer.
-    let next = tokio::time::timeout(Duration::from_secs(10), c.query_scalar::<u8>("SELECT 1")).await.expect("no hang");
+    let next = tokio::time::timeout(Duration::from_secs(10), c.fetch_scalar::<u8>("SELECT 1")).await.expect("no hang");
     let kind = next.as_ref().err().map(chnative::Error::kind);
     assert!(matches!(kind, Some(chnative::ErrorKind::Closed | chnative::ErrorKind::Timeout)), "{next:?}");
     assert!(!c.is_usable());
@@ -229,7 +230,7 @@ async fn row_counts_have_their_own_kinds() {
     let e = c.fetch_one::<u64>("SELECT number FROM numbers(0)").await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NoRows, "{e:?}");
     assert_eq!(e.to_string(), "the query returned no rows, expected one");
-    let e = c.query_scalar::<u64>("SELECT number FROM numbers(0)").await.unwrap_err();
+    let e = c.fetch_scalar::<u64>("SELECT number FROM numbers(0)").await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NoRows, "{e:?}");
     assert_eq!(c.fetch_optional::<u64>("SELECT number FROM numbers(0)").await.unwrap(), None);
     for e in [
@@ -240,7 +241,7 @@ async fn row_counts_have_their_own_kinds() {
         assert!(!e.is_closed() && !e.is_retryable(), "{e:?}");
     }
     // A type mismatch on an empty result is still reported as one.
-    let e = c.query_scalar::<String>("SELECT number FROM numbers(0)").await.unwrap_err();
+    let e = c.fetch_scalar::<String>("SELECT number FROM numbers(0)").await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::TypeMismatch, "{e:?}");
-    assert_eq!(c.query_scalar::<u8>("SELECT 7").await.unwrap(), 7);
+    assert_eq!(c.fetch_scalar::<u8>("SELECT 7").await.unwrap(), 7);
 }

@@ -176,7 +176,7 @@ async fn a_slow_native_server_is_not_taken_for_an_http_port() {
     // Past the moment the client starts asking whether the port speaks HTTP.
     let port = slow_native_proxy(Duration::from_millis(2500)).await;
     let c = Client::connect_with(cfg_at("127.0.0.1", port)).await.expect("a slow native server still connects");
-    assert_eq!(c.query_scalar::<u8>("SELECT 3").await.unwrap(), 3);
+    assert_eq!(c.fetch_scalar::<u8>("SELECT 3").await.unwrap(), 3);
 }
 
 // ---- connect errors name the host ----

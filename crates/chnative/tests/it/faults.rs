@@ -39,7 +39,7 @@ async fn assert_not_reused(p: &Proxy, c: &mut Client, first: &Error, fresh: Conf
 async fn assert_not_reused_with(p: &Proxy, c: &mut Client, first: &Error, fresh: Config, check_writes: bool) {
     assert!(!c.is_usable(), "is_usable() is true after {first}");
     let up_before = p.forwarded(Dir::Up);
-    let next = within("the call after a broken connection", c.query_scalar::<u64>("SELECT 1")).await;
+    let next = within("the call after a broken connection", c.fetch_scalar::<u64>("SELECT 1")).await;
     assert!(
         matches!(next, Err(ref e) if e.kind() == ErrorKind::Closed),
         "the call after `{first}` returned {next:?}, not a Closed error"
@@ -51,7 +51,7 @@ async fn assert_not_reused_with(p: &Proxy, c: &mut Client, first: &Error, fresh:
         assert_eq!(p.forwarded(Dir::Up), up_before, "the call after `{first}` wrote to the broken connection");
     }
     let mut fresh = connect(fresh).await;
-    let v: u64 = within("a new client", fresh.query_scalar("SELECT 7::UInt64")).await.expect("a new client works");
+    let v: u64 = within("a new client", fresh.fetch_scalar("SELECT 7::UInt64")).await.expect("a new client works");
     assert_eq!(v, 7);
 }
 
@@ -63,7 +63,7 @@ async fn next_call_misnames(c: &mut Client, first: &Error, case: &str) -> Option
         Some(io) => io.to_string(),
         None => first.to_string(),
     };
-    match within("the call after a broken connection", c.query_scalar::<u64>("SELECT 1")).await {
+    match within("the call after a broken connection", c.fetch_scalar::<u64>("SELECT 1")).await {
         Err(e) if e.kind() == ErrorKind::Closed && e.to_string().contains(&cause) => None,
         Err(e) if e.kind() == ErrorKind::Closed => {
             Some(format!("{case}: the next call says `{e}`, not the first cause `{first}`"))
@@ -82,7 +82,7 @@ fn is_io(e: &Error) -> bool {
 async fn stream_until_error(c: &mut Client, sql: &str) -> (Error, u64) {
     let mut rows = 0u64;
     let res: chnative::Result<()> = within("streaming", async {
-        let mut s = c.stream(sql).await?;
+        let mut s = c.fetch_blocks(sql).await?;
         while let Some(b) = s.next().await? {
             rows += b.rows() as u64;
         }
@@ -142,7 +142,7 @@ async fn stall_stream_past_timeout() -> (Proxy, Client, Error, Config) {
     let cfg = p.config().read_timeout(Some(Duration::from_millis(500)));
     let mut c = connect(cfg.clone()).await;
     let res: chnative::Result<u64> = within("a stalled stream", async {
-        let mut s = c.stream("SELECT number FROM system.numbers SETTINGS max_block_size = 1000").await?;
+        let mut s = c.fetch_blocks("SELECT number FROM system.numbers SETTINGS max_block_size = 1000").await?;
         let mut blocks = 0u64;
         while s.next().await?.is_some() {
             blocks += 1;

@@ -15,9 +15,9 @@ async fn connects_at_every_revision_and_compression() {
             assert_eq!(info.negotiated_revision, rev);
             assert!(!info.timezone.is_empty());
             c.ping().await.unwrap();
-            let one: u8 = c.query_scalar("SELECT 1").await.unwrap();
+            let one: u8 = c.fetch_scalar("SELECT 1").await.unwrap();
             assert_eq!(one, 1);
-            let v: String = c.query_scalar("SELECT version()").await.unwrap();
+            let v: String = c.fetch_scalar("SELECT version()").await.unwrap();
             assert!(v.starts_with("26.9"), "{v}");
         }
     }
@@ -29,7 +29,7 @@ async fn password_user_and_wrong_password() {
     let ok = chnative::Client::connect(&format!("clickhouse://chn_pw:secret@{}:{}/default", s.host, s.tcp_port))
         .await
         .expect("user with password");
-    let me: String = ok.query_scalar("SELECT currentUser()").await.unwrap();
+    let me: String = ok.fetch_scalar("SELECT currentUser()").await.unwrap();
     assert_eq!(me, "chn_pw");
 
     let err = chnative::Client::connect(&format!("clickhouse://chn_pw:wrong@{}:{}/default", s.host, s.tcp_port))
@@ -57,7 +57,7 @@ async fn unknown_database_is_a_server_error() {
 async fn ping_between_queries_and_settings_from_url() {
     let c = chnative::Client::connect(&url("set_max_threads=3&client_name=chn-test")).await.unwrap();
     c.ping().await.unwrap();
-    let v: String = c.query_scalar("SELECT getSetting('max_threads')::String").await.unwrap();
+    let v: String = c.fetch_scalar("SELECT getSetting('max_threads')::String").await.unwrap();
     assert_eq!(v, "3");
     c.ping().await.unwrap();
 }
@@ -100,6 +100,6 @@ async fn server_exception_leaves_connection_usable() {
     }
     assert!(c.is_usable());
     c.ping().await.unwrap();
-    let one: u8 = c.query_scalar("SELECT 1").await.unwrap();
+    let one: u8 = c.fetch_scalar("SELECT 1").await.unwrap();
     assert_eq!(one, 1);
 }

@@ -9,10 +9,10 @@
 use crate::common;
 use crate::common::fake_server;
 
-use chnative::proto::column::var_string_rows_stepped;
-use chnative::proto::wire::WriteExt;
-use chnative::proto::ProtoError;
 use chnative::{params, Config, Connection as Client, Error};
+use chnative_proto::column::var_string_rows_stepped;
+use chnative_proto::wire::WriteExt;
+use chnative_proto::ProtoError;
 use chnative_testkit::packets::{block, data_packet, end_of_stream, exception_chain};
 use fake_server::FakeServer;
 
@@ -21,7 +21,7 @@ const SQL: &str = "SELECT hostile";
 
 /// Runs SQL to its end; returns the Data rows seen.
 async fn select(client: &mut Client) -> chnative::Result<usize> {
-    let mut stream = client.stream(SQL).await?;
+    let mut stream = client.fetch_blocks(SQL).await?;
     let mut rows = 0;
     while let Some(b) = stream.next().await? {
         rows += b.rows();
@@ -209,9 +209,9 @@ async fn low_cardinality_dictionary_in_many_frames_is_decoded_once() {
 async fn huge_expression_names_work() {
     let s = "z".repeat(3 * MIB / 2);
     let mut client = Client::connect(&common::url("")).await.unwrap();
-    let n: u64 = client.query_scalar(("SELECT length({s:String})", params! {"s" => s.as_str()})).await.unwrap();
+    let n: u64 = client.fetch_scalar(("SELECT length({s:String})", params! {"s" => s.as_str()})).await.unwrap();
     assert_eq!(n, s.len() as u64);
-    let mut stream = client.stream(("SELECT length({s:String})", params! {"s" => s.as_str()})).await.unwrap();
+    let mut stream = client.fetch_blocks(("SELECT length({s:String})", params! {"s" => s.as_str()})).await.unwrap();
     let mut seen = false;
     while let Some(b) = stream.next().await.unwrap() {
         if b.rows() > 0 {

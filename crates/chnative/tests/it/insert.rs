@@ -651,7 +651,7 @@ async fn every_type_from_slices() {
                 ),
                 "{what}"
             );
-            let one: u8 = c.query_scalar("SELECT 1").await.unwrap();
+            let one: u8 = c.fetch_scalar("SELECT 1").await.unwrap();
             assert_eq!(one, 1);
         }
     }
@@ -677,7 +677,7 @@ async fn strings_from_a_str_view() {
         let reader = client_at(rev, comp).await;
         let writer = client_rows(rev, comp, 333).await;
         let mut s = reader
-            .stream(
+            .fetch_blocks(
                 chnative::Query::new(format!("SELECT id, s FROM {} ORDER BY id", &*src))
                     .setting("max_block_size", "1000"),
             )
@@ -783,7 +783,7 @@ async fn select_blocks_round_trip() {
         let reader = client_at(rev, comp).await;
         let writer = client_at(rev, comp).await;
         let mut s = reader
-            .stream(chnative::Query::new(format!("SELECT * FROM {}", &*a)).setting("max_block_size", "700"))
+            .fetch_blocks(chnative::Query::new(format!("SELECT * FROM {}", &*a)).setting("max_block_size", "700"))
             .await
             .unwrap();
         let (mut blocks, mut rows) = (0u64, 0u64);
@@ -802,7 +802,7 @@ async fn select_blocks_round_trip() {
         assert!(blocks >= 3, "{what}: {blocks} blocks");
         assert_same_rows(&a, &b, proj, &what);
         // And the reader is usable again after the stream ended.
-        let one: u8 = reader.query_scalar("SELECT 1").await.unwrap();
+        let one: u8 = reader.fetch_scalar("SELECT 1").await.unwrap();
         assert_eq!(one, 1);
     }
 }
@@ -811,7 +811,7 @@ async fn select_blocks_round_trip() {
 // 4. The client checks columns against the server's header first.
 
 async fn assert_usable(c: &mut Client) {
-    let one: u8 = c.query_scalar("SELECT 1").await.expect("the connection must be usable after a rejected INSERT");
+    let one: u8 = c.fetch_scalar("SELECT 1").await.expect("the connection must be usable after a rejected INSERT");
     assert_eq!(one, 1);
 }
 
@@ -1301,7 +1301,7 @@ async fn fixed_strings_bulk_insert() {
     );
     let err = c.insert(&t).column("s", chnative::InsertData::fixed_strings(b"abc", 3)).send().await.unwrap_err();
     assert!(err.kind() == chnative::ErrorKind::TypeMismatch, "{err:?}");
-    let one: u8 = c.query_scalar("SELECT 1").await.unwrap();
+    let one: u8 = c.fetch_scalar("SELECT 1").await.unwrap();
     assert_eq!(one, 1);
     c.execute(format!("DROP TABLE {t}").as_str()).await.unwrap();
 }
@@ -1312,10 +1312,10 @@ async fn fixed_strings_bulk_insert() {
 /// INSERT (code 432).
 #[tokio::test]
 async fn column_data_that_does_not_fit_its_type_is_refused_before_sending() {
-    use chnative::proto::column::{ColumnData, Layout};
-    use chnative::proto::wire::Reader;
-    use chnative::proto::BufferPool;
     use chnative::{Block, Column};
+    use chnative_proto::column::{ColumnData, Layout};
+    use chnative_proto::wire::Reader;
+    use chnative_proto::BufferPool;
 
     let mut c = client().await;
     let t = Table::create("ins_unfit", "(v UInt64) ENGINE = Memory");

@@ -35,7 +35,7 @@ async fn a_select_streams_into_one_insert_of_many_blocks() {
     for comp in ["none", "lz4", "zstd"] {
         let t = Table::create("insert_pipe", "(id UInt64, s String, f Float64) ENGINE = MergeTree ORDER BY id");
         let target = Client::connect(&url(&format!("compression={comp}"))).await.unwrap();
-        let mut stream = source.stream(SOURCE).await.unwrap();
+        let mut stream = source.fetch_blocks(SOURCE).await.unwrap();
         let sum = target.insert(&t).from_stream(&mut stream).await.unwrap_or_else(|e| panic!("{comp}: {e}"));
         assert_eq!(sum.rows, 1_000_000, "{comp}");
         assert!(sum.blocks >= 15, "{comp}: {} Data packets, expected one per source block", sum.blocks);
@@ -56,7 +56,7 @@ async fn a_select_streams_into_one_insert_of_many_blocks() {
             "{comp}"
         );
         // The source's connection went back to its pool, the target's too.
-        assert_eq!(target.query_scalar::<u64>("SELECT toUInt64(7)").await.unwrap(), 7);
+        assert_eq!(target.fetch_scalar::<u64>("SELECT toUInt64(7)").await.unwrap(), 7);
     }
     assert_eq!(source.pool_status().in_use, 0);
 }
@@ -81,7 +81,7 @@ async fn blocks_with_their_columns_in_another_order_are_reordered() {
         // A block read from the server, its columns in yet another order.
         let source = client().await;
         let mut src =
-            source.stream("SELECT toString(number) AS s, number AS id FROM numbers(1500, 500)").await.unwrap();
+            source.fetch_blocks("SELECT toString(number) AS s, number AS id FROM numbers(1500, 500)").await.unwrap();
         let b = src.next().await.unwrap().unwrap().clone();
         drop(src);
         ins.write(&b).await.unwrap();
@@ -101,7 +101,7 @@ async fn blocks_with_their_columns_in_another_order_are_reordered() {
             "{comp}"
         );
         assert!(conn.is_usable());
-        assert_eq!(conn.query_scalar::<u64>("SELECT toUInt64(1)").await.unwrap(), 1);
+        assert_eq!(conn.fetch_scalar::<u64>("SELECT toUInt64(1)").await.unwrap(), 1);
     }
 }
 
@@ -116,7 +116,7 @@ async fn a_block_that_does_not_fit_mid_way_aborts_the_insert() {
             let id = qid("abort");
             let mut ins = target.insert(&t).query_id(id.as_str()).open().await.unwrap();
             let mut st = source
-                .stream(
+                .fetch_blocks(
                     "SELECT number AS id, toString(number) AS s FROM numbers(300000) SETTINGS max_block_size = 65536",
                 )
                 .await
@@ -149,7 +149,7 @@ async fn a_block_that_does_not_fit_mid_way_aborts_the_insert() {
             wait_gone(&id).await;
             assert_eq!(t.count(), 0, "{what}: the aborted INSERT stored rows");
             // The pool opens a new connection; the client carries on.
-            assert_eq!(target.query_scalar::<u64>("SELECT toUInt64(5)").await.unwrap(), 5, "{what}");
+            assert_eq!(target.fetch_scalar::<u64>("SELECT toUInt64(5)").await.unwrap(), 5, "{what}");
             target.insert(&t).column("id", &ids).column("s", &strs).send().await.unwrap();
             assert_eq!(t.count(), 3, "{what}");
         }
@@ -171,7 +171,7 @@ async fn a_single_connection_is_closed_by_an_abort_and_kept_by_a_first_block_ref
     assert!(!e.to_string().contains("aborted"), "{e}");
     drop(ins);
     assert!(conn.is_usable());
-    assert_eq!(conn.query_scalar::<u64>("SELECT toUInt64(1)").await.unwrap(), 1);
+    assert_eq!(conn.fetch_scalar::<u64>("SELECT toUInt64(1)").await.unwrap(), 1);
     // Nor does a column the table lacks, nor one left out without a default.
     let mut ins = conn.insert_blocks(&t).await.unwrap();
     let e = ins.write_columns(&[("id", fixed(&ids))]).await.unwrap_err();
@@ -187,7 +187,7 @@ async fn a_single_connection_is_closed_by_an_abort_and_kept_by_a_first_block_ref
     assert!(e.to_string().contains("aborted"), "{e}");
     drop(ins);
     assert!(!conn.is_usable());
-    let e = conn.query_scalar::<u64>("SELECT toUInt64(1)").await.unwrap_err();
+    let e = conn.fetch_scalar::<u64>("SELECT toUInt64(1)").await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Closed, "{e}");
     wait_gone(&id).await;
     assert_eq!(t.count(), 0);
@@ -214,7 +214,7 @@ async fn a_single_connection_is_closed_by_an_abort_and_kept_by_a_first_block_ref
     assert_eq!(e.server_code(), Some(60), "{e}");
     drop(ins);
     assert!(conn.is_usable());
-    assert_eq!(conn.query_scalar::<u64>("SELECT toUInt64(1)").await.unwrap(), 1);
+    assert_eq!(conn.fetch_scalar::<u64>("SELECT toUInt64(1)").await.unwrap(), 1);
     // Columns given before open() are refused.
     let e = conn.insert(&t).column("id", &ids).open().await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
@@ -229,19 +229,19 @@ async fn a_failing_source_aborts_the_insert() {
     let sql = "SELECT number AS id, toString(number) AS s FROM numbers(1000000) WHERE throwIf(number = 400000) = 0 \
                SETTINGS max_block_size = 65536, max_threads = 1";
     // The source delivers blocks before it fails, so the INSERT has rows when it is aborted.
-    let mut stream = source.stream(sql).await.unwrap();
+    let mut stream = source.fetch_blocks(sql).await.unwrap();
     let mut before = 0;
     while let Ok(Some(b)) = stream.next().await {
         before += b.rows();
     }
     assert!(before >= 65536, "{before} rows before the error");
     drop(stream);
-    let mut stream = source.stream(sql).await.unwrap();
+    let mut stream = source.fetch_blocks(sql).await.unwrap();
     let e = target.insert(&t).query_id(id.as_str()).from_stream(&mut stream).await.unwrap_err();
     assert_eq!(e.server_code(), Some(395), "{e}");
     wait_gone(&id).await;
     assert_eq!(t.count(), 0, "rows of an INSERT whose source failed were stored");
-    assert_eq!(target.query_scalar::<u64>("SELECT toUInt64(2)").await.unwrap(), 2);
+    assert_eq!(target.fetch_scalar::<u64>("SELECT toUInt64(2)").await.unwrap(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -256,7 +256,7 @@ async fn the_same_blocks_with_the_same_token_are_stored_once() {
         let t = t.0.clone();
         async move {
             let mut src = c
-                .stream(
+                .fetch_blocks(
                     "SELECT number AS id, toString(number) AS s FROM numbers(200000) SETTINGS max_block_size = 65536",
                 )
                 .await
@@ -300,6 +300,6 @@ async fn a_write_cancelled_halfway_aborts_the_insert() {
         drop(ins);
         wait_gone(&id).await;
         assert_eq!(t.count(), 0, "first: {first}");
-        assert_eq!(c.query_scalar::<u64>("SELECT toUInt64(3)").await.unwrap(), 3);
+        assert_eq!(c.fetch_scalar::<u64>("SELECT toUInt64(3)").await.unwrap(), 3);
     }
 }

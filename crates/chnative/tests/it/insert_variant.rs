@@ -6,8 +6,8 @@
 use crate::common;
 use common::*;
 
-use chnative::proto::insert::VARIANT_NULL;
 use chnative::{fixed, Client, Config, DataType, InsertData};
+use chnative_proto::insert::VARIANT_NULL;
 
 fn q(sql: &str) -> String {
     http(&format!("{sql} FORMAT TSVRaw")).trim_end().to_string()
@@ -123,5 +123,5 @@ async fn bad_variant_data_is_refused_before_sending() {
     assert!(matches!(err.kind(), chnative::ErrorKind::Protocol | chnative::ErrorKind::TypeMismatch), "{err:?}");
     assert_eq!(q(&format!("SELECT count() FROM {}", t.0)), "0");
     // The connection is still good.
-    assert_eq!(c.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
+    assert_eq!(c.fetch_scalar::<u8>("SELECT 1").await.unwrap(), 1);
 }

@@ -258,5 +258,5 @@ async fn dropping_an_inserter_that_holds_rows_warns() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(t.count(), 15);
-    assert_eq!(c.query_scalar::<u64>("SELECT count() FROM ".to_string() + &t.0).await.unwrap(), 15);
+    assert_eq!(c.fetch_scalar::<u64>("SELECT count() FROM ".to_string() + &t.0).await.unwrap(), 15);
 }

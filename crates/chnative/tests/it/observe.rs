@@ -56,7 +56,7 @@ async fn a_query_reports_everything_it_produces() {
         .setting("extremes", "1")
         .setting("send_logs_level", "trace")
         .observer(rec.clone());
-    let mut st = client.stream(q).await.unwrap();
+    let mut st = client.fetch_blocks(q).await.unwrap();
     let mut rows = 0;
     while let Some(b) = st.next().await.unwrap() {
         rows += b.rows();

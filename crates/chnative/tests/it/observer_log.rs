@@ -7,8 +7,8 @@ use crate::common::fake_server;
 
 use std::sync::{Arc, Mutex};
 
-use chnative::proto::wire::WriteExt;
 use chnative::{Block, Connection, Observer, Query};
+use chnative_proto::wire::WriteExt;
 use chnative_testkit::packets::{block, end_of_stream};
 use fake_server::FakeServer;
 

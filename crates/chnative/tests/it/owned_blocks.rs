@@ -13,7 +13,7 @@ fn kept_blocks_share_buffers_and_outlive_the_stream() {
     let kept: Vec<chnative::Block> = rt.block_on(async {
         let c = chnative::Client::connect(&common::url("compression=lz4")).await.unwrap();
         let mut s = c
-            .stream(
+            .fetch_blocks(
                 "SELECT number AS n, toString(number) AS s, [number, 7] AS a, \
                  if(number % 3 = 0, NULL, number) AS o FROM numbers(300000) SETTINGS max_block_size = 65536",
             )
@@ -65,7 +65,7 @@ fn kept_blocks_share_buffers_and_outlive_the_stream() {
         let drain = |keep: bool| {
             let c = c.clone();
             async move {
-                let mut s = c.stream(q).await.unwrap();
+                let mut s = c.fetch_blocks(q).await.unwrap();
                 let mut kept = Vec::new();
                 while let Some(b) = s.next().await.unwrap() {
                     if keep {

@@ -12,7 +12,7 @@ async fn totals_extremes_profile_info_and_progress() {
                 "SELECT number % 3 AS k, count() AS n FROM numbers(10) GROUP BY k WITH TOTALS ORDER BY k LIMIT 2",
             )
             .setting("extremes", "1");
-            let mut s = c.stream(q).await.unwrap();
+            let mut s = c.fetch_blocks(q).await.unwrap();
             let mut ks = Vec::new();
             while let Some(b) = s.next().await.unwrap() {
                 ks.extend_from_slice(b.column("k").unwrap().view().values::<u8>().unwrap());
@@ -38,7 +38,7 @@ async fn totals_extremes_profile_info_and_progress() {
 async fn progress_accumulates_over_a_long_query() {
     let c = client().await;
     let q = chnative::Query::new("SELECT sum(number) FROM numbers(20000000)").setting("max_block_size", "100000");
-    let mut s = c.stream(q).await.unwrap();
+    let mut s = c.fetch_blocks(q).await.unwrap();
     let mut sum = 0u64;
     while let Some(b) = s.next().await.unwrap() {
         sum = b.columns()[0].view().values::<u64>().unwrap()[0];

@@ -25,8 +25,8 @@ async fn a_full_pool_makes_callers_wait_and_times_out() {
     let cfg =
         Config::from_url(&url("")).unwrap().pool_max_size(2).pool_acquire_timeout(Some(Duration::from_millis(200)));
     let client = Client::connect_with(cfg).await.unwrap();
-    let a = client.stream("SELECT number FROM numbers(10)").await.unwrap();
-    let b = client.stream("SELECT number FROM numbers(10)").await.unwrap();
+    let a = client.fetch_blocks("SELECT number FROM numbers(10)").await.unwrap();
+    let b = client.fetch_blocks("SELECT number FROM numbers(10)").await.unwrap();
     assert_eq!(client.pool_status().in_use, 2);
     match client.ping().await {
         Err(e) if e.kind() == chnative::ErrorKind::Timeout => assert!(e.to_string().contains("pool"), "{e}"),
@@ -35,7 +35,7 @@ async fn a_full_pool_makes_callers_wait_and_times_out() {
     // Finishing one frees a slot for the waiter.
     let waiter = {
         let client = client.clone();
-        tokio::spawn(async move { client.query_scalar::<u8>("SELECT 7").await })
+        tokio::spawn(async move { client.fetch_scalar::<u8>("SELECT 7").await })
     };
     a.finish_all().await.unwrap();
     assert_eq!(waiter.await.unwrap().unwrap(), 7);
@@ -52,7 +52,7 @@ async fn a_failed_connection_is_replaced_not_reused() {
     assert_eq!(err.server_code(), Some(115));
     assert!(!client.is_usable());
     assert_eq!(client.pool_status().size, 0, "the closed connection left the pool");
-    assert_eq!(client.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
+    assert_eq!(client.fetch_scalar::<u8>("SELECT 1").await.unwrap(), 1);
     assert!(client.is_usable());
     assert_eq!(client.pool_status().size, 1);
 }
@@ -77,7 +77,7 @@ async fn a_connection_past_its_lifetime_is_closed_when_it_comes_back() {
     let cfg = Config::from_url(&url("")).unwrap().pool_max_lifetime(Some(Duration::from_nanos(1)));
     let client = Client::connect_with(cfg).await.unwrap();
     for i in 0..3u8 {
-        assert_eq!(client.query_scalar::<u8>(chnative::Query::new("SELECT {i:UInt8}").bind("i", i)).await.unwrap(), i);
+        assert_eq!(client.fetch_scalar::<u8>(chnative::Query::new("SELECT {i:UInt8}").bind("i", i)).await.unwrap(), i);
         assert_eq!(client.pool_status().size, 0, "{:?}", client.pool_status());
     }
     // Health checks on every checkout still hand out working connections.
@@ -85,7 +85,7 @@ async fn a_connection_past_its_lifetime_is_closed_when_it_comes_back() {
         Config::from_url(&url("pool_health_check_after=1ms")).unwrap().pool_health_check_after(Some(Duration::ZERO));
     let client = Client::connect_with(cfg).await.unwrap();
     for _ in 0..3 {
-        assert_eq!(client.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
+        assert_eq!(client.fetch_scalar::<u8>("SELECT 1").await.unwrap(), 1);
         assert_eq!(client.pool_status().size, 1);
     }
 }

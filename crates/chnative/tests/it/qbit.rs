@@ -12,8 +12,8 @@
 use crate::common;
 use common::*;
 
-use chnative::proto::qbit::{self, Kernel, QBitValue, QBitView};
 use chnative::{Client, FixedValue, InsertData, Query};
+use chnative_proto::qbit::{self, Kernel, QBitValue, QBitView};
 
 const QBIT_SETTING: &str = "allow_experimental_qbit_type";
 
@@ -162,7 +162,8 @@ async fn read_server_vectors<T: Elem>(c: &mut Client, dim: usize) {
          CAST(arrayMap(i -> {value}, range({dim})) AS QBit({t}, {dim})) AS v FROM numbers(1200)) ORDER BY id",
         t = T::TYPE
     );
-    let mut s = c.stream(Query::new(sql).setting(QBIT_SETTING, "1").setting("max_block_size", "397")).await.unwrap();
+    let mut s =
+        c.fetch_blocks(Query::new(sql).setting(QBIT_SETTING, "1").setting("max_block_size", "397")).await.unwrap();
     let mut seen = 0usize;
     let mut blocks = 0;
     while let Some(block) = s.next().await.unwrap() {
@@ -219,7 +220,7 @@ async fn bfloat16_widened_to_f32() {
     let c = client().await;
     let sql = "SELECT CAST([1.5, -2.25, 0, 1e30, -1e-30] AS QBit(BFloat16, 5)) AS v, \
                CAST(CAST(v AS Array(BFloat16)) AS Array(Float32)) AS f";
-    let mut s = c.stream(Query::new(sql).setting(QBIT_SETTING, "1")).await.unwrap();
+    let mut s = c.fetch_blocks(Query::new(sql).setting(QBIT_SETTING, "1")).await.unwrap();
     while let Some(block) = s.next().await.unwrap() {
         if block.rows() == 0 {
             continue;
@@ -324,7 +325,7 @@ async fn insert_and_check<T: Elem>(c: &mut Client, dim: usize, rows: usize) {
     assert_eq!(checked, (0..rows).filter(|&r| !special_row(r)).count());
 
     // Read back through the client, bit for bit.
-    let mut s = c.stream(format!("SELECT v FROM {} ORDER BY id", table.0)).await.unwrap();
+    let mut s = c.fetch_blocks(format!("SELECT v FROM {} ORDER BY id", table.0)).await.unwrap();
     let mut back: Vec<T> = Vec::new();
     while let Some(block) = s.next().await.unwrap() {
         if block.rows() > 0 {
@@ -385,7 +386,7 @@ async fn selected_column_reinserted() {
         .unwrap();
     let dst = Table::create(&mut writer, "qbit_copy", &format!("v QBit(Float32, {dim})")).await;
     let mut s = reader
-        .stream(Query::new(format!("SELECT v FROM {} ORDER BY id", src.0)).setting("max_block_size", "300"))
+        .fetch_blocks(Query::new(format!("SELECT v FROM {} ORDER BY id", src.0)).setting("max_block_size", "300"))
         .await
         .unwrap();
     let mut rows = 0;
@@ -428,7 +429,7 @@ async fn strided_and_int8_qbits_decode_and_round_trip() {
     .await
     .unwrap();
     let writer = common::client().await;
-    let mut s = c.stream(format!("SELECT * FROM {table} ORDER BY id").as_str()).await.unwrap();
+    let mut s = c.fetch_blocks(format!("SELECT * FROM {table} ORDER BY id").as_str()).await.unwrap();
     let mut rows = 0;
     while let Some(block) = s.next().await.unwrap() {
         let after = block.column("after").unwrap().view();

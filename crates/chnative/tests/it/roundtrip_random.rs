@@ -256,7 +256,7 @@ async fn copy(
     partial: bool,
 ) -> Result<(u64, u64), String> {
     let mut s = reader
-        .stream(Query::new(select).setting("max_block_size", "1000"))
+        .fetch_blocks(Query::new(select).setting("max_block_size", "1000"))
         .await
         .map_err(|e| format!("SELECT failed: {e}"))?;
     let (mut rows, mut blocks) = (0u64, 0u64);
@@ -411,7 +411,7 @@ async fn experimental_types_round_trip_when_supported() {
         let mut c = client_at(54492, "lz4").await;
         for &(n, t, _) in &EXP[1..] {
             let res: chnative::Result<()> = async {
-                let mut s = c.stream(format!("SELECT {n} FROM {} LIMIT 50", &*src)).await?;
+                let mut s = c.fetch_blocks(format!("SELECT {n} FROM {} LIMIT 50", &*src)).await?;
                 while s.next().await?.is_some() {}
                 Ok(())
             }

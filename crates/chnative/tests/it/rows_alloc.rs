@@ -22,7 +22,7 @@ async fn read(c: &mut chnative::Client, n: u64) -> u64 {
         "SELECT number AS id, toString(number) AS name, range(number % 4)::Array(UInt32) AS nums, \
          if(number % 2 = 0, NULL, 'x') AS opt, toLowCardinality(toString(number % 7)) AS lc FROM numbers({n})"
     );
-    let mut rows = c.query::<Borrowed<'_>>(sql).await.unwrap();
+    let mut rows = c.fetch::<Borrowed<'_>>(sql).await.unwrap();
     let start = alloc::calls();
     let mut seen = 0u64;
     let mut sum = 0usize;

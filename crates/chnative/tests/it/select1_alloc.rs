@@ -23,7 +23,7 @@ async fn run(client: &chnative::Client, per_task: u64) -> u64 {
             tokio::spawn(async move {
                 let mut sum = 0u64;
                 for _ in 0..per_task {
-                    sum += c.query_scalar::<u8>("SELECT 1").await.unwrap() as u64;
+                    sum += c.fetch_scalar::<u8>("SELECT 1").await.unwrap() as u64;
                 }
                 sum
             })
@@ -68,11 +68,11 @@ async fn select1_allocates_a_few_times_per_query_and_does_not_grow() {
     // The same on one connection, sequentially (the single-socket path).
     let mut conn = chnative::Connection::connect(&common::url("compression=none")).await.unwrap();
     for _ in 0..50 {
-        assert_eq!(conn.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
+        assert_eq!(conn.fetch_scalar::<u8>("SELECT 1").await.unwrap(), 1);
     }
     let start = alloc::calls();
     for _ in 0..1_000 {
-        assert_eq!(conn.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
+        assert_eq!(conn.fetch_scalar::<u8>("SELECT 1").await.unwrap(), 1);
     }
     let single = alloc::calls() - start;
     println!("allocations for 1000 queries on one Connection: {single}");

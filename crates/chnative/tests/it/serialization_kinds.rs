@@ -21,11 +21,11 @@ use common::*;
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use chnative::proto::column::{Kind, SerInfo};
-use chnative::proto::packet::{self, read_server_packet, BlockKind, ClientHello, ClientInfo, ServerPacket};
-use chnative::proto::wire::{Reader, WriteExt};
-use chnative::proto::{BlockLimits, BufferPool, ProtoError};
 use chnative::{Block, ColumnView, DataType, Query};
+use chnative_proto::column::{Kind, SerInfo};
+use chnative_proto::packet::{self, read_server_packet, BlockKind, ClientHello, ClientInfo, ServerPacket};
+use chnative_proto::wire::{Reader, WriteExt};
+use chnative_proto::{BlockLimits, BufferPool, ProtoError};
 
 /// The revisions around the gates, oldest first.
 const KIND_REVISIONS: [u64; 4] = [54460, 54482, 54483, 54492];
@@ -133,7 +133,7 @@ fn hex_cell(v: Option<String>) -> String {
 
 /// Every row of every block (columns in order), as `hex(toString(c))` TSV cells.
 async fn read_rows(c: &mut chnative::Client, q: Query) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut s = c.stream(q).await.unwrap();
+    let mut s = c.fetch_blocks(q).await.unwrap();
     let mut names = Vec::new();
     let mut rows = Vec::new();
     while let Some(b) = s.next().await.unwrap() {
@@ -355,7 +355,7 @@ fn wire_blocks(rev: u64, sql: &str, settings: &[(&str, &str)]) -> Vec<(Vec<u8>, 
     }
     .write(&mut out, v);
     packet::write_data_head(&mut out, "");
-    chnative::proto::block::write_empty_block(&mut out, v);
+    chnative_proto::block::write_empty_block(&mut out, v);
     sock.write_all(&out).unwrap();
     let mut blocks = Vec::new();
     loop {
@@ -483,7 +483,7 @@ async fn array_join_four_byte_indexes() {
         for (k, v) in settings {
             q = q.setting(k, v);
         }
-        let mut s = c.stream(q).await.unwrap();
+        let mut s = c.fetch_blocks(q).await.unwrap();
         let mut sums = [0u64; 4];
         while let Some(b) = s.next().await.unwrap() {
             let k = b.column("k").unwrap().view();
@@ -557,7 +557,7 @@ async fn hash_join_checksums_over_100k_rows() {
     ));
     for (rev, comp) in [(54492, "lz4"), (54482, "none"), (54460, "lz4")] {
         let c = client_at(rev, comp).await;
-        let mut s = c.stream(Query::new(sql).setting("query_plan_join_swap_table", "1")).await.unwrap();
+        let mut s = c.fetch_blocks(Query::new(sql).setting("query_plan_join_swap_table", "1")).await.unwrap();
         let mut sums = [0u64; 6];
         while let Some(b) = s.next().await.unwrap() {
             let ln = b.column("ln").unwrap().view();

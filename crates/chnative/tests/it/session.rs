@@ -17,11 +17,11 @@ async fn temporary_tables_settings_and_use_survive_across_calls() {
         s.execute("INSERT INTO chn_tmp SELECT number + 10 FROM numbers(7)").await.unwrap();
         s.execute("SET max_threads = 3").await.unwrap();
         s.execute(format!("USE {db}")).await.unwrap();
-        assert_eq!(s.query_scalar::<u64>("SELECT count() FROM chn_tmp").await.unwrap(), 10);
-        assert_eq!(s.query_scalar::<String>("SELECT getSetting('max_threads')::String").await.unwrap(), "3");
-        assert_eq!(s.query_scalar::<String>("SELECT currentDatabase()").await.unwrap(), db);
+        assert_eq!(s.fetch_scalar::<u64>("SELECT count() FROM chn_tmp").await.unwrap(), 10);
+        assert_eq!(s.fetch_scalar::<String>("SELECT getSetting('max_threads')::String").await.unwrap(), "3");
+        assert_eq!(s.fetch_scalar::<String>("SELECT currentDatabase()").await.unwrap(), db);
         // A stream through the session borrows it like a single connection.
-        let mut st = s.stream("SELECT id FROM chn_tmp ORDER BY id").await.unwrap();
+        let mut st = s.fetch_blocks("SELECT id FROM chn_tmp ORDER BY id").await.unwrap();
         let mut n = 0;
         while let Some(b) = st.next().await.unwrap() {
             n += b.rows();
@@ -35,9 +35,9 @@ async fn temporary_tables_settings_and_use_survive_across_calls() {
     // The session's socket is closed, not pooled: none of its state leaks.
     assert_eq!(client.pool_status().in_use, 0);
     for _ in 0..4 {
-        assert_eq!(client.query_scalar::<String>("SELECT currentDatabase()").await.unwrap(), "default");
-        assert_ne!(client.query_scalar::<String>("SELECT getSetting('max_threads')::String").await.unwrap(), "3");
-        let e = client.query_scalar::<u64>("SELECT count() FROM chn_tmp").await.unwrap_err();
+        assert_eq!(client.fetch_scalar::<String>("SELECT currentDatabase()").await.unwrap(), "default");
+        assert_ne!(client.fetch_scalar::<String>("SELECT getSetting('max_threads')::String").await.unwrap(), "3");
+        let e = client.fetch_scalar::<u64>("SELECT count() FROM chn_tmp").await.unwrap_err();
         assert_eq!(e.server_code(), Some(60), "{e}");
     }
     http(&format!("DROP DATABASE {db}"));
@@ -47,9 +47,9 @@ async fn temporary_tables_settings_and_use_survive_across_calls() {
 async fn a_session_dropped_mid_query_frees_its_slot() {
     let client = Client::connect_with(Config::from_url(&url("")).unwrap().pool_max_size(1)).await.unwrap();
     let mut s = client.session().await.unwrap();
-    let st = s.stream("SELECT number FROM system.numbers").await.unwrap();
+    let st = s.fetch_blocks("SELECT number FROM system.numbers").await.unwrap();
     drop(st);
     drop(s);
     assert_eq!(client.pool_status().in_use, 0);
-    assert_eq!(client.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
+    assert_eq!(client.fetch_scalar::<u8>("SELECT 1").await.unwrap(), 1);
 }

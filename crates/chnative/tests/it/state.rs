@@ -63,7 +63,7 @@ async fn an_insert_dropped_anywhere_is_never_resent_nor_reported_stored() {
             None => {
                 // The next call works (nothing had been sent, or the rest was
                 // drained) or names why the connection was closed.
-                match c.query_scalar::<u8>("SELECT 1").await {
+                match c.fetch_scalar::<u8>("SELECT 1").await {
                     Ok(1) => {}
                     Err(e) if e.kind() == chnative::ErrorKind::Closed => {
                         assert!(e.to_string().contains("abandoned"), "{e}");
@@ -136,7 +136,7 @@ async fn an_insert_stops_sending_once_the_server_refused_it() {
     assert!(sent < 40 << 20, "{sent} bytes sent after the server refused the first block");
     // The data was ended properly: the connection is usable.
     assert!(c.is_usable());
-    assert_eq!(c.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
+    assert_eq!(c.fetch_scalar::<u8>("SELECT 1").await.unwrap(), 1);
     assert_eq!(count(&t), 0);
     http(&format!("DROP TABLE {t}"));
 }
@@ -164,7 +164,7 @@ async fn unknown_setting_makes_the_client_unusable_at_once() {
     let err = c.execute(chnative::Query::new("SELECT 1").setting("no_such_setting_sm", "1")).await.unwrap_err();
     assert_eq!(err.server_code(), Some(115));
     assert!(!c.is_usable(), "the server closes the connection after code 115");
-    match c.query_scalar::<u8>("SELECT 1").await {
+    match c.fetch_scalar::<u8>("SELECT 1").await {
         Err(e) if e.kind() == chnative::ErrorKind::Closed => {
             let why = e.to_string();
             assert!(why.contains("115") && why.contains("no_such_setting_sm"), "{why}")
@@ -185,7 +185,7 @@ async fn query_deadline_cancels_and_keeps_the_connection() {
     // The cancelled query is finished in the background; ping waits for that
     // (the next query would too, but within its own 300 ms deadline).
     c.ping().await.unwrap();
-    assert_eq!(c.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
+    assert_eq!(c.fetch_scalar::<u8>("SELECT 1").await.unwrap(), 1);
 }
 
 // ---- a fake server for answers a real server does not give ----
@@ -306,7 +306,7 @@ async fn a_server_ignoring_cancel_is_given_up_on() {
     let port = fake_server(Script::EndlessProgress).await;
     let cfg = Config::from_url(&fake_url(port)).unwrap().cancel_timeout(Duration::from_millis(200));
     let mut c = Connection::connect_with(cfg).await.unwrap();
-    let s = c.stream("SELECT 1").await.unwrap();
+    let s = c.fetch_blocks("SELECT 1").await.unwrap();
     let r = tokio::time::timeout(Duration::from_secs(60), s.cancel()).await.expect("cancel returns");
     assert!(matches!(r, Err(ref e) if e.kind() == chnative::ErrorKind::Timeout), "{r:?}");
     assert!(!c.is_usable());
@@ -322,7 +322,7 @@ async fn a_dropped_stream_on_a_server_ignoring_cancel_does_not_hang_the_client()
     let port = fake_server(Script::EndlessProgress).await;
     let cfg = Config::from_url(&fake_url(port)).unwrap().cancel_timeout(Duration::from_millis(200));
     let mut c = Connection::connect_with(cfg).await.unwrap();
-    drop(c.stream("SELECT 1").await.unwrap());
+    drop(c.fetch_blocks("SELECT 1").await.unwrap());
     let next = tokio::time::timeout(Duration::from_secs(60), c.ping()).await.expect("no hang");
     assert!(next.is_err(), "{next:?}");
     assert!(!c.is_usable());

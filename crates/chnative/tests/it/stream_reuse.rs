@@ -25,7 +25,7 @@ async fn nothing_of_a_query_shows_in_the_next_on_the_same_connection() {
     let q = Query::new("SELECT number % 2 AS k, count() AS n FROM numbers(10) GROUP BY k WITH TOTALS ORDER BY k")
         .setting("extremes", "1")
         .setting("send_logs_level", "trace");
-    let mut s = c.stream(q).await.unwrap();
+    let mut s = c.fetch_blocks(q).await.unwrap();
     let mut rows = 0;
     while let Some(b) = s.next().await.unwrap() {
         rows += b.rows();
@@ -39,7 +39,7 @@ async fn nothing_of_a_query_shows_in_the_next_on_the_same_connection() {
     drop(s);
 
     // A fresh stream on the same connection starts empty.
-    let mut s = c.stream("SELECT 'a' AS k").await.unwrap();
+    let mut s = c.fetch_blocks("SELECT 'a' AS k").await.unwrap();
     assert!(s.header().is_none());
     assert!(s.totals().is_none() && s.extremes().is_none());
     assert_eq!(s.profile_events().rows(), 0);
@@ -56,7 +56,7 @@ async fn nothing_of_a_query_shows_in_the_next_on_the_same_connection() {
 
     // Back to a wider shape, then the same shape twice: the header follows.
     for _ in 0..2 {
-        let mut s = c.stream("SELECT toUInt16(7) AS a, 'x' AS b, [1, 2] AS c").await.unwrap();
+        let mut s = c.fetch_blocks("SELECT toUInt16(7) AS a, 'x' AS b, [1, 2] AS c").await.unwrap();
         let b = s.next().await.unwrap().unwrap();
         assert_eq!(b.rows(), 1);
         assert_eq!(b.columns().len(), 3);
@@ -66,6 +66,6 @@ async fn nothing_of_a_query_shows_in_the_next_on_the_same_connection() {
             [("a".into(), "UInt16".into()), ("b".into(), "String".into()), ("c".into(), "Array(UInt8)".into())]
         );
     }
-    assert_eq!(c.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
-    assert_eq!(c.query_scalar::<u64>("SELECT sum(number) FROM numbers(100)").await.unwrap(), 4950);
+    assert_eq!(c.fetch_scalar::<u8>("SELECT 1").await.unwrap(), 1);
+    assert_eq!(c.fetch_scalar::<u64>("SELECT sum(number) FROM numbers(100)").await.unwrap(), 4950);
 }

@@ -35,9 +35,9 @@ async fn try_connect(cfg: Config) -> chnative::Result<u8> {
     let cfg = cfg.connect_timeout(CONNECT_TIMEOUT);
     let r = tokio::time::timeout(CONNECT_TIMEOUT * 3, async {
         let client = Client::connect_with(cfg.clone()).await?;
-        let one: u8 = client.query_scalar("SELECT 1").await?;
+        let one: u8 = client.fetch_scalar("SELECT 1").await?;
         let mut conn = Connection::connect_with(cfg).await?;
-        assert_eq!(conn.query_scalar::<u8>("SELECT 2").await?, 2);
+        assert_eq!(conn.fetch_scalar::<u8>("SELECT 2").await?, 2);
         Ok(one)
     })
     .await;
@@ -66,7 +66,7 @@ async fn tls_with_a_custom_ca_works_by_url_and_by_builder() {
     assert_eq!(try_connect(cfg).await.unwrap(), 1);
     // Streams and inserts run over TLS like over TCP.
     let client = Client::connect_with(tls_cfg(tls_port()).tls_ca_file(&cert)).await.unwrap();
-    let n: u64 = client.query_scalar("SELECT sum(number) FROM numbers(100000)").await.unwrap();
+    let n: u64 = client.fetch_scalar("SELECT sum(number) FROM numbers(100000)").await.unwrap();
     assert_eq!(n, 4_999_950_000);
 }
 
@@ -76,7 +76,7 @@ async fn uncompressed_columns_arrive_straight_from_the_tls_stream() {
     let cert = proxy_cert();
     let cfg = tls_cfg(tls_port()).tls_ca_file(cert).compression(chnative::Compression::None);
     let client = Client::connect_with(cfg).await.unwrap();
-    let mut s = client.stream("SELECT number FROM numbers(3000000)").await.unwrap();
+    let mut s = client.fetch_blocks("SELECT number FROM numbers(3000000)").await.unwrap();
     let (mut rows, mut sum) = (0u64, 0u64);
     while let Some(b) = s.next().await.unwrap() {
         let v: &[u64] = b.column("number").unwrap().view().values().unwrap();
@@ -165,13 +165,13 @@ async fn a_tls_connection_closed_while_idle_is_replaced_at_checkout() {
     // No health-check ping: the dead connection must be noticed without one.
     let cfg = tls_cfg(port).tls_ca_file(&c.server.cert_path).pool_max_size(1).pool_health_check_after(None);
     let client = Client::connect_with(cfg).await.unwrap();
-    assert_eq!(client.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
+    assert_eq!(client.fetch_scalar::<u8>("SELECT 1").await.unwrap(), 1);
     // The proxy dies, closing every connection it carries: the idle TLS
     // connection is closed. Another one takes over the same port.
     drop(first);
     let second = TlsProxy::start_at(port, server().tcp_port, &c.server, None);
     // Loopback delivers the close at once; this only lets the runtime see it.
     tokio::time::sleep(Duration::from_millis(50)).await;
-    assert_eq!(client.query_scalar::<u8>("SELECT 2").await.unwrap(), 2, "the stale connection was reused");
+    assert_eq!(client.fetch_scalar::<u8>("SELECT 2").await.unwrap(), 2, "the stale connection was reused");
     assert_eq!(second.accepted(), 1, "the query did not run on a new connection");
 }

@@ -9,11 +9,11 @@ use common::*;
 
 use std::fmt::Write as _;
 
-use chnative::proto::column::{
+use chnative::{Block, ColumnView, DataType as D, Query};
+use chnative_proto::column::{
     DYNAMIC_FLATTENED, DYNAMIC_V1, DYNAMIC_V2, JSON_FLATTENED, JSON_STRING, JSON_V1, JSON_V2,
 };
-use chnative::proto::view::JsonValue;
-use chnative::{Block, ColumnView, DataType as D, Query};
+use chnative_proto::view::JsonValue;
 
 /// 54473 is where Dynamic and JSON switch from V1 to V2.
 const DYN_REVISIONS: [u64; 5] = [54460, 54465, 54473, 54483, 54492];
@@ -168,7 +168,7 @@ fn strings(v: &ColumnView<'_>) -> Vec<String> {
 
 /// Runs `q` and returns every block with rows.
 async fn blocks(c: &mut chnative::Client, q: Query) -> Vec<Block> {
-    let mut s = c.stream(q).await.unwrap();
+    let mut s = c.fetch_blocks(q).await.unwrap();
     let mut out = Vec::new();
     while let Some(b) = s.next().await.unwrap() {
         if b.rows() > 0 {
@@ -184,11 +184,11 @@ fn clone_block(b: &Block) -> Block {
     let mut bytes = Vec::new();
     b.write(&mut bytes, 54492).unwrap();
     let mut copy = Block::new();
-    let mut pool = chnative::proto::BufferPool::new();
+    let mut pool = chnative_proto::BufferPool::new();
     copy.read(
-        &mut chnative::proto::wire::Reader::new(&bytes),
+        &mut chnative_proto::wire::Reader::new(&bytes),
         54492,
-        &chnative::proto::BlockLimits::default(),
+        &chnative_proto::BlockLimits::default(),
         &mut pool,
     )
     .unwrap();
@@ -394,7 +394,7 @@ async fn dynamic_columns_after_it_stay_aligned() {
             Ok(None) => panic!("row {i} is not NULL"),
             Err(e) => {
                 errors += 1;
-                assert!(matches!(e, chnative::proto::ProtoError::Type { .. }), "{e}");
+                assert!(matches!(e, chnative_proto::ProtoError::Type { .. }), "{e}");
                 assert!(matches!(dy.row_type(i), Some(D::Json(_))));
                 assert!(dy.shared_bytes(i).is_some());
             }

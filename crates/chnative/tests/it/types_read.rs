@@ -554,7 +554,7 @@ async fn run(
     for (k, v) in settings {
         q = q.setting(*k, *v);
     }
-    let mut s = c.stream(q).await.unwrap_or_else(|e| panic!("{ctx}: {sql}: {e}"));
+    let mut s = c.fetch_blocks(q).await.unwrap_or_else(|e| panic!("{ctx}: {sql}: {e}"));
     let (mut rows, mut blocks) = (0, 0);
     loop {
         match s.next().await {
@@ -905,7 +905,7 @@ async fn low_cardinality_key_widths() {
         for (distinct, rows, width) in [(200u64, 1000u64, 1usize), (1000, 70_000, 2), (70_000, 70_000, 4)] {
             let g = expr("LowCardinality(String)", &format!("toLowCardinality(toString(number % {distinct}))"), &[]);
             let sql = format!("SELECT {} FROM numbers({rows})", select_list(std::slice::from_ref(&g)));
-            let mut s = c.stream(Query::new(sql).setting("max_block_size", rows.to_string())).await.unwrap();
+            let mut s = c.fetch_blocks(Query::new(sql).setting("max_block_size", rows.to_string())).await.unwrap();
             let mut total = 0;
             while let Some(b) = s.next().await.unwrap() {
                 let ctx = format!("rev {rev}: {distinct} distinct");
@@ -944,7 +944,7 @@ async fn nothing_and_null_literals() {
         assert_eq!(rows, 1);
         let (rows, _) = run(&mut c, &groups[..1], "FROM numbers(3)", &[], &format!("rev {rev}")).await;
         assert_eq!(rows, 3);
-        let v: u8 = c.query_scalar("SELECT isNull(NULL)").await.unwrap();
+        let v: u8 = c.fetch_scalar("SELECT isNull(NULL)").await.unwrap();
         assert_eq!(v, 1);
     }
 }
@@ -997,9 +997,9 @@ async fn wrong_rust_type_is_type_mismatch() {
     let sql = "SELECT toUInt64(1) AS big, 'x' AS str, toUInt8(1) AS small, CAST(NULL AS Nullable(UInt64)) AS nul, \
                [toUUID('123e4567-e89b-12d3-a456-426614174000')] AS uuids, toFloat64(1) AS dbl, \
                toLowCardinality('a') AS lc, [toDateTime64('2020-01-01 00:00:00', 3, 'UTC')] AS dts";
-    let mut s = c.stream(sql).await.unwrap();
+    let mut s = c.fetch_blocks(sql).await.unwrap();
     let b = s.next().await.unwrap().unwrap();
-    let check = |e: chnative::proto::ProtoError, column: &str, requested: &str, actual: &str| {
+    let check = |e: chnative_proto::ProtoError, column: &str, requested: &str, actual: &str| {
         let e = Error::from(e);
         let msg = e.to_string();
         match e.as_type_mismatch() {
@@ -1038,14 +1038,14 @@ async fn wrong_rust_type_is_type_mismatch() {
 
     // query_scalar reports the same error kind (saying why: a narrowing), and the
     // connection stays usable.
-    match c.query_scalar::<u32>("SELECT toUInt64(7) AS x").await.as_ref().map_err(Error::as_type_mismatch) {
+    match c.fetch_scalar::<u32>("SELECT toUInt64(7) AS x").await.as_ref().map_err(Error::as_type_mismatch) {
         Err(Some(m)) => {
             assert_eq!((m.column.as_str(), m.requested.as_str(), m.actual.as_str()), ("x", "u32 (narrowing)", "UInt64"))
         }
         other => panic!("expected TypeMismatch, got {other:?}"),
     }
     assert!(c.is_usable());
-    let v: u64 = c.query_scalar("SELECT toUInt64(7)").await.unwrap();
+    let v: u64 = c.fetch_scalar("SELECT toUInt64(7)").await.unwrap();
     assert_eq!(v, 7);
 }
 
@@ -1062,7 +1062,7 @@ async fn unsupported_types_are_errors() {
         for (sql, ty) in cases {
             let c = client_at(rev, "lz4").await;
             let res: chnative::Result<()> = async {
-                let mut s = c.stream(sql).await?;
+                let mut s = c.fetch_blocks(sql).await?;
                 while s.next().await?.is_some() {}
                 Ok(())
             }
@@ -1071,16 +1071,16 @@ async fn unsupported_types_are_errors() {
             let msg = err.to_string();
             assert!(msg.contains(ty), "rev {rev}: {sql}: error does not name {ty}: {msg}");
             if c.is_usable() {
-                let one: u8 = c.query_scalar("SELECT 1").await.unwrap_or_else(|e| panic!("{sql}: still usable? {e}"));
+                let one: u8 = c.fetch_scalar("SELECT 1").await.unwrap_or_else(|e| panic!("{sql}: still usable? {e}"));
                 assert_eq!(one, 1);
             } else {
                 // The pooled client closed that connection; the next call gets a new one.
-                let one: u8 = c.query_scalar("SELECT 1").await.unwrap_or_else(|e| panic!("{sql}: no replacement: {e}"));
+                let one: u8 = c.fetch_scalar("SELECT 1").await.unwrap_or_else(|e| panic!("{sql}: no replacement: {e}"));
                 assert_eq!(one, 1);
                 assert!(c.is_usable());
             }
             let fresh = client_at(rev, "lz4").await;
-            let one: u8 = fresh.query_scalar("SELECT 1").await.unwrap();
+            let one: u8 = fresh.fetch_scalar("SELECT 1").await.unwrap();
             assert_eq!(one, 1);
         }
     }
@@ -1158,7 +1158,7 @@ async fn sparse_columns() {
             assert_eq!(rows, 20000, "{ctx}");
             // The sparse columns alone, checked against the formulas that filled them.
             let sql = format!("SELECT id, u, s, n, ns, tp FROM {t} ORDER BY id");
-            let mut s = c.stream(sql.as_str()).await.unwrap();
+            let mut s = c.fetch_blocks(sql.as_str()).await.unwrap();
             let mut seen = 0u64;
             while let Some(b) = s.next().await.unwrap() {
                 let ids = b.column("id").unwrap().view().values::<u64>().unwrap().to_vec();
@@ -1210,7 +1210,7 @@ async fn sparse_nullable_string_placeholder() {
         let sql = format!("SELECT id, toString(n) AS t FROM {t}");
         let res: chnative::Result<Vec<(u64, Option<String>)>> = async {
             let mut out = Vec::new();
-            let mut s = c.stream(sql.as_str()).await?;
+            let mut s = c.fetch_blocks(sql.as_str()).await?;
             while let Some(b) = s.next().await? {
                 let ids = b.column("id").unwrap().view().values::<u64>()?.to_vec();
                 let col = b.column("t").unwrap().view();
@@ -1235,7 +1235,7 @@ async fn sparse_nullable_string_placeholder() {
                 assert!(!c.is_usable(), "rev {rev}: after {e} the connection must be reported unusable");
                 eprintln!("rev {rev}: known server bug, the client reports: {e}");
                 let fresh = client_at(rev, "lz4").await;
-                let one: u8 = fresh.query_scalar("SELECT 1").await.unwrap();
+                let one: u8 = fresh.fetch_scalar("SELECT 1").await.unwrap();
                 assert_eq!(one, 1);
             }
         }

@@ -89,7 +89,7 @@ async fn malformed_table_names_are_refused_before_sending() {
         assert_eq!(err.kind(), ErrorKind::InvalidInput, "{name:?}: {err}");
         assert!(c.is_usable());
     }
-    assert_eq!(c.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
+    assert_eq!(c.fetch_scalar::<u8>("SELECT 1").await.unwrap(), 1);
 }
 
 #[tokio::test]
@@ -100,11 +100,11 @@ async fn empty_or_malformed_setting_names_are_refused_and_the_connection_stays_u
         assert_eq!(err.kind(), ErrorKind::InvalidInput, "{name:?}: {err}");
         assert!(!err.is_closed());
         assert!(c.is_usable());
-        assert_eq!(c.query_scalar::<u8>("SELECT 1").await.unwrap(), 1, "after {name:?}");
+        assert_eq!(c.fetch_scalar::<u8>("SELECT 1").await.unwrap(), 1, "after {name:?}");
     }
     // A good setting still goes through.
     let v: String = c
-        .query_scalar(Query::new("SELECT getSetting('max_threads')::String").setting("max_threads", "3"))
+        .fetch_scalar(Query::new("SELECT getSetting('max_threads')::String").setting("max_threads", "3"))
         .await
         .unwrap();
     assert_eq!(v, "3");
@@ -123,8 +123,8 @@ async fn empty_or_malformed_parameter_names_are_refused_and_the_connection_stays
         let err = c.execute(q).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
         assert!(c.is_usable());
-        assert_eq!(c.query_scalar::<u8>("SELECT {x:UInt8}".to_string()).await.unwrap_err().server_code(), Some(456));
-        assert_eq!(c.query_scalar::<u8>(("SELECT {x:UInt8}", params! {"x" => 4u8})).await.unwrap(), 4);
+        assert_eq!(c.fetch_scalar::<u8>("SELECT {x:UInt8}".to_string()).await.unwrap_err().server_code(), Some(456));
+        assert_eq!(c.fetch_scalar::<u8>(("SELECT {x:UInt8}", params! {"x" => 4u8})).await.unwrap(), 4);
     }
 }
 
@@ -152,7 +152,7 @@ async fn config_with_an_empty_setting_name_is_refused_at_connect() {
 #[tokio::test]
 async fn connect_timeout_zero_means_no_deadline() {
     let c = Client::connect(&url("connect_timeout=0&read_timeout=0")).await.unwrap();
-    assert_eq!(c.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
+    assert_eq!(c.fetch_scalar::<u8>("SELECT 1").await.unwrap(), 1);
 }
 
 #[tokio::test]
@@ -160,7 +160,7 @@ async fn zstd_levels_at_the_ends_of_the_range_work() {
     // ClickHouse refuses levels above 22 (code 433) and takes 0 and negative ones.
     for level in [22, 0, -131072] {
         let c = Client::connect(&url(&format!("compression=zstd:{level}"))).await.unwrap();
-        let n: u64 = c.query_scalar("SELECT sum(number) FROM numbers(100000)").await.unwrap();
+        let n: u64 = c.fetch_scalar("SELECT sum(number) FROM numbers(100000)").await.unwrap();
         assert_eq!(n, 4_999_950_000, "level {level}");
     }
     assert_eq!(Client::connect(&url("compression=zstd:23")).await.err().unwrap().kind(), ErrorKind::Config);

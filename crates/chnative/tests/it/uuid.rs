@@ -6,8 +6,8 @@
 use crate::common;
 use common::*;
 
-use chnative::proto::uuid_simd::{self, Kernel};
 use chnative::{Query, WireUuid};
+use chnative_proto::uuid_simd::{self, Kernel};
 
 /// The canonical text of RFC 4122 bytes.
 fn canonical(b: &[u8; 16]) -> String {
@@ -44,7 +44,7 @@ impl Drop for Table {
 /// with every kernel; returns the rows seen.
 async fn check_query(sql: &str) -> usize {
     let c = client().await;
-    let mut s = c.stream(Query::new(sql).setting("max_block_size", "3001")).await.unwrap();
+    let mut s = c.fetch_blocks(Query::new(sql).setting("max_block_size", "3001")).await.unwrap();
     let mut rows = 0;
     while let Some(block) = s.next().await.unwrap() {
         if block.rows() == 0 {
@@ -97,7 +97,7 @@ async fn uuid_literals_match_server_text() {
     assert_eq!(check_query(&sql).await, literals.len());
     // Our bytes are the literal's hex digits in order.
     let c = client().await;
-    let mut s = c.stream(sql.as_str()).await.unwrap();
+    let mut s = c.fetch_blocks(sql.as_str()).await.unwrap();
     let mut i = 0;
     while let Some(block) = s.next().await.unwrap() {
         for r in uuid_simd::column_to_rfc(&block.column("u").unwrap().view()).unwrap() {
@@ -138,7 +138,7 @@ async fn insert_round_trip() {
         let got = http(&format!("SELECT count(), countIf(toString(u) != s) FROM {table} FORMAT TSV"));
         assert_eq!(got.trim_end(), format!("{n}\t0"), "revision {rev}");
 
-        let mut s = c.stream(format!("SELECT u FROM {table} ORDER BY id")).await.unwrap();
+        let mut s = c.fetch_blocks(format!("SELECT u FROM {table} ORDER BY id")).await.unwrap();
         let mut back: Vec<[u8; 16]> = Vec::new();
         while let Some(block) = s.next().await.unwrap() {
             let u = block.column("u").unwrap().view();

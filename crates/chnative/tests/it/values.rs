@@ -10,7 +10,7 @@ use common::{client, client_at};
 /// `Value`'s Display with the server's text, row by row. Returns the row count.
 async fn check(c: &mut Client, inner: &str) -> usize {
     let sql = format!("SELECT x, toString(x) AS s FROM ({inner})");
-    let rows = c.fetch_all_rows(sql.as_str()).await.unwrap_or_else(|e| panic!("{inner}: {e}"));
+    let rows = c.fetch_all_values(sql.as_str()).await.unwrap_or_else(|e| panic!("{inner}: {e}"));
     for r in &rows {
         let want = r["s"].as_str().unwrap_or_else(|| panic!("{inner}: toString is not UTF-8"));
         assert_eq!(r[0].to_string(), want, "{inner}: {:?}", r[0]);
@@ -105,7 +105,7 @@ async fn display_equals_to_string_on_random_values() {
 async fn dynamic_json_and_null_values() {
     let c = client().await;
     let rows = c
-        .fetch_all_rows(
+        .fetch_all_values(
             "SELECT CAST(multiIf(number = 0, 1::Int64, number = 1, 'two', number = 2, [3.5], NULL), 'Dynamic') AS d, \
              toString(d) AS s, CAST('{\"a\": {\"b\": 1}}', 'JSON') AS j, CAST(NULL, 'Nullable(String)') AS n FROM numbers(4)",
         )
@@ -131,9 +131,9 @@ async fn dynamic_rows_agree_with_the_column_tier_at_every_config() {
         let c = client_at(rev, comp).await;
         let sql = "SELECT * FROM generateRandom('a Int64, b String, c Nullable(Float64), d Array(UInt16), \
                    e LowCardinality(String), f Decimal(18, 5)', 42, 10, 3) LIMIT 20000";
-        let rows = c.fetch_all_rows(sql).await.unwrap();
+        let rows = c.fetch_all_values(sql).await.unwrap();
         let mut k = 0usize;
-        let mut s = c.stream(sql).await.unwrap();
+        let mut s = c.fetch_blocks(sql).await.unwrap();
         while let Some(b) = s.next().await.unwrap() {
             let a: &[i64] = b.columns()[0].view().values().unwrap();
             let bv = b.columns()[1].view();
@@ -201,8 +201,8 @@ async fn value_rows_insert_round_trip_and_reject_bad_cells() {
     for (rev, comp) in [(54460, "lz4"), (54460, "none"), (54492, "lz4"), (54492, "none")] {
         common::http(&format!("TRUNCATE TABLE {}", dst.0));
         let c = client_at(rev, comp).await;
-        let rows = c.fetch_all_rows(format!("SELECT * FROM {} ORDER BY id", src.0)).await.unwrap();
-        let s = c.insert_value_rows(&dst.0, &rows).await.unwrap();
+        let rows = c.fetch_all_values(format!("SELECT * FROM {} ORDER BY id", src.0)).await.unwrap();
+        let s = c.insert_values(&dst.0, &rows).await.unwrap();
         assert_eq!(s.rows, 3000);
         let digest = |t: &str| tsv(&format!("SELECT groupBitXor(cityHash64(*)), count() FROM {t}"));
         assert_eq!(digest(&dst.0), digest(&src.0), "{rev}/{comp}");
@@ -211,10 +211,10 @@ async fn value_rows_insert_round_trip_and_reject_bad_cells() {
     // A cell that does not fit: an error naming row, column, value and type; nothing sent.
     common::http(&format!("TRUNCATE TABLE {}", dst.0));
     let c = client().await;
-    let mut rows = c.fetch_all_rows(format!("SELECT id, i8 FROM {} ORDER BY id LIMIT 3", src.0)).await.unwrap();
+    let mut rows = c.fetch_all_values(format!("SELECT id, i8 FROM {} ORDER BY id LIMIT 3", src.0)).await.unwrap();
     let names: std::sync::Arc<[String]> = rows[0].names().to_vec().into();
     rows[2] = chnative::ValueRow::new(names, vec![Value::UInt64(9), Value::Int64(300)]).unwrap();
-    let e = c.insert_value_rows(&dst.0, &rows).await.unwrap_err().to_string();
+    let e = c.insert_values(&dst.0, &rows).await.unwrap_err().to_string();
     assert!(e.contains("row 2") && e.contains("`i8`") && e.contains("300") && e.contains("Int8"), "{e}");
     assert_eq!(tsv(&format!("SELECT count() FROM {}", dst.0)).trim(), "0");
     assert!(c.is_usable());
@@ -225,7 +225,7 @@ async fn value_rows_insert_round_trip_and_reject_bad_cells() {
 async fn value_rows_serialize_to_json() {
     let c = client().await;
     let rows = c
-        .fetch_all_rows(
+        .fetch_all_values(
             "SELECT 1::UInt8 AS a, 'x\"y' AS s, [1.5, -2] AS arr, map('k', NULL::Nullable(Int8)) AS m, \
              toDecimal128('-12.340', 3) AS d, toInt256('-1') * toInt256('1000000000000000000000000000000') AS big, \
              toDate('2024-02-29') AS dt, unhex('ff') AS raw",
@@ -272,8 +272,8 @@ async fn value_rows_insert_into_variant_dynamic_and_json() {
     for (rev, comp) in [(54460, "lz4"), (54492, "none")] {
         common::http(&format!("TRUNCATE TABLE {}", dst.0));
         let c = client_at(rev, comp).await;
-        let rows = c.fetch_all_rows(format!("SELECT * FROM {} ORDER BY id", src.0)).await.unwrap();
-        let s = c.insert_value_rows(&dst.0, &rows).await.unwrap_or_else(|e| panic!("{rev}/{comp}: {e}"));
+        let rows = c.fetch_all_values(format!("SELECT * FROM {} ORDER BY id", src.0)).await.unwrap();
+        let s = c.insert_values(&dst.0, &rows).await.unwrap_or_else(|e| panic!("{rev}/{comp}: {e}"));
         assert_eq!(s.rows, 500);
         assert_eq!(shown(&dst.0), shown(&src.0), "{rev}/{comp}");
     }
@@ -284,15 +284,12 @@ async fn value_rows_insert_into_variant_dynamic_and_json() {
     let c = client().await;
     let names: std::sync::Arc<[String]> = vec!["id".to_string(), "d".to_string()].into();
     let row = |id: u64, d: Value| chnative::ValueRow::new(names.clone(), vec![Value::UInt64(id), d]).unwrap();
-    c.insert_value_rows(&dst.0, &[row(1, Value::Array(vec![])), row(2, Value::Float32(0.5))]).await.unwrap();
+    c.insert_values(&dst.0, &[row(1, Value::Array(vec![])), row(2, Value::Float32(0.5))]).await.unwrap();
     assert_eq!(
         common::http(&format!("SELECT id, toString(d), dynamicType(d) FROM {} ORDER BY id FORMAT TSV", dst.0)),
         "1\t[]\tArray(Nothing)\n2\t0.5\tFloat32\n"
     );
-    let e = c
-        .insert_value_rows(&dst.0, &[row(3, Value::Enum { label: "a".into(), value: 1 })])
-        .await
-        .unwrap_err()
-        .to_string();
+    let e =
+        c.insert_values(&dst.0, &[row(3, Value::Enum { label: "a".into(), value: 1 })]).await.unwrap_err().to_string();
     assert!(e.contains("row 0") && e.contains("`d`") && e.contains("Dynamic"), "{e}");
 }

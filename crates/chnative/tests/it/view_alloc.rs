@@ -14,7 +14,7 @@ fn nested_views_of_maps_and_geo_types_allocate_nothing() {
     rt.block_on(async {
         let c = chnative::Client::connect(&common::url("")).await.unwrap();
         let mut s = c
-            .stream(
+            .fetch_blocks(
                 "SELECT map('k', number, 'l', number + 1) AS m, \
                  (toFloat64(number), 2.5)::Point AS p, \
                  [(toFloat64(number), 1.0), (3.0, 4.0)]::Ring AS r \

@@ -113,7 +113,7 @@ where
         // A single value per row, and the first one as a scalar.
         let single = c.fetch_all::<T>(inner.as_str()).await.unwrap_or_else(|e| panic!("{what}: {e}"));
         assert_eq!(single, rows.iter().map(|r| r.0.clone()).collect::<Vec<_>>(), "{what}");
-        let first = c.query_scalar::<T>(inner.as_str()).await.unwrap_or_else(|e| panic!("{what}: {e}"));
+        let first = c.fetch_scalar::<T>(inner.as_str()).await.unwrap_or_else(|e| panic!("{what}: {e}"));
         assert_eq!(first, rows[0].0, "{what}");
         // Inside Nullable and Array.
         let sql = format!(
@@ -135,10 +135,10 @@ where
         };
         let fetch = c.fetch_all::<T>(inner.as_str()).await.err().unwrap_or_else(|| panic!("{what}: accepted"));
         let tuple = c.fetch_all::<(T, String)>(format!("SELECT x, '' FROM ({inner})").as_str()).await.err();
-        let scalar = c.query_scalar::<T>(inner.as_str()).await.err();
+        let scalar = c.fetch_scalar::<T>(inner.as_str()).await.err();
         // An empty result is refused too: the check runs on the header.
         let empty = c.fetch_all::<T>(format!("{inner} LIMIT 0").as_str()).await.err();
-        let empty_scalar = c.query_scalar::<T>(format!("{inner} LIMIT 0").as_str()).await.err();
+        let empty_scalar = c.fetch_scalar::<T>(format!("{inner} LIMIT 0").as_str()).await.err();
         for e in [Some(fetch), tuple, scalar, empty, empty_scalar] {
             let e = e.unwrap_or_else(|| panic!("{what}: accepted"));
             assert!(e.kind() == chnative::ErrorKind::TypeMismatch, "{what}: {e:?}");
@@ -230,7 +230,7 @@ async fn dates_widen_into_day_and_second_counts() {
 #[tokio::test]
 async fn the_trial_calls_work() {
     let c = client().await;
-    assert_eq!(c.query_scalar::<u64>("SELECT 1").await.unwrap(), 1);
+    assert_eq!(c.fetch_scalar::<u64>("SELECT 1").await.unwrap(), 1);
     assert_eq!(c.fetch_one::<u64>("SELECT 1").await.unwrap(), 1);
     assert_eq!(
         c.fetch_all::<(u64, String)>("SELECT number, toString(number * 2) FROM numbers(3)").await.unwrap(),
@@ -239,13 +239,13 @@ async fn the_trial_calls_work() {
     assert_eq!(c.fetch_optional::<u64>("SELECT 1 WHERE 0").await.unwrap(), None);
     assert_eq!(c.fetch_optional::<(u8, i64)>("SELECT 1, -1").await.unwrap(), Some((1, -1)));
     // Float32 into f64: exactly the Float32's value, as the server widens it.
-    let v = c.query_scalar::<f64>("SELECT toFloat32(0.1)").await.unwrap();
+    let v = c.fetch_scalar::<f64>("SELECT toFloat32(0.1)").await.unwrap();
     assert_eq!(v, f64::from(0.1f32));
-    let shown = c.query_scalar::<String>("SELECT toString(toFloat64(toFloat32(0.1)))").await.unwrap();
+    let shown = c.fetch_scalar::<String>("SELECT toString(toFloat64(toFloat32(0.1)))").await.unwrap();
     assert_eq!(v, shown.parse::<f64>().unwrap());
     // A stream of tuples, row by row and a block at a time.
     let mut rows = c
-        .query::<(u64, Option<String>)>(
+        .fetch::<(u64, Option<String>)>(
             Query::new("SELECT number, if(number % 2 = 0, NULL, toString(number)) FROM numbers(10)")
                 .setting("max_block_size", "3"),
         )
@@ -258,7 +258,7 @@ async fn the_trial_calls_work() {
         n += 1;
     }
     assert_eq!(n, 10);
-    let mut rows = c.query::<u16>("SELECT toUInt8(number) FROM numbers(300) WHERE number < 256").await.unwrap();
+    let mut rows = c.fetch::<u16>("SELECT toUInt8(number) FROM numbers(300) WHERE number < 256").await.unwrap();
     let mut sum = 0u64;
     while let Some(block) = rows.next_block().await.unwrap() {
         for v in block {
@@ -268,9 +268,9 @@ async fn the_trial_calls_work() {
     assert_eq!(sum, 255 * 256 / 2);
     // A Connection and a Session read scalars by the same rules.
     let mut conn = chnative::Connection::connect(&common::url("")).await.unwrap();
-    assert_eq!(conn.query_scalar::<i64>("SELECT toUInt32(4000000000)").await.unwrap(), 4_000_000_000);
+    assert_eq!(conn.fetch_scalar::<i64>("SELECT toUInt32(4000000000)").await.unwrap(), 4_000_000_000);
     let mut session = c.session().await.unwrap();
-    assert_eq!(session.query_scalar::<u128>("SELECT 7").await.unwrap(), 7);
+    assert_eq!(session.fetch_scalar::<u128>("SELECT 7").await.unwrap(), 7);
 }
 
 #[tokio::test]
@@ -288,7 +288,7 @@ async fn positional_rows_need_the_right_number_of_columns() {
     assert_eq!(e, "column `b` is UInt16, not u8 (narrowing; element 1 of (u64, u8))");
     let e = c.fetch_one::<u8>("SELECT toUInt64(1) AS x").await.unwrap_err().to_string();
     assert_eq!(e, "column `x` is UInt64, not u8 (narrowing)");
-    let e = c.query_scalar::<u8>("SELECT toUInt64(1) AS x").await.unwrap_err().to_string();
+    let e = c.fetch_scalar::<u8>("SELECT toUInt64(1) AS x").await.unwrap_err().to_string();
     assert_eq!(e, "column `x` is UInt64, not u8 (narrowing)");
     // Strings are not numbers (no note: just the two types).
     let e = c.fetch_one::<u64>("SELECT 'a' AS x").await.unwrap_err().to_string();

@@ -15,7 +15,7 @@ use common::client;
 /// database, as the UTC text followed by ` UTC`. Returns the number of rows.
 async fn check(c: &Client, inner: &str) -> usize {
     let sql = format!("SELECT x, toString(x) AS s, toString(x, 'UTC') AS u FROM ({inner})");
-    let rows = c.fetch_all_rows(sql.as_str()).await.unwrap_or_else(|e| panic!("{inner}: {e}"));
+    let rows = c.fetch_all_values(sql.as_str()).await.unwrap_or_else(|e| panic!("{inner}: {e}"));
     assert!(!rows.is_empty(), "{inner}: no rows");
     for r in &rows {
         let (local, utc) = (r["s"].as_str().unwrap(), r["u"].as_str().unwrap());
@@ -79,7 +79,7 @@ async fn zones_inside_arrays_tuples_and_without_a_zone_in_the_type() {
     let c = client().await;
     // Nested values are quoted; the local time is the same.
     let rows = c
-        .fetch_all_rows(
+        .fetch_all_values(
             "SELECT [toDateTime(1711846800, 'Europe/Paris'), toDateTime(1711846799, 'Europe/Paris')] AS a, \
              toString(a) AS s, (toDateTime64(1730613600.5, 1, 'America/New_York'), 1) AS t, toString(t) AS ts",
         )
@@ -97,7 +97,7 @@ async fn zones_inside_arrays_tuples_and_without_a_zone_in_the_type() {
     // session's zone): dynamic rows, a `Value` in a typed row, and query_scalar.
     let sql = "SELECT toDateTime(1711846800) AS x, toString(x) AS s, toString(x, 'UTC') AS u";
     let q = || chnative::Query::new(sql).setting("session_timezone", "Asia/Kolkata");
-    let rows = c.fetch_all_rows(q()).await.unwrap();
+    let rows = c.fetch_all_values(q()).await.unwrap();
     let want = if HAS_DATABASE {
         rows[0]["s"].as_str().unwrap().to_string()
     } else {
@@ -109,10 +109,10 @@ async fn zones_inside_arrays_tuples_and_without_a_zone_in_the_type() {
     assert_eq!(x.to_string(), want);
     let (v, _, _) = c.fetch_one::<(Value, String, String)>(q()).await.unwrap();
     assert_eq!(v, *x);
-    let v = c.query_scalar::<Value>(q()).await.unwrap();
+    let v = c.fetch_scalar::<Value>(q()).await.unwrap();
     assert_eq!(v, *x);
     // Without the setting: the server's zone.
-    let v = c.query_scalar::<Value>("SELECT toDateTime(0)").await.unwrap();
+    let v = c.fetch_scalar::<Value>("SELECT toDateTime(0)").await.unwrap();
     assert!(matches!(&v, Value::DateTime { tz, .. } if **tz == *c.server_info().timezone), "{v:?}");
 }
 

@@ -120,7 +120,7 @@ async fn workload(server: &ChunkServer, config: Config, what: &str) {
             let sql = format!(
                 "SELECT number, repeat(toString(number), 3) AS s FROM numbers({rows}) SETTINGS max_block_size = {block}"
             );
-            let mut s = c.stream(sql.as_str()).await.unwrap_or_else(|e| panic!("{what}: {e}"));
+            let mut s = c.fetch_blocks(sql.as_str()).await.unwrap_or_else(|e| panic!("{what}: {e}"));
             let (mut n, mut sum, mut bytes, mut blocks) = (0u64, 0u64, 0usize, 0);
             while let Some(b) = s.next().await.unwrap_or_else(|e| panic!("{what}: {e}")) {
                 blocks += 1;
@@ -155,7 +155,7 @@ async fn workload(server: &ChunkServer, config: Config, what: &str) {
         let check = server.http(&format!("SELECT count(), sum(id), sum(length(s)) FROM {table} FORMAT TSV"));
         let expect_len: usize = strs.iter().map(String::len).sum();
         assert_eq!(check.trim(), format!("10500\t{}\t{expect_len}", 10_499 * 10_500 / 2), "{what}");
-        let via_client: u64 = c.query_scalar(format!("SELECT count() FROM {table}").as_str()).await.unwrap();
+        let via_client: u64 = c.fetch_scalar(format!("SELECT count() FROM {table}").as_str()).await.unwrap();
         assert_eq!(via_client, 10_500);
         c.execute(format!("DROP TABLE {table}").as_str()).await.unwrap();
 
@@ -164,7 +164,7 @@ async fn workload(server: &ChunkServer, config: Config, what: &str) {
 
         // Cancel mid-stream: the query stops on the server and the connection
         // goes on.
-        let mut s = c.stream(SLEEPY).await.unwrap();
+        let mut s = c.fetch_blocks(SLEEPY).await.unwrap();
         let id = s.query_id().to_string();
         assert!(s.next().await.unwrap().is_some());
         s.cancel().await.unwrap_or_else(|e| panic!("{what}: cancel: {e}"));
@@ -173,12 +173,12 @@ async fn workload(server: &ChunkServer, config: Config, what: &str) {
             assert!(start.elapsed() < Duration::from_secs(10), "{what}: cancelled query still running");
             std::thread::sleep(Duration::from_millis(50));
         }
-        let one: u8 = c.query_scalar("SELECT 1").await.unwrap_or_else(|e| panic!("{what}: after cancel: {e}"));
+        let one: u8 = c.fetch_scalar("SELECT 1").await.unwrap_or_else(|e| panic!("{what}: after cancel: {e}"));
         assert_eq!(one, 1);
 
         // An exception after some blocks, and one before any.
         let mut s = c
-            .stream("SELECT throwIf(number = 5000, 'boom') FROM numbers(10000) SETTINGS max_block_size = 100")
+            .fetch_blocks("SELECT throwIf(number = 5000, 'boom') FROM numbers(10000) SETTINGS max_block_size = 100")
             .await
             .unwrap();
         let err = loop {
@@ -192,7 +192,7 @@ async fn workload(server: &ChunkServer, config: Config, what: &str) {
         assert_eq!(err.server_code(), Some(395), "{what}: {err}");
         let err = c.execute("SELEC 1").await.unwrap_err();
         assert_eq!(err.server_code(), Some(62), "{what}: {err}");
-        let v: u64 = c.query_scalar("SELECT 42::UInt64").await.unwrap_or_else(|e| panic!("{what}: after errors: {e}"));
+        let v: u64 = c.fetch_scalar("SELECT 42::UInt64").await.unwrap_or_else(|e| panic!("{what}: after errors: {e}"));
         assert_eq!(v, 42);
         assert!(c.is_usable(), "{what}");
     }
@@ -330,7 +330,7 @@ async fn malformed_chunk_headers_are_protocol_errors_not_hangs() {
         let c = Client::connect_with(config).await.unwrap_or_else(|e| panic!("{what}: connect: {e}"));
         assert!(c.server_info().chunked_recv);
         let run = async {
-            let mut s = c.stream(marker).await?;
+            let mut s = c.fetch_blocks(marker).await?;
             while s.next().await?.is_some() {}
             Ok::<(), chnative::Error>(())
         };

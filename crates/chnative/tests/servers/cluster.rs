@@ -110,7 +110,7 @@ fn config() -> Config {
 /// A block made by the server: `SELECT <sql>` on node s1r1 (one block).
 async fn block_of(sql: &str) -> Block {
     let c = Client::connect_with(config()).await.unwrap();
-    let mut s = c.stream(format!("SELECT {sql} SETTINGS max_block_size = 1000000")).await.unwrap();
+    let mut s = c.fetch_blocks(format!("SELECT {sql} SETTINGS max_block_size = 1000000")).await.unwrap();
     let b = s.next().await.unwrap().expect("a block").clone();
     assert!(s.next().await.unwrap().is_none(), "one block expected");
     b

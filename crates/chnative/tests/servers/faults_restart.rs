@@ -79,7 +79,7 @@ async fn assert_not_reused_then_restart(c: &mut Client, first: &Error, restart: 
     // Whether the message names `first` is checked in faults.rs
     // (the_call_after_a_fault_names_the_fault): here the kill may land inside
     // a block or between packets, and only the kind is the same either way.
-    let next = within("the call after the server died", c.query_scalar::<u64>("SELECT 1")).await;
+    let next = within("the call after the server died", c.fetch_scalar::<u64>("SELECT 1")).await;
     assert!(
         matches!(next, Err(ref e) if e.kind() == chnative::ErrorKind::Closed),
         "the call after `{first}` returned {next:?}, not a Closed error"
@@ -87,7 +87,7 @@ async fn assert_not_reused_then_restart(c: &mut Client, first: &Error, restart: 
     tokio::task::block_in_place(|| drop(restart));
     let mut fresh = within("connect after restart", Client::connect_with(fresh)).await.expect("connect after restart");
     let v: u64 =
-        within("query after restart", fresh.query_scalar("SELECT 5::UInt64")).await.expect("query after restart");
+        within("query after restart", fresh.fetch_scalar("SELECT 5::UInt64")).await.expect("query after restart");
     assert_eq!(v, 5);
 }
 
@@ -106,7 +106,7 @@ async fn server_killed_mid_stream() {
         return;
     };
     let mut c = within("connect", Client::connect_with(direct())).await.expect("connect");
-    let mut s = within("stream", c.stream("SELECT number FROM system.numbers SETTINGS max_block_size = 1000"))
+    let mut s = within("stream", c.fetch_blocks("SELECT number FROM system.numbers SETTINGS max_block_size = 1000"))
         .await
         .expect("stream");
     assert!(within("first block", s.next()).await.expect("first block").is_some());

@@ -35,7 +35,7 @@ async fn a_dead_host_is_skipped_under_every_policy() {
         for i in 0..16u64 {
             let c = client.clone();
             tasks.push(tokio::spawn(async move {
-                c.query_scalar::<u64>(chnative::Query::new("SELECT {i:UInt64} + 1").bind("i", i)).await
+                c.fetch_scalar::<u64>(chnative::Query::new("SELECT {i:UInt64} + 1").bind("i", i)).await
             }));
         }
         for (i, t) in tasks.into_iter().enumerate() {
@@ -69,7 +69,7 @@ async fn a_host_that_accepts_but_never_answers_is_failed_over_after_the_connect_
         .load_balancing(LoadBalancing::InOrder)
         .connect_timeout(Duration::from_millis(500));
     let client = Client::connect_with(cfg).await.unwrap();
-    assert_eq!(client.query_scalar::<u8>("SELECT 3").await.unwrap(), 3);
+    assert_eq!(client.fetch_scalar::<u8>("SELECT 3").await.unwrap(), 3);
     keeper.abort();
 }
 
@@ -93,7 +93,7 @@ async fn a_pooled_client_recovers_after_the_server_restarts() {
     // Fill the pool with idle connections that the restart will kill.
     let mut streams = Vec::new();
     for _ in 0..4 {
-        streams.push(client.stream("SELECT 1").await.unwrap());
+        streams.push(client.fetch_blocks("SELECT 1").await.unwrap());
     }
     for s in streams {
         s.finish_all().await.unwrap();
@@ -111,7 +111,7 @@ async fn a_pooled_client_recovers_after_the_server_restarts() {
     // No manual action: the stale connections are dropped at checkout and new ones opened.
     for i in 0..20u64 {
         let v: u64 = client
-            .query_scalar(chnative::Query::new("SELECT {i:UInt64}").bind("i", i))
+            .fetch_scalar(chnative::Query::new("SELECT {i:UInt64}").bind("i", i))
             .await
             .unwrap_or_else(|e| panic!("call {i} after the restart: {e}"));
         assert_eq!(v, i);

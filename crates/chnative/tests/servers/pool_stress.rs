@@ -99,7 +99,7 @@ async fn worker(
             // A scalar with a parameter: the answer proves the right query ran.
             0 => {
                 let i = rng.below(1 << 40);
-                let f = client.query_scalar::<u64>(("SELECT {i:UInt64} * 2", params! {"i" => i}));
+                let f = client.fetch_scalar::<u64>(("SELECT {i:UInt64} * 2", params! {"i" => i}));
                 let r = if drop_it { drop_after(f, polls).await } else { Some(f.await) };
                 if let Some(r) = r {
                     assert_eq!(r.unwrap(), i * 2);
@@ -112,7 +112,7 @@ async fn worker(
                 let stop_at = if drop_it { Some(rng.below(4)) } else { None };
                 let f = async {
                     let mut s = client
-                        .stream(
+                        .fetch_blocks(
                             chnative::Query::new(format!("SELECT number FROM numbers({n})"))
                                 .setting("max_block_size", "1000"),
                         )
@@ -217,7 +217,7 @@ async fn ten_thousand_acquisitions_half_dropped_leave_a_full_clean_pool() {
         held.push(client.session().await.unwrap());
     }
     for s in &mut held {
-        assert_eq!(s.query_scalar::<u8>("SELECT 1").await.unwrap(), 1);
+        assert_eq!(s.fetch_scalar::<u8>("SELECT 1").await.unwrap(), 1);
     }
     drop(held);
 

@@ -65,12 +65,13 @@ async fn spans_carry_ids_counts_and_times_and_never_a_password() {
     // The server's password user (see scripts/server.sh), and a wrong password.
     let good = format!("clickhouse://chn_pw:{GOOD}@{}:{}/default", s.host, s.tcp_port);
     let client = Client::connect(&good).await.unwrap();
-    let n: u64 = client.query_scalar("SELECT count() FROM numbers(1234)").await.unwrap();
+    let n: u64 = client.fetch_scalar("SELECT count() FROM numbers(1234)").await.unwrap();
     assert_eq!(n, 1234);
     let t = unique_table("chn_trace");
     http(&format!("CREATE TABLE {t} (id UInt64) ENGINE = MergeTree ORDER BY id"));
     client.insert(&t).column("id", &(0..500u64).collect::<Vec<_>>()).send().await.unwrap();
-    let mut st = client.stream("SELECT number FROM numbers(100000) SETTINGS max_block_size = 10000").await.unwrap();
+    let mut st =
+        client.fetch_blocks("SELECT number FROM numbers(100000) SETTINGS max_block_size = 10000").await.unwrap();
     let qid = st.query_id().to_string();
     let mut rows = 0;
     while let Some(b) = st.next().await.unwrap() {

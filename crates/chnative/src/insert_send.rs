@@ -1,0 +1,180 @@
+//! One INSERT over one connection, as the machine sequences it
+//! ([`chnative_proto::connection::InsertFlow`]): the statement, the table's
+//! header, the Data packets (watching for the server's refusal meanwhile),
+//! the end of data and the server's confirmation. [`Insert`](crate::Insert)
+//! and [`BlockInsert`](crate::BlockInsert) both send through here.
+
+use chnative_proto::connection::{BlockSink, Event, InsertFlow, InsertStep};
+use chnative_proto::insert::{InsertColumns, TypedInsert};
+use chnative_proto::packet::{BlockKind, Exception, Progress};
+use chnative_proto::Block;
+
+use crate::conn::{map_err, Conn, QueryWire};
+use crate::error::{Error, Result};
+use crate::ident::quote_ident;
+
+/// What an INSERT did.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InsertSummary {
+    /// Rows sent.
+    pub rows: u64,
+    /// Data packets sent.
+    pub blocks: u64,
+    /// What the server reported. ClickHouse 26.9 sends no Progress for an
+    /// INSERT whose data comes from the client; it sends ProfileEvents, and
+    /// `written_rows` / `written_bytes` then hold the sum of their
+    /// `InsertedRows` / `InsertedBytes` increments (the rows the server wrote).
+    pub progress: Progress,
+}
+
+/// `INSERT INTO <table> (<columns>) VALUES` (the table already quoted).
+pub(crate) fn insert_sql<'n>(quoted_table: &str, columns: impl Iterator<Item = &'n str>) -> String {
+    let list: Vec<String> = columns.map(quote_ident).collect();
+    format!("INSERT INTO {quoted_table} ({}) VALUES", list.join(", "))
+}
+
+/// Sends an INSERT's query and reads what the server sends up to the table's
+/// header block (left in `sink.flow`, with the table's description).
+pub(crate) async fn start_insert(conn: &mut Conn, q: &QueryWire, sink: &mut InsertBlocks) -> Result<()> {
+    let deadline = crate::conn::query_deadline(None, conn.cfg.query_timeout);
+    conn.send_query(q, true, deadline).await?;
+    loop {
+        let event = conn.next_event(sink).await?;
+        match sink.step(event)? {
+            InsertStep::Header => return Ok(()),
+            InsertStep::Exception(e) => return Err(Error::server(e)),
+            _ => {}
+        }
+    }
+}
+
+/// Ends an INSERT that has sent no data with the empty block, so that nothing
+/// is inserted and the connection stays usable.
+pub(crate) async fn refuse_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<()> {
+    conn.end_data()?;
+    finish_insert(conn, sink).await
+}
+
+/// Sends the rows of `typed` as Data packets (split by the connection's
+/// `insert_block_bytes` / `insert_block_rows` where the data can be split);
+/// returns how many packets went out.
+///
+/// An encoding failure after the first packet closes the connection (sent
+/// blocks cannot be taken back, so the INSERT must not end); a server
+/// exception is returned as a server error ([`ErrorKind::Server`](crate::ErrorKind::Server)) with the connection usable.
+pub(crate) async fn send_rows(conn: &mut Conn, typed: &TypedInsert<'_, '_>, sink: &mut InsertBlocks) -> Result<u64> {
+    let rows = typed.rows();
+    let step = if typed.splittable() {
+        typed.block_rows(conn.cfg.insert_block_bytes, conn.cfg.insert_block_rows)
+    } else {
+        rows.max(1)
+    };
+    let mut blocks = 0u64;
+    let mut lo = 0usize;
+    while lo < rows {
+        let hi = (lo + step).min(rows);
+        if let Err(e) = conn.send_data(|stage, rev| typed.write_block(stage, rev, lo, hi).map_err(Error::from)) {
+            // Blocks already sent cannot be taken back: the INSERT must not end.
+            return Err(conn.poison(e));
+        }
+        if let Some(e) = send_watching(conn, sink).await? {
+            // The server refused the data; the machine queued the end of
+            // data the server now waits for, so the connection stays usable.
+            conn.write_out().await?;
+            return Err(Error::server(e));
+        }
+        blocks += 1;
+        lo = hi;
+    }
+    Ok(blocks)
+}
+
+/// Sends the end of data and waits for the server to confirm the INSERT.
+pub(crate) async fn end_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<Progress> {
+    conn.end_data()?;
+    finish_insert(conn, sink).await?;
+    Ok(sink.flow.progress())
+}
+
+/// The sink an INSERT lends the connection: the machine's INSERT sequence
+/// ([`InsertFlow`]), and the observer its progress and profile events go to.
+#[derive(Default)]
+pub(crate) struct InsertBlocks {
+    pub(crate) flow: InsertFlow,
+    observer: crate::observe::ObserverSlot,
+}
+
+impl BlockSink for InsertBlocks {
+    fn block(&mut self, kind: BlockKind) -> Option<&mut Block> {
+        self.flow.block(kind)
+    }
+}
+
+impl InsertBlocks {
+    pub(crate) fn observed(observer: crate::observe::ObserverSlot) -> Self {
+        InsertBlocks { observer, ..InsertBlocks::default() }
+    }
+
+    /// What `event` means for the INSERT; tells the observer.
+    fn step(&mut self, event: Event) -> Result<InsertStep> {
+        let step = self.flow.on_event(event).map_err(map_err)?;
+        if let Some(o) = &self.observer.0 {
+            match &step {
+                InsertStep::Progress(p) => o.progress(p, self.flow.progress_sum()),
+                InsertStep::ProfileEvents => o.profile_events(self.flow.profile_events()),
+                _ => {}
+            }
+        }
+        Ok(step)
+    }
+}
+
+/// Writes the queued Data packet while watching for what the server sends
+/// meanwhile; stops at the first Exception (the rest of the packet and the end
+/// of data still go out, see the caller).
+async fn send_watching(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<Option<Exception>> {
+    loop {
+        while let Some(event) = conn.ready_event(sink)? {
+            if let InsertStep::Exception(e) = sink.step(event)? {
+                return Ok(Some(e));
+            }
+        }
+        if !conn.has_output() {
+            return Ok(None);
+        }
+        conn.write_some().await?;
+    }
+}
+
+/// The columns checked against the table's header, and against its
+/// description: a column without a default may be left out only with
+/// `allow_missing`.
+pub(crate) fn check_against_header<'s, 'a>(
+    checked: InsertColumns<'s, 'a>,
+    sink: &InsertBlocks,
+    allow_missing: bool,
+) -> Result<TypedInsert<'s, 'a>> {
+    let typed = checked.with_header(sink.flow.header())?;
+    if !allow_missing {
+        let missing = sink.flow.missing_without_default(&typed);
+        if !missing.is_empty() {
+            return Err(Error::invalid_input(format!(
+                "missing column(s) without a DEFAULT: {} (use allow_missing_columns() to insert type defaults)",
+                missing.join(", ")
+            )));
+        }
+    }
+    Ok(typed)
+}
+
+/// Reads the server's answer to the end of data, to its EndOfStream.
+async fn finish_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<()> {
+    loop {
+        let event = conn.next_event(sink).await?;
+        match sink.step(event)? {
+            InsertStep::Done => return Ok(()),
+            InsertStep::Exception(e) => return Err(Error::server(e)),
+            _ => {}
+        }
+    }
+}
