@@ -41,13 +41,13 @@ fn structure() -> Res<String> {
 async fn fill(url: &str, rows: u64, seed: u64) -> Res<()> {
     let client = chnative::Client::connect(url).await?;
     let have: u64 = client
-        .query_scalar(
+        .fetch_scalar(
             format!("SELECT count() FROM system.tables WHERE name = '{TABLE}' AND database = currentDatabase()")
                 .as_str(),
         )
         .await?;
     let filled: u64 =
-        if have == 1 { client.query_scalar(format!("SELECT count() FROM {TABLE}").as_str()).await? } else { 0 };
+        if have == 1 { client.fetch_scalar(format!("SELECT count() FROM {TABLE}").as_str()).await? } else { 0 };
     if filled != rows {
         eprintln!("filling {TABLE} with {rows} rows on {url} (generateRandom, seed {seed})…");
         let s = structure()?;
@@ -114,7 +114,7 @@ fn main() -> Res<()> {
     rt.block_on(fill(&url, rows, 42))?;
     let bytes: u64 = rt.block_on(async {
         let c = chnative::Client::connect(&url).await?;
-        c.query_scalar::<u64>(
+        c.fetch_scalar::<u64>(
             format!("SELECT assumeNotNull(total_bytes_uncompressed) FROM system.tables WHERE name = '{TABLE}' AND database = currentDatabase()")
                 .as_str(),
         )

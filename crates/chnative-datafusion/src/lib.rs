@@ -155,7 +155,7 @@ impl ClickHouseTableBuilder {
         }
         let (db, table) = match self.table.split_once('.') {
             Some((d, t)) => (d.to_string(), t.to_string()),
-            None => (client.query_scalar::<String>("SELECT currentDatabase()").await?, self.table.clone()),
+            None => (client.fetch_scalar::<String>("SELECT currentDatabase()").await?, self.table.clone()),
         };
         let timezone = client.server_info().timezone;
         let shard_list: Vec<Option<Shard>> = match &shards {
@@ -365,7 +365,7 @@ async fn table_info(client: &chnative::Client, db: &str, table: &str) -> Result<
 /// Every row of `q`, each value as its text (the query returns only String columns).
 async fn string_rows(client: &chnative::Client, q: impl Into<chnative::Query>) -> Result<Vec<Vec<String>>> {
     client
-        .fetch_all_rows(q)
+        .fetch_all_values(q)
         .await?
         .into_iter()
         .map(|r| {

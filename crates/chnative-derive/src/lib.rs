@@ -63,10 +63,13 @@ fn expand_variant(input: &DeriveInput) -> syn::Result<Tokens> {
     let name = &input.ident;
     let name_str = name.to_string();
     let Data::Enum(data) = &input.data else {
-        return Err(syn::Error::new_spanned(name, "#[derive(Variant)] needs an enum"));
+        return Err(syn::Error::new_spanned(name, "#[derive(Variant)] needs an enum whose variants hold one value each, e.g. `enum V { Int(u64), Text(String) }`; for a struct of columns use #[derive(Row)]"));
     };
     if !input.generics.params.is_empty() {
-        return Err(syn::Error::new_spanned(&input.generics, "#[derive(Variant)] does not support generics"));
+        return Err(syn::Error::new_spanned(
+            &input.generics,
+            "#[derive(Variant)] does not support generics: name a concrete type in each alternative",
+        ));
     }
     let mut picks = Vec::new();
     let mut reader_tys = Vec::new();
@@ -77,7 +80,7 @@ fn expand_variant(input: &DeriveInput) -> syn::Result<Tokens> {
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let alt_count = data.variants.len();
     if alt_count >= 255 {
-        return Err(syn::Error::new_spanned(name, "#[derive(Variant)] supports at most 254 alternatives"));
+        return Err(syn::Error::new_spanned(name, "#[derive(Variant)] supports at most 254 alternatives: remove some"));
     }
     for (j, v) in data.variants.iter().enumerate() {
         let ty = match &v.fields {
@@ -85,7 +88,7 @@ fn expand_variant(input: &DeriveInput) -> syn::Result<Tokens> {
             _ => {
                 return Err(syn::Error::new_spanned(
                     v,
-                    "#[derive(Variant)] variants must hold exactly one value: `Name(T)`",
+                    "#[derive(Variant)] variants must hold exactly one value: write it as `Name(T)`",
                 ))
             }
         };
@@ -216,22 +219,25 @@ fn expand_enum(input: &DeriveInput) -> syn::Result<Tokens> {
     let krate = &attrs.krate;
     let name = &input.ident;
     let Data::Enum(data) = &input.data else {
-        return Err(syn::Error::new_spanned(name, "#[derive(Enum)] needs an enum of unit variants"));
+        return Err(syn::Error::new_spanned(name, "#[derive(Enum)] needs an enum of unit variants, e.g. `enum Level { Low, High }`; for a struct of columns use #[derive(Row)]"));
     };
     if !input.generics.params.is_empty() {
-        return Err(syn::Error::new_spanned(&input.generics, "#[derive(Enum)] does not support generics"));
+        return Err(syn::Error::new_spanned(
+            &input.generics,
+            "#[derive(Enum)] does not support generics: remove the parameters (an Enum column holds labels only)",
+        ));
     }
     let mut labels = Vec::new();
     let mut idents = Vec::new();
     for v in &data.variants {
         if !matches!(v.fields, Fields::Unit) {
-            return Err(syn::Error::new_spanned(v, "#[derive(Enum)] variants must be unit variants"));
+            return Err(syn::Error::new_spanned(v, "#[derive(Enum)] variants must be unit variants (an Enum column holds labels only): remove the fields, or use #[derive(Variant)] for alternatives that hold values"));
         }
         let mut label = v.ident.to_string();
         for attr in v.attrs.iter().filter(|a| a.path().is_ident("row")) {
             attr.parse_nested_meta(|m| {
                 if m.path.is_ident("rename") {
-                    label = m.value()?.parse::<LitStr>()?.value();
+                    label = rename_value(&m)?;
                     Ok(())
                 } else {
                     Err(m.error("unknown variant attribute; expected `rename = \"label\"`"))
@@ -310,8 +316,9 @@ fn struct_attrs(input: &DeriveInput) -> syn::Result<StructAttrs> {
                 out.ignore_extra = true;
                 Ok(())
             } else if m.path.is_ident("crate") {
-                let s: LitStr = m.value()?.parse()?;
-                out.krate = s.parse::<syn::Path>()?.into_token_stream();
+                let wrong = |span| syn::Error::new(span, "`crate` takes a path in a string: `crate = \"::chnative\"`");
+                let s: LitStr = m.value()?.parse().map_err(|e: syn::Error| wrong(e.span()))?;
+                out.krate = s.parse::<syn::Path>().map_err(|_| wrong(s.span()))?.into_token_stream();
                 Ok(())
             } else {
                 Err(m.error("unknown row attribute; expected `ignore_extra_columns` or `crate = \"path\"`"))
@@ -323,12 +330,12 @@ fn struct_attrs(input: &DeriveInput) -> syn::Result<StructAttrs> {
 
 fn field_specs(input: &DeriveInput) -> syn::Result<Vec<FieldSpec>> {
     let Data::Struct(data) = &input.data else {
-        return Err(syn::Error::new_spanned(&input.ident, "#[derive(Row)] needs a struct with named fields"));
+        return Err(syn::Error::new_spanned(&input.ident, "#[derive(Row)] needs a struct with named fields; for an Enum column use #[derive(Enum)], for a Variant column #[derive(Variant)]"));
     };
     let Fields::Named(named) = &data.fields else {
         return Err(syn::Error::new_spanned(
             &input.ident,
-            "#[derive(Row)] needs named fields (they are bound to columns by name)",
+            "#[derive(Row)] needs named fields (they are bound to columns by name): write `struct Name { column: Type, .. }`",
         ));
     };
     let mut out = Vec::new();
@@ -344,7 +351,7 @@ fn field_specs(input: &DeriveInput) -> syn::Result<Vec<FieldSpec>> {
         for attr in f.attrs.iter().filter(|a| a.path().is_ident("row")) {
             attr.parse_nested_meta(|m| {
                 if m.path.is_ident("rename") {
-                    spec.column = m.value()?.parse::<LitStr>()?.value();
+                    spec.column = rename_value(&m)?;
                     Ok(())
                 } else if m.path.is_ident("skip") {
                     spec.skip = true;
@@ -402,7 +409,7 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             _ => {
                 return Err(syn::Error::new_spanned(
                     p,
-                    "#[derive(Row)] supports at most one lifetime parameter and no type parameters",
+                    "#[derive(Row)] supports at most one lifetime parameter and no type parameters: use concrete field types and one lifetime for every borrowed field",
                 ))
             }
         }
@@ -577,4 +584,13 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             }
         }
     })
+}
+
+/// The string of a `rename = "…"` attribute, or an error that shows the form.
+fn rename_value(m: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<String> {
+    let lit: LitStr = m
+        .value()?
+        .parse()
+        .map_err(|e: syn::Error| syn::Error::new(e.span(), "`rename` takes a string: `rename = \"name\"`"))?;
+    Ok(lit.value())
 }

@@ -26,36 +26,7 @@ pub enum Kernel {
     Avx2,
 }
 
-impl Kernel {
-    /// The fastest kernel this CPU supports.
-    pub fn detect() -> Kernel {
-        if Kernel::Avx2.is_available() {
-            Kernel::Avx2
-        } else if Kernel::Ssse3.is_available() {
-            Kernel::Ssse3
-        } else {
-            Kernel::Scalar
-        }
-    }
-
-    /// Whether this CPU can run the kernel.
-    pub fn is_available(self) -> bool {
-        match self {
-            Kernel::Scalar => true,
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Ssse3 => std::arch::is_x86_feature_detected!("ssse3"),
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => false,
-        }
-    }
-
-    /// Every kernel this CPU can run, slowest first.
-    pub fn available() -> Vec<Kernel> {
-        [Kernel::Scalar, Kernel::Ssse3, Kernel::Avx2].into_iter().filter(|k| k.is_available()).collect()
-    }
-}
+crate::qbit::kernel_choice!(Kernel, Ssse3, "ssse3");
 
 fn check_lengths(kernel: Kernel, src: usize, dst: usize) -> Result<()> {
     if !kernel.is_available() {

@@ -3,42 +3,12 @@
 //! the server's own renderings, and a canonical text form of Arrow values.
 #![allow(dead_code)]
 
-use std::io::{Read, Write};
-use std::process::Command;
-use std::sync::OnceLock;
-
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType as A, TimeUnit};
 
-pub struct Server {
-    pub tcp_port: u16,
-    pub http_port: u16,
-}
-
-pub fn server() -> &'static Server {
-    static SERVER: OnceLock<Server> = OnceLock::new();
-    SERVER.get_or_init(|| {
-        let tcp_port: u16 = std::env::var("CHNATIVE_TCP_PORT").ok().and_then(|p| p.parse().ok()).unwrap_or(19000);
-        let http_port: u16 = std::env::var("CHNATIVE_HTTP_PORT").ok().and_then(|p| p.parse().ok()).unwrap_or(18123);
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/server.sh");
-        let out = Command::new("bash")
-            .arg(script)
-            .arg("start")
-            .env("CHNATIVE_TCP_PORT", tcp_port.to_string())
-            .env("CHNATIVE_HTTP_PORT", http_port.to_string())
-            .output()
-            .expect("run scripts/server.sh");
-        assert!(
-            out.status.success(),
-            "scripts/server.sh start failed:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Server { tcp_port, http_port }
-    })
-}
+pub use chnative_testkit::server::server;
 
 pub fn url() -> String {
     format!("clickhouse://default@127.0.0.1:{}/default", server().tcp_port)
@@ -48,23 +18,10 @@ pub async fn client() -> chnative::Client {
     chnative::Client::connect(&url()).await.expect("connect")
 }
 
-/// The body of an HTTP query; panics on an HTTP error.
+/// The body of an HTTP query (Arrow output uncompressed, Nested not flattened); panics on an
+/// HTTP error.
 pub fn http_bytes(sql: &str) -> Vec<u8> {
-    let s = server();
-    let mut sock = std::net::TcpStream::connect(("127.0.0.1", s.http_port)).expect("HTTP connect");
-    let req = format!("POST /?output_format_arrow_compression_method=none&flatten_nested=0 HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n{}", sql.len(), sql);
-    sock.write_all(req.as_bytes()).unwrap();
-    let mut resp = Vec::new();
-    sock.read_to_end(&mut resp).unwrap();
-    let split = resp.windows(4).position(|w| w == b"\r\n\r\n").expect("HTTP response head") + 4;
-    let head = String::from_utf8_lossy(&resp[..split]).to_string();
-    let body = resp[split..].to_vec();
-    assert!(
-        head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"),
-        "{sql}\n{head}{}",
-        String::from_utf8_lossy(&body)
-    );
-    body
+    chnative_testkit::server::http_bytes_at("/?output_format_arrow_compression_method=none&flatten_nested=0", sql)
 }
 
 pub fn http(sql: &str) -> String {

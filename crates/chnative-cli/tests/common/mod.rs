@@ -2,57 +2,10 @@
 //! interface as the reference, and a way to run the built `chn`.
 #![allow(dead_code)]
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 
-pub struct Server {
-    pub tcp_port: u16,
-    pub http_port: u16,
-}
-
-/// The server of chnative's test suites (same ports and script).
-pub fn server() -> &'static Server {
-    static SERVER: OnceLock<Server> = OnceLock::new();
-    SERVER.get_or_init(|| {
-        let tcp_port: u16 = std::env::var("CHNATIVE_TCP_PORT").ok().and_then(|p| p.parse().ok()).unwrap_or(19000);
-        let http_port: u16 = std::env::var("CHNATIVE_HTTP_PORT").ok().and_then(|p| p.parse().ok()).unwrap_or(18123);
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/server.sh");
-        let out = Command::new("bash")
-            .arg(script)
-            .arg("start")
-            .env("CHNATIVE_TCP_PORT", tcp_port.to_string())
-            .env("CHNATIVE_HTTP_PORT", http_port.to_string())
-            .output()
-            .expect("run scripts/server.sh");
-        assert!(
-            out.status.success(),
-            "scripts/server.sh start failed:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Server { tcp_port, http_port }
-    })
-}
-
-/// The body of an HTTP POST of `sql` (status checked), as bytes.
-pub fn http_bytes(sql: &str) -> Vec<u8> {
-    let s = server();
-    let mut sock = std::net::TcpStream::connect(("127.0.0.1", s.http_port)).expect("connect to HTTP");
-    let req = format!("POST / HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n{}", sql.len(), sql);
-    sock.write_all(req.as_bytes()).unwrap();
-    let mut resp = Vec::new();
-    sock.read_to_end(&mut resp).unwrap();
-    let split = resp.windows(4).position(|w| w == b"\r\n\r\n").expect("an HTTP response");
-    let head = String::from_utf8_lossy(&resp[..split]).into_owned();
-    assert!(head.contains(" 200 "), "HTTP query failed: {sql}\n{}", String::from_utf8_lossy(&resp));
-    resp[split + 4..].to_vec()
-}
-
-/// The body of an HTTP POST of `sql`, as text.
-pub fn http(sql: &str) -> String {
-    String::from_utf8(http_bytes(sql)).expect("UTF-8")
-}
+pub use chnative_testkit::server::{http, http_bytes, server};
 
 /// A table name unique to this run (prefixed with the branch name).
 pub fn unique(prefix: &str) -> String {

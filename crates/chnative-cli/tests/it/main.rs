@@ -1,0 +1,10 @@
+//! chnative-cli's integration tests (`chn` run as a process, the interactive ones in a pty),
+//! one module per area, in one binary.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod formats;
+mod insert;
+mod interactive;
+mod queries;

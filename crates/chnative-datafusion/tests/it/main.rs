@@ -1,0 +1,4 @@
+//! The one integration-test binary of chnative-datafusion.
+
+mod cluster;
+mod provider;

@@ -1,0 +1,9 @@
+use chnative_derive::Enum;
+
+#[derive(Enum)]
+enum Level {
+    #[row(label = "low")]
+    Low,
+}
+
+fn main() {}

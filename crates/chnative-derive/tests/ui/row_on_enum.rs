@@ -1,0 +1,8 @@
+use chnative_derive::Row;
+
+#[derive(Row)]
+enum NotAStruct {
+    A,
+}
+
+fn main() {}
