@@ -22,6 +22,7 @@ import urllib.parse
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 MASK = (1 << 64) - 1
 
@@ -45,14 +46,11 @@ class CountingBody:
 
 def column_sum(a):
     t = a.type
-    if pa.types.is_binary(t) or pa.types.is_string(t):
-        o = a.offsets
-        return (o[len(o) - 1].as_py() - o[0].as_py()) & MASK
-    if pa.types.is_large_binary(t) or pa.types.is_large_string(t):
-        o = a.offsets
-        return (o[len(o) - 1].as_py() - o[0].as_py()) & MASK
+    if pa.types.is_binary(t) or pa.types.is_string(t) or pa.types.is_large_binary(t) or pa.types.is_large_string(t):
+        n = pc.sum(pc.binary_length(a)).as_py()
+        return (n or 0) & MASK
     if pa.types.is_temporal(t):
-        a = a.cast(pa.int64())
+        a = a.view(pa.int32() if t.bit_width == 32 else pa.int64())
     v = a.to_numpy(zero_copy_only=False)
     if v.dtype.kind == "i":
         v = v.astype(np.int64)
