@@ -207,6 +207,25 @@ pub(crate) enum Repr {
     /// An invariant of chnative itself did not hold: a bug.
     #[error("internal error (a bug in chnative; please report it): {0}")]
     Internal(String),
+    /// An error from one shard/replica of a cluster (see `crate::cluster`): the
+    /// place, then the error itself; every accessor looks through to the inner error.
+    #[error("{0}")]
+    Located(Box<Located>),
+}
+
+/// Where in a cluster an error happened, and the error.
+#[derive(Debug)]
+pub(crate) struct Located {
+    pub(crate) place: String,
+    pub(crate) shard: usize,
+    pub(crate) replica: Option<String>,
+    pub(crate) error: Error,
+}
+
+impl std::fmt::Display for Located {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.place, self.error)
+    }
 }
 
 impl std::fmt::Display for Error {
@@ -381,16 +400,77 @@ impl Error {
     }
 
     /// What the error holds.
+    /// (A [`Repr::Located`] wrapper is looked through.)
     pub(crate) fn repr(&self) -> &Repr {
-        &self.0
+        match &*self.0 {
+            Repr::Located(l) => l.error.repr(),
+            r => r,
+        }
     }
     /// What the error holds, to change a message in place.
     pub(crate) fn repr_mut(&mut self) -> &mut Repr {
-        &mut self.0
+        match &mut *self.0 {
+            Repr::Located(l) => l.error.repr_mut(),
+            r => r,
+        }
     }
-    /// What the error holds, by value.
+    /// What the error holds, by value (without a cluster location).
     pub(crate) fn into_repr(self) -> Repr {
-        *self.0
+        match *self.0 {
+            Repr::Located(l) => l.error.into_repr(),
+            r => r,
+        }
+    }
+
+    /// This error, said to have happened at `place` (e.g. "shard 2 (replica
+    /// 127.0.0.1:9000)") of shard index `shard` (from 0), at `replica` if known.
+    #[cold]
+    pub(crate) fn located(self, place: String, shard: usize, replica: Option<String>) -> Error {
+        Repr::Located(Box::new(Located { place, shard, replica, error: self })).into()
+    }
+
+    /// The place of a located error.
+    pub(crate) fn place(&self) -> Option<&str> {
+        match &*self.0 {
+            Repr::Located(l) => Some(&l.place),
+            _ => None,
+        }
+    }
+
+    /// This error without its (outermost) location.
+    pub(crate) fn unlocated(self) -> Error {
+        match *self.0 {
+            Repr::Located(l) => l.error,
+            r => Error(Box::new(r)),
+        }
+    }
+
+    /// This error without its (outermost) location, borrowed.
+    pub(crate) fn unlocated_ref(&self) -> &Error {
+        match &*self.0 {
+            Repr::Located(l) => &l.error,
+            _ => self,
+        }
+    }
+}
+
+impl Error {
+    /// For an error from a cluster operation (see [`crate::cluster`]): the index
+    /// (from 0, in the topology's order) of the shard it came from.
+    pub fn shard(&self) -> Option<usize> {
+        match &*self.0 {
+            Repr::Located(l) => Some(l.shard),
+            _ => None,
+        }
+    }
+
+    /// For an error from a cluster operation: the replica (`host:port`) it came
+    /// from, when one was in use.
+    pub fn replica(&self) -> Option<&str> {
+        match &*self.0 {
+            Repr::Located(l) => l.replica.as_deref(),
+            _ => None,
+        }
     }
 }
 
@@ -412,6 +492,8 @@ impl Error {
             Repr::Cancelled => ErrorKind::Cancelled,
             Repr::Closed(_) => ErrorKind::Closed,
             Repr::Internal(_) => ErrorKind::Internal,
+            // `repr()` looks through it, so never seen here.
+            Repr::Located(l) => l.error.kind(),
         }
     }
 
@@ -503,7 +585,8 @@ impl Error {
             | Repr::TypeMismatch(_)
             | Repr::Convert(_)
             | Repr::Cancelled
-            | Repr::Internal(_) => false,
+            | Repr::Internal(_)
+            | Repr::Located(_) => false,
         }
     }
 

@@ -203,6 +203,7 @@
 #![warn(missing_docs)]
 
 mod block_insert;
+pub mod cluster;
 mod config;
 mod conn;
 mod error;

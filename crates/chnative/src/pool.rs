@@ -372,7 +372,10 @@ impl Client {
     ///
     /// The query deadline ([`crate::Query::timeout`], else [`crate::Config::query_timeout`])
     /// runs from this call: waiting for a pooled connection counts.
-    pub async fn stream(&self, query: impl Into<Query>) -> Result<QueryStream<'_>> {
+    ///
+    /// The stream owns its pooled connection (and a reference to the pool), so
+    /// it does not borrow the client: it can move into a spawned task.
+    pub async fn stream(&self, query: impl Into<Query>) -> Result<QueryStream<'static>> {
         let mut query: Query = query.into();
         let observer = std::mem::take(&mut query.observer);
         let deadline = crate::conn::query_deadline(query.timeout, self.shared.cfg().query_timeout);
