@@ -2,7 +2,7 @@
 //! comparing, on the same server, data and machine, in one run.
 //!
 //! ```text
-//! cd benches/peers && cargo run --release -- [--rounds N] [--only abcdefghi] [--filter TEXT] [sizes…]
+//! cd benches/peers && cargo run --release -- [--rounds N] [--only abcdefghijk] [--filter TEXT] [sizes…]
 //! ```
 //!
 //! Clients: chnative (native TCP; no compression, LZ4, ZSTD), the official
@@ -23,7 +23,10 @@
 //! server; only the reading thread's CPU time counts. (h) read hits by chnative
 //! tier (columns, typed rows with String or &str fields, dynamic rows) next to
 //! the official crate's derive Row; (i) insert hits from typed rows (chnative's
-//! inserter, its column insert, the official inserter).
+//! inserter, its column insert, the official inserter). With `--features arrow`: (j) read
+//! hits into Arrow RecordBatches (chnative-arrow, clickhouse-arrow, the server's HTTP
+//! ArrowStream read by pyarrow, next to chnative's column tier) and (k) insert them
+//! from RecordBatches (src/arrow_rb.rs).
 //!
 //! Every workload (a)–(f) also runs chnative's row tiers, uncompressed (src/tiers.rs):
 //! typed rows (`query::<T>`; inserts: `inserter::<T>`, new per insert or one kept
@@ -41,6 +44,7 @@
 //! when nothing else uses it, as inside the namespace). The hits table is created and filled once (`generateRandom(…, 42,
 //! 40, 4)`), and reused while it has the requested number of rows.
 
+mod arrow_rb;
 mod ch_rows;
 mod hits;
 mod peer_arrow;
@@ -387,7 +391,8 @@ impl Opts {
     }
 }
 
-const USAGE: &str = "usage: chnative-peers [--rounds N (5)] [--only abcdefghi] [--filter TEXT[,TEXT…] (client labels)]
+const USAGE: &str =
+    "usage: chnative-peers [--rounds N (5)] [--only abcdefghijk] [--filter TEXT[,TEXT…] (client labels)]
        [--hits-rows N (1000000)] [--numbers N (100000000)] [--strings N (20000000)]
        [--insert-rows N (100000)] [--parallel N (16)] [--select1 N per task (300)] [--select1-tasks N (16)]
        [--floor-buf BYTES (65536)] [--host ADDR (127.0.0.1)] [--net-dev IFACE (count its rx/tx bytes)]";
@@ -395,7 +400,8 @@ const USAGE: &str = "usage: chnative-peers [--rounds N (5)] [--only abcdefghi] [
 fn parse_args() -> Res<Opts> {
     let mut o = Opts {
         rounds: 5,
-        only: "abcdefghi".into(),
+        // (j) and (k), the Arrow workloads, need the `arrow` feature.
+        only: if peer_arrow::AVAILABLE { "abcdefghijk" } else { "abcdefghi" }.into(),
         filter: String::new(),
         hits_rows: 1_000_000,
         numbers: 100_000_000,
@@ -759,7 +765,7 @@ async fn run(o: Opts) -> Res<()> {
     let info = admin.server_info().clone();
     let schema = hits::schema();
     let kinds: Vec<Kind> = schema.iter().map(|c| c.2).collect();
-    let need_hits = o.only.contains(['a', 'd', 'e', 'h', 'i']);
+    let need_hits = o.only.contains(['a', 'd', 'e', 'h', 'i', 'j', 'k']);
     if need_hits {
         ensure_hits(&mut admin, o.hits_rows.max(o.insert_rows as u64)).await?;
     }
@@ -932,6 +938,10 @@ async fn run(o: Opts) -> Res<()> {
     }
     if o.only.contains('i') {
         tiers::insert(&o, &env, &mut res, &mut admin, &kinds).await?;
+    }
+
+    if o.only.contains(['j', 'k']) {
+        arrow_rb::run(&o, &env, &mut res, &mut admin, &kinds).await?;
     }
 
     if o.only.contains('g') {

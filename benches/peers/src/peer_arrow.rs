@@ -42,6 +42,17 @@ mod real {
         Ok((rows, sum))
     }
 
+    /// Reads `sql` into one batch (its insert's input in workload (k)).
+    pub async fn read_batch(c: &Client, sql: &str) -> Res<Batch> {
+        let mut st = c.query(sql, None).await?;
+        let mut batches = Vec::new();
+        while let Some(b) = st.next().await {
+            batches.push(b?);
+        }
+        let schema = batches.first().ok_or("no batches")?.schema();
+        Ok(arrow::compute::concat_batches(&schema, &batches)?)
+    }
+
     pub fn batch_sum(batch: &Batch) -> Res<u64> {
         use arrow::array::{Array, AsArray};
         use arrow::datatypes::*;

@@ -203,7 +203,7 @@ fn main() -> Res<()> {
         (StringType::Utf8View, "Arrow, strings as Utf8View"),
         (StringType::Binary, "Arrow, strings as Binary"),
     ] {
-        let options = ArrowOptions { strings: kind, server_timezone: Some(tz.clone()) };
+        let options = ArrowOptions { strings: kind, server_timezone: Some(tz.clone()), ..Default::default() };
         let mut rs = Vec::new();
         for _ in 0..rounds {
             let (r, sum) = measure(&rt, async {

@@ -41,7 +41,9 @@
 //! reference-counted share of the block's aligned buffer, which goes back to the
 //! connection's pool when the batch is dropped. Strings share their byte blob and
 //! convert the offsets once (see [`StringType`] for the measured choice). The other
-//! types are converted in one pass.
+//! types are converted in one pass. The buffers converted for a batch (offsets,
+//! widened dates and times) are reused for the next batch when the caller has
+//! dropped it by then, so a stream read batch by batch allocates them once.
 //!
 //! # Type mapping (ClickHouse 26.9 → Arrow)
 //!
@@ -81,7 +83,8 @@
 //! | Nothing / Nullable(Nothing) | Null | none |
 //! | QBit(Float32/BFloat16/Float64, N) | FixedSizeList(Float32 / Float32 / Float64, N): the vectors, bit planes transposed back | transposed |
 //! | Variant(T1, …) | dense Union: one member per alternative (named by its type), then a `null` member of type Null for NULL rows | discriminators mapped |
-//! | Dynamic, strided QBit, AggregateFunction | refused with [`Error::Unsupported`] naming the column and what to do (CAST in the query, or finalize the state) | |
+//! | Dynamic | with [`DynamicMode::Union`]: dense Union of the listed types (one member each, named by its type), then a `null` member; by default refused (see [`DynamicMode`]) | discriminators mapped |
+//! | strided QBit, AggregateFunction | refused with [`Error::Unsupported`] naming the column and what to do (CAST in the query, or finalize the state) | |
 //!
 //! # Writing (Arrow → ClickHouse)
 //!
@@ -210,6 +213,33 @@ impl StringType {
     }
 }
 
+/// How `Dynamic` columns are read.
+///
+/// A record batch stream has one schema, fixed before the first batch, but a
+/// Dynamic column's types are only known block by block (each block lists the
+/// types its rows hold, and a later block may bring a new one). There is no
+/// Arrow type that fits every Dynamic result without knowing its types, so the
+/// types are declared: [`DynamicMode::Union`] reads every Dynamic column as a
+/// dense Union of the listed types, the same shape as a `Variant` of those types.
+/// A value of a type not listed is an error naming that type (never a silent
+/// NULL or a changed schema). To find the types a column holds, ask the server:
+/// `SELECT DISTINCT dynamicType(col) FROM t`. Without a declaration Dynamic is
+/// refused with a hint; CASTing in the query (`col::String`,
+/// `col::Variant(Int64, String)`) works too.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DynamicMode {
+    /// Refuse Dynamic columns with [`Error::Unsupported`] naming the column and the ways out (the default).
+    #[default]
+    Refuse,
+    /// A dense Union with one member per listed ClickHouse type (as the server
+    /// spells them, e.g. `"Int64"`, `"String"`, `"Array(Int64)"`; members are named
+    /// by these names and typed by this crate's mapping), then a `null` member of
+    /// type Null for NULL rows. Applies to every Dynamic column of the result,
+    /// nested ones included.
+    Union(Vec<String>),
+}
+
 /// Choices for reading results as Arrow.
 #[derive(Debug, Clone, Default)]
 pub struct ArrowOptions {
@@ -218,11 +248,17 @@ pub struct ArrowOptions {
     /// The zone of DateTime / DateTime64 columns whose type names none (the
     /// server's zone: [`query_arrow`] fills it in from the client).
     pub server_timezone: Option<String>,
+    /// How Dynamic columns are read (refused unless their types are declared).
+    pub dynamic: DynamicMode,
 }
 
 impl ArrowOptions {
     fn ctx(&self) -> read::Ctx {
-        read::Ctx { strings: self.strings, server_tz: self.server_timezone.as_deref().map(Arc::from) }
+        read::Ctx {
+            strings: self.strings,
+            server_tz: self.server_timezone.as_deref().map(Arc::from),
+            dynamic: self.dynamic.clone(),
+        }
     }
 }
 

@@ -6,7 +6,7 @@
 //! without a copy (see [`share`]); everything else is converted in one pass.
 
 use std::ptr::NonNull;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arrow_array::{make_array, Array, ArrayRef, RecordBatch, StringArray};
 use arrow_buffer::{BooleanBuffer, Buffer, MutableBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
@@ -19,7 +19,7 @@ use chnative::proto::{Element, QBitView};
 use chnative::DataType as T;
 use chnative_proto::uuid_simd::{swap_halves_with, Kernel};
 
-use crate::{Error, Result, StringType};
+use crate::{DynamicMode, Error, Result, StringType};
 
 /// Field metadata key holding the ClickHouse type of a top-level column.
 pub const CLICKHOUSE_TYPE_KEY: &str = "clickhouse.type";
@@ -60,6 +60,8 @@ pub(crate) enum Plan {
     Union(Vec<Plan>, arrow_schema::UnionFields),
     /// QBit(T, N): the bit planes turned back into vectors → FixedSizeList(Float32/64, N).
     QBit(Element, usize, FieldRef),
+    /// Dynamic → dense Union of the declared types (`DynamicMode::Union`), then a Null member.
+    Dynamic(Vec<(T, Plan)>, arrow_schema::UnionFields),
 }
 
 /// The lookup from an Enum's values to the index of its label.
@@ -93,6 +95,7 @@ pub(crate) enum Widen {
 pub(crate) struct Ctx {
     pub strings: StringType,
     pub server_tz: Option<Arc<str>>,
+    pub dynamic: DynamicMode,
 }
 
 fn uuid_field_meta() -> std::collections::HashMap<String, String> {
@@ -265,9 +268,42 @@ pub(crate) fn plan_field(name: &str, ty: &T, ctx: &Ctx) -> Result<(Plan, Field)>
             let dt = A::Union(union.clone(), arrow_schema::UnionMode::Dense);
             Ok((Plan::Union(plans, union), Field::new(name, dt, true)))
         }
-        T::Dynamic { .. } => Err(unsupported(
-            "its Arrow form would change from block to block; CAST it to a concrete type, a Variant or String in the query",
-        )),
+        T::Dynamic { .. } => {
+            let DynamicMode::Union(names) = &ctx.dynamic else {
+                return Err(unsupported(
+                    "its types are known only block by block, so no Arrow schema fits it up front; declare them \
+                     with ArrowOptions::dynamic = DynamicMode::Union(vec![\"Int64\".into(), …]) (the types a column \
+                     holds: SELECT DISTINCT dynamicType(col)), or CAST it in the query to a concrete type, a \
+                     Variant or String",
+                ));
+            };
+            if names.len() >= 127 {
+                return Err(unsupported("more declared types than an Arrow union has type ids"));
+            }
+            let mut members: Vec<(T, Plan)> = Vec::with_capacity(names.len());
+            let mut fields = Vec::with_capacity(names.len() + 1);
+            for n in names {
+                let t = T::parse(n).map_err(|e| unsupported(&format!("declared Dynamic type {n:?}: {e}")))?;
+                if matches!(t, T::Nullable(_) | T::Dynamic { .. }) {
+                    return Err(unsupported(&format!(
+                        "declared Dynamic type {n:?}: a Dynamic holds no {} values (NULL rows go to the union's `null` member)",
+                        if matches!(t, T::Nullable(_)) { "Nullable" } else { "Dynamic" }
+                    )));
+                }
+                if members.iter().any(|(m, _)| *m == t) {
+                    return Err(unsupported(&format!("declared Dynamic type {n:?} is listed twice")));
+                }
+                let (p, f) =
+                    plan_field(n, &t, ctx).map_err(|e| unsupported(&format!("declared Dynamic type {n:?}: {e}")))?;
+                members.push((t, p));
+                fields.push(f);
+            }
+            fields.push(Field::new("null", A::Null, true));
+            let ids: Vec<i8> = (0..fields.len() as i8).collect();
+            let union = arrow_schema::UnionFields::try_new(ids, fields).map_err(Error::Arrow)?;
+            let dt = A::Union(union.clone(), arrow_schema::UnionMode::Dense);
+            Ok((Plan::Dynamic(members, union), Field::new(name, dt, true)))
+        }
         T::QBit(..) => {
             let (elem, dim) = Element::of(ty).ok_or_else(|| unsupported("QBit of this element type"))?;
             let dim_i32 = i32::try_from(dim).map_err(|_| unsupported("QBit dimension too large for Arrow"))?;
@@ -300,6 +336,68 @@ fn enum_parts<'a>(pairs: impl Iterator<Item = (&'a str, i16)>) -> (ArrayRef, Arc
 pub(crate) struct BlockPlan {
     pub schema: SchemaRef,
     pub columns: Vec<Plan>,
+    recycler: Recycler,
+}
+
+/// Reuses the memory of the buffers converted for the previous batch (string and
+/// list offsets, widened values) once no array holds them any more: a caller that
+/// drops each batch before asking for the next gets the same memory back, block
+/// after block, instead of fresh allocations. A caller that keeps its batches
+/// loses nothing: a buffer still held is simply not reused.
+#[derive(Debug, Default)]
+pub(crate) struct Recycler {
+    /// Clones of the buffers handed out for the last batch.
+    lent: Mutex<Vec<Buffer>>,
+    /// Memory of the last batch's buffers that came back, free for this batch.
+    free: Mutex<Vec<MutableBuffer>>,
+}
+
+impl Clone for Recycler {
+    /// A fresh recycler: buffers are never shared between plans.
+    fn clone(&self) -> Self {
+        Recycler::default()
+    }
+}
+
+impl Recycler {
+    /// Before a batch: the last batch's buffers that nothing else holds become free;
+    /// free memory left unused by the last batch is released.
+    pub fn reclaim(&self) {
+        let lent = std::mem::take(&mut *lock(&self.lent));
+        let mut free = lock(&self.free);
+        free.clear();
+        free.extend(lent.into_iter().filter_map(|b| b.into_mutable().ok()));
+    }
+
+    /// An empty buffer with room for `bytes`: the smallest free one that fits, or a new one.
+    fn take(&self, bytes: usize) -> MutableBuffer {
+        let mut free = lock(&self.free);
+        let best = free
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.capacity() >= bytes)
+            .min_by_key(|(_, m)| m.capacity())
+            .map(|(i, _)| i);
+        match best {
+            Some(i) => {
+                let mut m = free.swap_remove(i);
+                m.clear();
+                m
+            }
+            None => MutableBuffer::with_capacity(bytes),
+        }
+    }
+
+    /// A finished buffer; a clone is kept so its memory can come back.
+    fn lend(&self, m: MutableBuffer) -> Buffer {
+        let b: Buffer = m.into();
+        lock(&self.lent).push(b.clone());
+        b
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl BlockPlan {
@@ -314,7 +412,7 @@ impl BlockPlan {
             fields.push(field.with_metadata(meta));
             columns.push(plan);
         }
-        Ok(BlockPlan { schema: Arc::new(Schema::new(fields)), columns })
+        Ok(BlockPlan { schema: Arc::new(Schema::new(fields)), columns, recycler: Recycler::default() })
     }
 
     /// Converts one block (of the header's shape) to a record batch.
@@ -326,9 +424,11 @@ impl BlockPlan {
                 self.columns.len()
             )));
         }
+        self.recycler.reclaim();
         let mut arrays = Vec::with_capacity(self.columns.len());
         for ((plan, c), field) in self.columns.iter().zip(block.columns()).zip(self.schema.fields()) {
-            let arr = convert(plan, c.data(), None, field.data_type()).map_err(|e| e.in_column(c.name()))?;
+            let arr =
+                convert(&self.recycler, plan, c.data(), None, field.data_type()).map_err(|e| e.in_column(c.name()))?;
             arrays.push(arr);
         }
         let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(block.rows()));
@@ -371,25 +471,30 @@ fn primitive(dt: &A, len: usize, values: Buffer, nulls: Option<NullBuffer>) -> R
     Ok(make_array(data))
 }
 
-fn widen_vec<S: bytemuck::Pod, D: arrow_buffer::ArrowNativeType>(bytes: &[u8], f: impl Fn(S) -> D) -> Result<Buffer> {
+fn widen_vec<S: bytemuck::Pod, D: arrow_buffer::ArrowNativeType>(
+    r: &Recycler,
+    bytes: &[u8],
+    f: impl Fn(S) -> D,
+) -> Result<Buffer> {
     let src: &[S] = bytemuck::try_cast_slice(bytes).map_err(|e| Error::Protocol(format!("column bytes: {e:?}")))?;
-    let v: Vec<D> = src.iter().map(|&x| f(x)).collect();
-    Ok(Buffer::from_vec(v))
+    let mut m = r.take(src.len() * std::mem::size_of::<D>());
+    m.extend(src.iter().map(|&x| f(x)));
+    Ok(r.lend(m))
 }
 
 /// u64 end offsets → Arrow offsets (a leading 0), i32 or i64.
-fn offsets_i32(ends: &[u64]) -> Result<OffsetBuffer<i32>> {
+fn offsets_i32(r: &Recycler, ends: &[u64]) -> Result<OffsetBuffer<i32>> {
     let last = ends.last().copied().unwrap_or(0);
     if last > i32::MAX as u64 {
         return Err(Error::Protocol(format!(
             "{last} bytes or elements in one block do not fit 32-bit Arrow offsets (use StringType::LargeUtf8 for strings, or smaller blocks: max_block_size)"
         )));
     }
-    let mut v = Vec::with_capacity(ends.len() + 1);
-    v.push(0i32);
-    v.extend(ends.iter().map(|&e| e as i32));
+    let mut m = r.take((ends.len() + 1) * 4);
+    m.push(0i32);
+    m.extend(ends.iter().map(|&e| e as i32));
     // SAFETY-free: OffsetBuffer::new checks monotonic offsets (the decoder already did).
-    Ok(OffsetBuffer::new(ScalarBuffer::from(v)))
+    Ok(OffsetBuffer::new(ScalarBuffer::new(r.lend(m), 0, ends.len() + 1)))
 }
 
 fn offsets_i64(ends: &[u64]) -> Result<OffsetBuffer<i64>> {
@@ -404,19 +509,25 @@ fn offsets_i64(ends: &[u64]) -> Result<OffsetBuffer<i64>> {
 }
 
 /// Converts `data` by `plan` into an array of type `dt`, with `nulls` as its validity.
-pub(crate) fn convert(plan: &Plan, data: &ColumnData, nulls: Option<NullBuffer>, dt: &A) -> Result<ArrayRef> {
+pub(crate) fn convert(
+    r: &Recycler,
+    plan: &Plan,
+    data: &ColumnData,
+    nulls: Option<NullBuffer>,
+    dt: &A,
+) -> Result<ArrayRef> {
     let len = rows_of(data);
     match plan {
         Plan::Share => primitive(dt, len, share(fixed_bytes(data)?), nulls),
         Plan::Widen(w) => {
             let b = fixed_bytes(data)?.as_bytes();
             let values = match w {
-                Widen::DateToDate32 => widen_vec(b, |d: u16| i32::from(d))?,
-                Widen::U32ToI64 => widen_vec(b, |s: u32| i64::from(s))?,
-                Widen::I32ToI64 => widen_vec(b, |s: i32| i64::from(s))?,
-                Widen::I32ToI128 => widen_vec(b, |s: i32| i128::from(s))?,
-                Widen::I64ToI128 => widen_vec(b, |s: i64| i128::from(s))?,
-                Widen::Bf16ToF32 => widen_vec(b, |s: u16| f32::from_bits(u32::from(s) << 16))?,
+                Widen::DateToDate32 => widen_vec(r, b, |d: u16| i32::from(d))?,
+                Widen::U32ToI64 => widen_vec(r, b, |s: u32| i64::from(s))?,
+                Widen::I32ToI64 => widen_vec(r, b, |s: i32| i64::from(s))?,
+                Widen::I32ToI128 => widen_vec(r, b, |s: i32| i128::from(s))?,
+                Widen::I64ToI128 => widen_vec(r, b, |s: i64| i128::from(s))?,
+                Widen::Bf16ToF32 => widen_vec(r, b, |s: u16| f32::from_bits(u32::from(s) << 16))?,
                 Widen::Scale(f) => {
                     let src: &[i64] = bytemuck::try_cast_slice(b).map_err(|e| Error::Protocol(format!("{e:?}")))?;
                     let mut v = Vec::with_capacity(src.len());
@@ -443,9 +554,9 @@ pub(crate) fn convert(plan: &Plan, data: &ColumnData, nulls: Option<NullBuffer>,
             swap_halves_with(kernel(), b, out.as_slice_mut()).map_err(chnative::Error::from)?;
             primitive(dt, len, out.into(), nulls)
         }
-        Plan::Str(kind) => strings(*kind, data, nulls),
+        Plan::Str(kind) => strings(r, *kind, data, nulls),
         Plan::JsonText => match data {
-            ColumnData::Json { 0: j, .. } => json_text(j, nulls),
+            ColumnData::Json { 0: j, .. } => json_text(r, j, nulls),
             _ => Err(Error::Protocol("JSON column without JSON data".into())),
         },
         Plan::Enum { labels, table, dt } => {
@@ -498,7 +609,7 @@ pub(crate) fn convert(plan: &Plan, data: &ColumnData, nulls: Option<NullBuffer>,
             ColumnData::Nullable(n) => {
                 let v = validity(n.nulls().as_bytes());
                 let v = combine(Some(v), nulls);
-                convert(inner, n.inner(), v, dt)
+                convert(r, inner, n.inner(), v, dt)
             }
             _ => Err(Error::Protocol("Nullable column without a null map".into())),
         },
@@ -508,7 +619,7 @@ pub(crate) fn convert(plan: &Plan, data: &ColumnData, nulls: Option<NullBuffer>,
                     A::Dictionary(_, v) => v.as_ref().clone(),
                     _ => return Err(Error::Protocol("LowCardinality plan without a dictionary type".into())),
                 };
-                let values = convert(dict, lc.dict(), None, &values_dt)?;
+                let values = convert(r, dict, lc.dict(), None, &values_dt)?;
                 let keys = lc.keys().as_bytes();
                 let n = values.len() as u64;
                 let kv: Vec<i32> = match lc.key_width() {
@@ -556,8 +667,8 @@ pub(crate) fn convert(plan: &Plan, data: &ColumnData, nulls: Option<NullBuffer>,
         Plan::List(inner, item) => match data {
             ColumnData::Array(a) => {
                 let ends: &[u64] = a.offsets().typed().map_err(chnative::Error::from)?;
-                let offsets = offsets_i32(ends)?;
-                let values = convert(inner, a.inner(), None, item.data_type())?;
+                let offsets = offsets_i32(r, ends)?;
+                let values = convert(r, inner, a.inner(), None, item.data_type())?;
                 Ok(Arc::new(arrow_array::ListArray::try_new(item.clone(), offsets, values, nulls)?))
             }
             _ => Err(Error::Protocol("Array column without offsets".into())),
@@ -565,7 +676,7 @@ pub(crate) fn convert(plan: &Plan, data: &ColumnData, nulls: Option<NullBuffer>,
         Plan::Map { key, value, entries } => match data {
             ColumnData::Array(a) => {
                 let ends: &[u64] = a.offsets().typed().map_err(chnative::Error::from)?;
-                let offsets = offsets_i32(ends)?;
+                let offsets = offsets_i32(r, ends)?;
                 let (kd, vd) = match a.inner().tuple_elements() {
                     Some([k, v]) => (k, v),
                     _ => return Err(Error::Protocol("Map column without keys and values".into())),
@@ -573,8 +684,8 @@ pub(crate) fn convert(plan: &Plan, data: &ColumnData, nulls: Option<NullBuffer>,
                 let A::Struct(fields) = entries.data_type() else {
                     return Err(Error::Protocol("Map entries are not a struct".into()));
                 };
-                let k = convert(key, kd, None, fields[0].data_type())?;
-                let v = convert(value, vd, None, fields[1].data_type())?;
+                let k = convert(r, key, kd, None, fields[0].data_type())?;
+                let v = convert(r, value, vd, None, fields[1].data_type())?;
                 let s = arrow_array::StructArray::try_new(fields.clone(), vec![k, v], None)?;
                 Ok(Arc::new(arrow_array::MapArray::try_new(entries.clone(), offsets, s, nulls, false)?))
             }
@@ -587,7 +698,7 @@ pub(crate) fn convert(plan: &Plan, data: &ColumnData, nulls: Option<NullBuffer>,
             }
             let mut arrays = Vec::with_capacity(plans.len());
             for ((p, e), f) in plans.iter().zip(elems).zip(fields.iter()) {
-                arrays.push(convert(p, e, None, f.data_type())?);
+                arrays.push(convert(r, p, e, None, f.data_type())?);
             }
             Ok(Arc::new(arrow_array::StructArray::try_new(fields.clone(), arrays, nulls)?))
         }
@@ -614,7 +725,7 @@ pub(crate) fn convert(plan: &Plan, data: &ColumnData, nulls: Option<NullBuffer>,
             }
             let mut children = Vec::with_capacity(plans.len() + 1);
             for ((p, col), (_, f)) in plans.iter().zip(&v.variants).zip(fields.iter()) {
-                children.push(convert(p, col, None, f.data_type())?);
+                children.push(convert(r, p, col, None, f.data_type())?);
             }
             children.push(Arc::new(arrow_array::NullArray::new(nulls_seen as usize)) as ArrayRef);
             let u = arrow_array::UnionArray::try_new(
@@ -624,6 +735,12 @@ pub(crate) fn convert(plan: &Plan, data: &ColumnData, nulls: Option<NullBuffer>,
                 children,
             )?;
             Ok(Arc::new(u))
+        }
+        Plan::Dynamic(members, fields) => {
+            let ColumnData::Dynamic { 0: d, .. } = data else {
+                return Err(Error::Protocol("Dynamic column without Dynamic data".into()));
+            };
+            dynamic_union(r, members, fields, d)
         }
         Plan::QBit(elem, dim, item) => {
             let view = QBitView::from_data(*elem, *dim, data)?;
@@ -641,6 +758,78 @@ pub(crate) fn convert(plan: &Plan, data: &ColumnData, nulls: Option<NullBuffer>,
     }
 }
 
+/// One block of a Dynamic column as a dense union of the declared `members`.
+fn dynamic_union(
+    r: &Recycler,
+    members: &[(T, Plan)],
+    fields: &arrow_schema::UnionFields,
+    d: &chnative::proto::column::DynamicData,
+) -> Result<ArrayRef> {
+    let declared = || members.iter().map(|(t, _)| t.to_string()).collect::<Vec<_>>().join(", ");
+    // The member each of the block's types goes to, and the block's column for each member.
+    let mut member_of: Vec<Option<i8>> = Vec::with_capacity(d.types.len());
+    let mut source: Vec<Option<usize>> = vec![None; members.len()];
+    for (t, bt) in d.types.iter().enumerate() {
+        let m = members.iter().position(|(ty, _)| *ty == bt.ty);
+        if let Some(m) = m {
+            if source[m].is_some() {
+                return Err(Error::Protocol(format!("a Dynamic block lists type {} twice", bt.name)));
+            }
+            source[m] = Some(t);
+        }
+        member_of.push(m.map(|m| m as i8));
+    }
+    let rows = d.rows();
+    let null_id = members.len() as i8;
+    let mut type_ids = Vec::with_capacity(rows);
+    let mut offsets = Vec::with_capacity(rows);
+    let mut nulls_seen = 0i32;
+    for i in 0..rows {
+        match d.row_type(i) {
+            None => {
+                type_ids.push(null_id);
+                offsets.push(nulls_seen);
+                nulls_seen += 1;
+            }
+            Some(t) => {
+                let bt = d.types.get(t).ok_or_else(|| Error::Protocol(format!("Dynamic row type {t} out of range")))?;
+                let m = member_of[t].ok_or_else(|| {
+                    Error::Conversion(format!(
+                        "a Dynamic value of type {} is not one of the declared types [{}]: add it to \
+                         DynamicMode::Union, or CAST the column in the query",
+                        bt.name,
+                        declared()
+                    ))
+                })?;
+                if let Some(why) = &bt.undecodable {
+                    return Err(Error::Conversion(format!("a Dynamic value of type {}: {why}", bt.name)));
+                }
+                type_ids.push(m);
+                offsets.push(
+                    i32::try_from(d.row_index(i)).map_err(|_| Error::Conversion("Dynamic column too long".into()))?,
+                );
+            }
+        }
+    }
+    let mut children = Vec::with_capacity(members.len() + 1);
+    for (((_, plan), (_, f)), src) in members.iter().zip(fields.iter()).zip(&source) {
+        // A type the block does not hold, or holds no decodable column of (then no row uses it: checked above).
+        let col = src.and_then(|t| d.type_column(t));
+        children.push(match col {
+            Some(col) => convert(r, plan, col, None, f.data_type())?,
+            None => arrow_array::new_empty_array(f.data_type()),
+        });
+    }
+    children.push(Arc::new(arrow_array::NullArray::new(nulls_seen as usize)) as ArrayRef);
+    let u = arrow_array::UnionArray::try_new(
+        fields.clone(),
+        ScalarBuffer::from(type_ids),
+        Some(ScalarBuffer::from(offsets)),
+        children,
+    )?;
+    Ok(Arc::new(u))
+}
+
 fn combine(a: Option<NullBuffer>, b: Option<NullBuffer>) -> Option<NullBuffer> {
     NullBuffer::union(a.as_ref(), b.as_ref())
 }
@@ -650,18 +839,18 @@ fn kernel() -> Kernel {
     *K.get_or_init(Kernel::detect)
 }
 
-fn json_text(j: &JsonData, nulls: Option<NullBuffer>) -> Result<ArrayRef> {
+fn json_text(r: &Recycler, j: &JsonData, nulls: Option<NullBuffer>) -> Result<ArrayRef> {
     if j.version != JSON_STRING {
         return Err(Error::Conversion(format!(
             "JSON arrived in its structured form; the server sends text only with the setting {JSON_AS_STRING_SETTING} = 1 (query_arrow sets it)"
         )));
     }
-    strings(StringType::Utf8, &j.text, nulls)
+    strings(r, StringType::Utf8, &j.text, nulls)
 }
 
 /// A String column as the chosen Arrow string type: the blob is shared, the
 /// offsets converted (or 16-byte views built for Utf8View).
-fn strings(kind: StringType, data: &ColumnData, nulls: Option<NullBuffer>) -> Result<ArrayRef> {
+fn strings(r: &Recycler, kind: StringType, data: &ColumnData, nulls: Option<NullBuffer>) -> Result<ArrayRef> {
     let ColumnData::String(s) = data else {
         return Err(Error::Protocol("String column without string data".into()));
     };
@@ -688,7 +877,7 @@ fn strings(kind: StringType, data: &ColumnData, nulls: Option<NullBuffer>) -> Re
     let len = ends.len();
     match kind {
         StringType::Utf8 | StringType::Binary => {
-            let offsets = offsets_i32(ends)?;
+            let offsets = offsets_i32(r, ends)?;
             utf8("String")?;
             let dt = if kind == StringType::Utf8 { A::Utf8 } else { A::Binary };
             let b = ArrayDataBuilder::new(dt)
@@ -753,7 +942,7 @@ mod tests {
     use chnative::proto::{Column, ColumnData};
 
     fn ctx() -> Ctx {
-        Ctx { strings: StringType::Utf8, server_tz: Some(Arc::from("UTC")) }
+        Ctx { strings: StringType::Utf8, server_tz: Some(Arc::from("UTC")), dynamic: DynamicMode::Refuse }
     }
 
     /// Fixed-width columns and string bytes are shared with the block, not copied;
