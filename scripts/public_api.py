@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CRATES = ["chnative-proto", "chnative", "chnative-derive", "chnative-arrow", "chnative-adbc"]
+CRATES = ["chnative-proto", "chnative", "chnative-derive", "chnative-arrow", "chnative-adbc", "chnative-datafusion"]
 # chnative-cli is a binary (no library API).
 
 

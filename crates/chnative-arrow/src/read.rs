@@ -763,7 +763,7 @@ fn dynamic_union(
     r: &Recycler,
     members: &[(T, Plan)],
     fields: &arrow_schema::UnionFields,
-    d: &chnative::proto::column::DynamicData,
+    d: &chnative::proto::DynamicData,
 ) -> Result<ArrayRef> {
     let declared = || members.iter().map(|(t, _)| t.to_string()).collect::<Vec<_>>().join(", ");
     // The member each of the block's types goes to, and the block's column for each member.

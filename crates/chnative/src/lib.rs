@@ -284,7 +284,9 @@ pub use value::{Value, ValueRow, ValueRowStream};
 /// re-exported: a program that drives the protocol itself depends on
 /// `chnative-proto` directly, at the version this crate uses.
 pub mod proto {
-    pub use chnative_proto::column::{AggregateState, JsonData, StateValue, JSON_AS_STRING_SETTING, JSON_STRING};
+    pub use chnative_proto::column::{
+        AggregateState, DynamicData, JsonData, StateValue, JSON_AS_STRING_SETTING, JSON_STRING,
+    };
     /// Conversions of column values to and from Rust types (also at [`crate::convert`]).
     #[doc(no_inline)]
     pub use chnative_proto::convert;

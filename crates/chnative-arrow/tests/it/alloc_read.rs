@@ -2,43 +2,14 @@
 //! batches once the caller has dropped them (string offsets, widened dates and
 //! times): reading a result again allocates a small fraction of what its
 //! converted buffers hold, instead of all of it. A counting global allocator
-//! measures the second of two reads on one connection (this file holds one test,
-//! so no other test allocates meanwhile).
+//! measures the second of two reads on one connection, on a current-thread runtime
+//! (the test kit's counters are per thread, so other tests running meanwhile do not count).
 
-mod common;
+use crate::common;
 use common::*;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-
 use arrow_array::Array;
-
-struct Counting;
-static BYTES: AtomicU64 = AtomicU64::new(0);
-// SAFETY: forwards to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        BYTES.fetch_add(l.size() as u64, Relaxed);
-        // SAFETY: the caller's contract is passed on.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        BYTES.fetch_add(l.size() as u64, Relaxed);
-        // SAFETY: as above.
-        unsafe { System.alloc_zeroed(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        BYTES.fetch_add((new as u64).saturating_sub(l.size() as u64), Relaxed);
-        // SAFETY: as above.
-        unsafe { System.realloc(p, l, new) }
-    }
-}
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+use chnative_testkit::alloc;
 
 const ROWS: u64 = 400_000;
 
@@ -68,9 +39,9 @@ fn a_warm_read_reuses_the_converted_buffers_of_dropped_batches() {
         })
     };
     read();
-    let before = BYTES.load(Relaxed);
+    let before = alloc::bytes();
     let (rows, _) = read();
-    let allocated = BYTES.load(Relaxed) - before;
+    let allocated = alloc::bytes() - before;
     http(&format!("DROP TABLE {table}"));
     assert_eq!(rows, ROWS);
     // Converted per row: two i32 offsets (8 bytes), a Date32 (4), an i64 time (8): 20 bytes,

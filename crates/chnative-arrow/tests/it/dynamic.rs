@@ -3,7 +3,7 @@
 //! `dynamicType`), over several blocks whose type lists differ; and the errors
 //! when a type is not declared or nothing is declared.
 
-mod common;
+use crate::common;
 use common::*;
 
 use arrow_array::cast::AsArray;
