@@ -24,10 +24,10 @@ pub async fn run(
 
 #[cfg(feature = "arrow")]
 mod real {
-    use arrow_array_60::cast::AsArray;
-    use arrow_array_60::types::*;
-    use arrow_array_60::{Array, RecordBatch};
-    use arrow_schema_60::{DataType as A, TimeUnit};
+    use arrow_array_59::cast::AsArray;
+    use arrow_array_59::types::*;
+    use arrow_array_59::{Array, RecordBatch};
+    use arrow_schema_59::{DataType as A, TimeUnit};
 
     use crate::hits::sum_ints;
     use crate::{ch_block_sum, human_count, peer_arrow, stored_sum, table_sum, Env, Kind, Meter, Opts, Res, Results};
