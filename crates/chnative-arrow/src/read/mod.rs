@@ -8,18 +8,17 @@
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
 
-use arrow_array::{make_array, Array, ArrayRef, RecordBatch, StringArray};
+use arrow_array::{make_array, Array, ArrayRef, RecordBatch};
 use arrow_buffer::{BooleanBuffer, Buffer, MutableBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_data::ArrayDataBuilder;
-use arrow_schema::{DataType as A, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit};
-use chnative::proto::IntervalKind;
+use arrow_schema::{DataType as A, Schema, SchemaRef};
 use chnative::proto::{AlignedBuf, Block};
 use chnative::proto::{ColumnData, JsonData, JSON_AS_STRING_SETTING, JSON_STRING};
 use chnative::proto::{Element, QBitView};
 use chnative::DataType as T;
 use chnative_proto::uuid_simd::{swap_halves_with, Kernel};
 
-use crate::{DynamicMode, Error, Result, StringType};
+use crate::{Error, Result, StringType};
 
 
 mod plan;
@@ -635,6 +634,8 @@ fn strings(r: &Recycler, kind: StringType, data: &ColumnData, nulls: Option<Null
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::DynamicMode;
+    use arrow_array::StringArray;
     use chnative::proto::{Column, ColumnData};
 
     fn ctx() -> Ctx {

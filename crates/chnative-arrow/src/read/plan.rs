@@ -1,20 +1,13 @@
 //! The plan: what each ClickHouse column becomes in Arrow (its field, its extension
 //! metadata, and how its blocks are converted), decided once per query from the header.
 
-#![allow(unused_imports)]
+use std::sync::Arc;
 
-use std::ptr::NonNull;
-use std::sync::{Arc, Mutex};
-use arrow_array::{make_array, Array, ArrayRef, RecordBatch, StringArray};
-use arrow_buffer::{BooleanBuffer, Buffer, MutableBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
-use arrow_data::ArrayDataBuilder;
-use arrow_schema::{DataType as A, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit};
-use chnative::proto::IntervalKind;
-use chnative::proto::{AlignedBuf, Block};
-use chnative::proto::{ColumnData, JsonData, JSON_AS_STRING_SETTING, JSON_STRING};
-use chnative::proto::{Element, QBitView};
+use arrow_array::{ArrayRef, StringArray};
+use arrow_schema::{DataType as A, Field, FieldRef, Fields, TimeUnit};
+use chnative::proto::{Element, IntervalKind};
 use chnative::DataType as T;
-use chnative_proto::uuid_simd::{swap_halves_with, Kernel};
+
 use crate::{DynamicMode, Error, Result, StringType};
 
 /// Field metadata key holding the ClickHouse type of a top-level column.
@@ -50,7 +43,7 @@ pub(crate) enum Plan {
     Struct(Vec<Plan>, Fields),
     /// Nothing → Null.
     Null,
-    /// JSON as text (the server sends it so when asked: see [`JSON_AS_STRING_SETTING`]).
+    /// JSON as text (the server sends it so when asked: see [`JSON_AS_STRING_SETTING`](chnative::proto::JSON_AS_STRING_SETTING)).
     JsonText,
     /// Variant(T1, …) → dense Union: one child per alternative, then a Null child for NULL rows.
     Union(Vec<Plan>, arrow_schema::UnionFields),
@@ -64,7 +57,7 @@ pub(crate) enum Plan {
 #[derive(Debug)]
 pub(crate) struct EnumTable {
     /// Indexed by value − i16::MIN; -1 for a value that is not in the Enum.
-    index: Vec<i32>,
+    pub(crate) index: Vec<i32>,
 }
 
 /// A one-pass conversion of fixed-width values.
