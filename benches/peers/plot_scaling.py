@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Plots the scaling benchmark's JSON (src/bin/scaling.rs): one PNG per axis.
 
-    python3 plot_scaling.py scaling/scaling.json scaling/
+    python3 plot_scaling.py OUT_DIR RUN.json [RUN.json ...]
+
+Several JSON files (e.g. one run per axis) are merged: their points are plotted together.
 
 Each PNG has four panels against the axis (log scale): client CPU per unit of work, wall time,
 peak RSS of the point's process, and bytes allocated during the read, one line per client.
@@ -43,14 +45,18 @@ AXES = {
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) < 3:
         sys.exit(__doc__)
-    src, out_dir = sys.argv[1], sys.argv[2]
-    with open(src) as f:
-        data = json.load(f)
+    out_dir = sys.argv[1]
+    runs = []
+    for src in sys.argv[2:]:
+        with open(src) as f:
+            runs.append(json.load(f))
     os.makedirs(out_dir, exist_ok=True)
-    points = data["points"]
-    for axis in sorted({p["axis"] for p in points}):
+    for axis in sorted({p["axis"] for r in runs for p in r["points"]}):
+        # The run that measured this axis (the last one, if several did).
+        data = [r for r in runs if any(p["axis"] == axis for p in r["points"])][-1]
+        points = data["points"]
         title, stem = AXES.get(axis, (axis, axis))
         fig, panels = plt.subplots(2, 2, figsize=(12, 8.5))
         fig.suptitle(

@@ -5,7 +5,7 @@
 //! cd benches/peers && cargo run --release --bin scaling -- [--max-rows N (20000000)] [--reps N (1)]
 //!     [--axes rows,columns,streams,block] [--clients chnative,official-rowbinary,official-native,clickhouse-rs]
 //!     [--out scaling/scaling.json]
-//! python3 plot_scaling.py scaling/scaling.json scaling/
+//! python3 plot_scaling.py scaling/ scaling/*.json
 //! ```
 //!
 //! Every point runs in a fresh child process (`scaling --point CLIENT ROWS COLS STREAMS BLOCK`),
@@ -240,8 +240,7 @@ async fn point(p: Point) -> Res<String> {
     let host = std::env::var("CHNATIVE_HOST").unwrap_or_else(|_| "127.0.0.1".into());
     let (tcp, http) = (port("CHNATIVE_TCP_PORT", 19000), port("CHNATIVE_HTTP_PORT", 18123));
     COLS.store(p.cols, Relaxed);
-    let queries: Vec<String> =
-        ranges(p.rows, p.streams).into_iter().map(|(s, n)| sql(p.cols, s, n, p.block)).collect();
+    let queries: Vec<String> = ranges(p.rows, p.streams).into_iter().map(|(s, n)| sql(p.cols, s, n, p.block)).collect();
     // Connect every stream first; only the reads are measured.
     enum Conns {
         Ch(Vec<chnative::Client>),
@@ -254,8 +253,10 @@ async fn point(p: Point) -> Res<String> {
             for _ in 0..p.streams {
                 v.push(
                     chnative::Client::connect_with(
-                        chnative::Config::from_url(&format!("clickhouse://default@{host}:{tcp}/default?compression=none"))?
-                            .max_block_bytes(1 << 31),
+                        chnative::Config::from_url(&format!(
+                            "clickhouse://default@{host}:{tcp}/default?compression=none"
+                        ))?
+                        .max_block_bytes(1 << 31),
                     )
                     .await?,
                 );
@@ -369,9 +370,7 @@ fn main() {
                 block: args.get(5).ok_or(USAGE)?.parse()?,
             })
         })();
-        let r = p.and_then(|p| {
-            tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(point(p))
-        });
+        let r = p.and_then(|p| tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(point(p)));
         match r {
             Ok(line) => println!("{line}"),
             Err(e) => {
