@@ -2,6 +2,7 @@
 """Plots the scaling benchmark's JSON (src/bin/scaling.rs): one PNG per axis.
 
     python3 plot_scaling.py OUT_DIR RUN.json [RUN.json ...]
+    python3 plot_scaling.py --tables RUN.json [RUN.json ...]   (markdown tables, no plots)
 
 Several JSON files (e.g. one run per axis) are merged: their points are plotted together.
 
@@ -19,10 +20,6 @@ import json
 import os
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
 LABELS = {
     "chnative": "chnative (native TCP, columns)",
@@ -44,9 +41,42 @@ AXES = {
 }
 
 
+def tables(paths):
+    points = []
+    for src in paths:
+        with open(src) as f:
+            points += json.load(f)["points"]
+    for axis in AXES:
+        pts = [p for p in points if p["axis"] == axis]
+        if not pts:
+            continue
+        xs = sorted({p["x"] for p in pts})
+        clients = [c for c in LABELS if any(p["client"] == c for p in pts)]
+        print(f"\n{AXES[axis][0]}: client CPU ms per million values / peak RSS MiB / MiB allocated\n")
+        print("| " + AXES[axis][1] + " | " + " | ".join(clients) + " |")
+        print("|---:|" + "---:|" * len(clients))
+        for x in xs:
+            cells = []
+            for c in clients:
+                p = next((p for p in pts if p["x"] == x and p["client"] == c), None)
+                if p is None:
+                    cells.append("–")
+                    continue
+                per = p["cpu"] / (p["rows"] * p["cols"] / 1e6) * 1e3
+                cells.append(f"{per:.1f} / {p['maxrss_kib'] / 1024:.0f} / {p['bytes'] / 2**20:.1f}")
+            print(f"| {x:,} | " + " | ".join(cells) + " |")
+
+
 def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "--tables":
+        return tables(sys.argv[2:])
     if len(sys.argv) < 3:
         sys.exit(__doc__)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     out_dir = sys.argv[1]
     runs = []
     for src in sys.argv[2:]:
