@@ -6,7 +6,8 @@
 //! ```
 //!
 //! Clients: chnative (native TCP; no compression, LZ4, ZSTD), the official
-//! `clickhouse` crate (HTTP, RowBinary), clickhouse-rs (suharev; native),
+//! `clickhouse` crate (HTTP, RowBinary; and HTTP, Native blocks through `fetch_native` and
+//! `insert_native`, uncompressed: src/official_native.rs), clickhouse-rs (suharev; native),
 //! clickhouse-arrow (native, Arrow record batches) and klickhouse (native,
 //! rows; always LZ4). Each measurement covers one whole operation on an
 //! already connected client, on a current-thread tokio runtime, so the
@@ -47,6 +48,7 @@
 mod arrow_rb;
 mod ch_rows;
 mod hits;
+mod official_native;
 mod peer_arrow;
 mod rows;
 mod tiers;
@@ -784,7 +786,7 @@ async fn run(o: Opts) -> Res<()> {
         );
     }
     println!(
-        "- clients: chnative {} (revision {}), clickhouse 0.15.3, clickhouse-rs 1.1.0-alpha.1, clickhouse-arrow 0.2.1, \
+        "- clients: chnative {} (revision {}), clickhouse 0.15.3 (HTTP: RowBinary, and Native blocks), clickhouse-rs 1.1.0-alpha.1, clickhouse-arrow 0.2.1, \
          klickhouse 0.16.0; tokio current-thread runtime; release build",
         env!("CARGO_PKG_VERSION"),
         info.negotiated_revision
@@ -844,6 +846,11 @@ async fn run(o: Opts) -> Res<()> {
                     rows += 1;
                 }
                 res.add(&w, label, m.stop(rows), sum);
+            }
+            if o.runs(official_native::LABEL) {
+                let m = Meter::start();
+                let (rows, sum) = official_native::read_sum(&off[0].1, &sql).await?;
+                res.add(&w, official_native::LABEL, m.stop(rows), sum);
             }
             for (label, c) in crs.iter_mut() {
                 let m = Meter::start();
@@ -972,7 +979,8 @@ async fn run(o: Opts) -> Res<()> {
          the same workload. Reads (a) and (d) checksum every value (integers sign-extended, dates as days, times as \
          seconds, strings by length), compared with what chnative reads back from the server. Inserts go to a \
          Null-engine table from input prepared before timing (chnative: the columns; official: borrowed row \
-         structs; clickhouse-rs: a Block; clickhouse-arrow: a RecordBatch; klickhouse: owned row structs, cloned \
+         structs; official Native: the same columns, copied into a BlockBuilder inside the timing (its encoding \
+         step; the \"block built before timing\" row measures the send alone); clickhouse-rs: a Block; clickhouse-arrow: a RecordBatch; klickhouse: owned row structs, cloned \
          before timing; chnative's typed rows: borrowed row structs; its dynamic rows: ValueRows); each client's \
          insert is verified once by inserting into a Memory table and reading it back. The row tiers (typed and \
          dynamic rows) run uncompressed. The floor row replays the server's bytes for (b) uncompressed, captured \
@@ -1042,6 +1050,11 @@ async fn read_numbers_or_strings(o: &Opts, env: &Env, res: &mut Results, w: &str
                 }
             }
             res.add(w, label, m.stop(rows), sum);
+        }
+        if o.runs(official_native::LABEL) {
+            let m = Meter::start();
+            let (rows, sum) = official_native::read_sum(&off[0].1, sql).await?;
+            res.add(w, official_native::LABEL, m.stop(rows), sum);
         }
         for (label, c) in crs.iter_mut() {
             let m = Meter::start();
@@ -1187,6 +1200,22 @@ async fn inserts(
             verified.push((label.into(), stored_sum(admin, check, kinds, n).await?));
         }
     }
+    if o.runs(official_native::LABEL) {
+        admin.execute(format!("TRUNCATE TABLE {check}").as_str()).await?;
+        official_native::insert(&env.official(false), check, data).await?;
+        verified.push((official_native::LABEL.into(), stored_sum(admin, check, kinds, n).await?));
+    }
+    // (d) also sends one Block built before timing, so the send is measured alone.
+    let onat_block = if o.only.contains('d') && o.runs(official_native::LABEL_PREBUILT) {
+        Some(official_native::build(data)?)
+    } else {
+        None
+    };
+    if let Some(block) = &onat_block {
+        admin.execute(format!("TRUNCATE TABLE {check}").as_str()).await?;
+        official_native::send(&env.official(false), check, block).await?;
+        verified.push((official_native::LABEL_PREBUILT.into(), stored_sum(admin, check, kinds, n).await?));
+    }
     for (label, lz4) in [(CRS_NONE, false), (CRS_LZ4, true)] {
         if o.runs(label) {
             admin.execute(format!("TRUNCATE TABLE {check}").as_str()).await?;
@@ -1263,6 +1292,16 @@ async fn inserts(
                 let m = Meter::start();
                 let rows = off_insert(c, null, &off_rows).await?;
                 res.add(&w_d, label, m.stop(rows), sum_of(label));
+            }
+            if o.runs(official_native::LABEL) {
+                let m = Meter::start();
+                let rows = official_native::insert(&off[0].1, null, data).await?;
+                res.add(&w_d, official_native::LABEL, m.stop(rows), sum_of(official_native::LABEL));
+            }
+            if let Some(block) = &onat_block {
+                let m = Meter::start();
+                let rows = official_native::send(&off[0].1, null, block).await?;
+                res.add(&w_d, official_native::LABEL_PREBUILT, m.stop(rows), sum_of(official_native::LABEL_PREBUILT));
             }
             for (label, c) in crs.iter_mut() {
                 let m = Meter::start();
@@ -1371,6 +1410,13 @@ async fn inserts(
                 let r = join_all((0..p).map(|_| off_insert(c, null, &off_rows))).await;
                 let rows = r.into_iter().try_fold(0u64, |a, r| r.map(|x| a + x))?;
                 res.add(&w_e, label, m.stop(rows), sum_of(label));
+            }
+            if o.runs(official_native::LABEL) {
+                let c = &off[0].1;
+                let m = Meter::start();
+                let r = join_all((0..p).map(|_| official_native::insert(c, null, data))).await;
+                let rows = r.into_iter().try_fold(0u64, |a, r| r.map(|x| a + x))?;
+                res.add(&w_e, official_native::LABEL, m.stop(rows), sum_of(official_native::LABEL));
             }
             for (label, conns) in crs.iter_mut() {
                 let m = Meter::start();
@@ -1512,6 +1558,21 @@ async fn select1(o: &Opts, env: &Env, res: &mut Results) -> Res<()> {
             })
             .await?;
             add(label, m.stop(total), s);
+        }
+        if o.runs(official_native::LABEL) {
+            let m = Meter::start();
+            let (_, s) = spawn_each(vec![off[0].1.clone(); t], |c| async move {
+                let mut s = 0u64;
+                for _ in 0..q {
+                    match official_native::read_sum(&c, SQL).await {
+                        Ok((_, x)) => s = s.wrapping_add(x),
+                        Err(e) => return (c, Err(e)),
+                    }
+                }
+                (c, Ok(s))
+            })
+            .await?;
+            add(official_native::LABEL, m.stop(total), s);
         }
         for (label, conns) in crs.iter_mut() {
             let m = Meter::start();

@@ -322,6 +322,11 @@ pub async fn read(o: &Opts, env: &Env, res: &mut Results, admin: &mut chnative::
             }
             res.add(&w, OFF_NONE, m.stop(rows), sum);
         }
+        if o.runs(crate::official_native::LABEL) {
+            let m = Meter::start();
+            let (rows, sum) = crate::official_native::read_sum(&off, &sql).await?;
+            res.add(&w, crate::official_native::LABEL, m.stop(rows), sum);
+        }
     }
     let (rows, want) = table_sum(admin, &format!("(SELECT * FROM hits LIMIT {n})"), kinds).await?;
     if rows != n {
