@@ -20,11 +20,10 @@ use chnative_proto::uuid_simd::{swap_halves_with, Kernel};
 
 use crate::{Error, Result, StringType};
 
-
 mod plan;
 
-pub use plan::{CLICKHOUSE_TYPE_KEY, EXTENSION_NAME_KEY};
 pub(crate) use plan::*;
+pub use plan::{CLICKHOUSE_TYPE_KEY, EXTENSION_NAME_KEY};
 
 /// The Arrow schema of a result and the plan that converts its blocks.
 #[derive(Debug, Clone)]
