@@ -47,61 +47,24 @@
 
 mod arrow_rb;
 mod ch_rows;
+mod counting;
 mod hits;
 mod official_native;
 mod peer_arrow;
 mod rows;
 mod tiers;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{Read, Write};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use futures_util::{future::join_all, StreamExt};
 
 use ch_rows::ChBorrowed;
+use counting::{BYTES, CALLS};
 use hits::{sum_ints, Col, HitsData, Kind};
 use rows::{KlickRow, OfficialRow};
-
-struct Counting;
-
-static BYTES: AtomicU64 = AtomicU64::new(0);
-static CALLS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; the counters
-// are relaxed atomics that never allocate.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        BYTES.fetch_add(layout.size() as u64, Relaxed);
-        CALLS.fetch_add(1, Relaxed);
-        // SAFETY: same contract as ours.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        BYTES.fetch_add(layout.size() as u64, Relaxed);
-        CALLS.fetch_add(1, Relaxed);
-        // SAFETY: same contract as ours.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as ours.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        BYTES.fetch_add((new_size as u64).saturating_sub(layout.size() as u64), Relaxed);
-        CALLS.fetch_add(1, Relaxed);
-        // SAFETY: same contract as ours.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type Res<T> = std::result::Result<T, BoxError>;
