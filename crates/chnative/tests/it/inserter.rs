@@ -274,7 +274,7 @@ fn wide(i: u64) -> Wide {
     Wide {
         id: i,
         s: format!("s{i}"),
-        ns: (i % 3 != 0).then(|| "x".repeat((i % 17) as usize)),
+        ns: (!i.is_multiple_of(3)).then(|| "x".repeat((i % 17) as usize)),
         a: (0..(i % 5) as i32).collect(),
         d: i as f64 / 4.0,
     }
@@ -326,6 +326,6 @@ async fn large_typed_inserts_from_their_buffers_store_the_same_rows() {
         );
         assert_eq!(t2.count(), n, "{comp}");
         // The connection is usable after the vectored writes.
-        assert_eq!(c.query_scalar::<u64>("SELECT 42").await.unwrap(), 42);
+        assert_eq!(c.fetch_scalar::<u64>("SELECT 42").await.unwrap(), 42);
     }
 }
