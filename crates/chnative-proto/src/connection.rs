@@ -99,6 +99,7 @@ use crate::compression::{self, FrameHeader, Method, FRAME_PREFIX_LEN};
 use crate::error::ProtoError;
 use crate::packet::{self, BlockKind, Exception, ProfileInfo, Progress, ServerHello, ServerPacket};
 use crate::revision;
+use crate::splice::Splices;
 use crate::wire::Reader;
 
 /// Settings of a [`Connection`] that do not change while it lives.
@@ -433,6 +434,15 @@ pub struct Connection {
     /// `queued_total` before the outstanding command's first byte.
     command_start: u64,
     stage: Vec<u8>,
+    /// Caller-held runs between the output's bytes, in order
+    /// ([`Connection::send_data_spliced`]).
+    gaps: VecDeque<Gap>,
+    /// Bytes of the first gap already written.
+    gap_done: usize,
+    /// Bytes in the gaps not yet written.
+    gap_bytes: usize,
+    /// Small pieces of a spliced block gathered into one compressed frame.
+    frame_stage: Vec<u8>,
 
     /// When the outstanding command must be over ([`Connection::set_deadline`]).
     deadline: Option<Instant>,
@@ -478,6 +488,10 @@ impl Connection {
             last_boundary: 0,
             command_start: 0,
             stage: Vec::new(),
+            gaps: VecDeque::new(),
+            gap_done: 0,
+            gap_bytes: 0,
+            frame_stage: Vec::new(),
             deadline: None,
             cancel_by: None,
         }
@@ -539,6 +553,7 @@ impl Connection {
         self.cancel_by = None;
         self.output.clear();
         self.opos = 0;
+        self.clear_gaps();
         self.packet_ends.clear();
         self.queued_total = self.sent_total;
         self.last_boundary = self.sent_total;
@@ -578,29 +593,110 @@ impl Connection {
 
     // ---- output ----
 
-    /// The bytes waiting to be written, in order.
+    /// The bytes waiting to be written, in order; with a spliced block queued
+    /// ([`Connection::send_data_spliced`]), only those before its first
+    /// caller-held run (write them all with [`Connection::transmit_spliced`]).
     pub fn transmit(&self) -> &[u8] {
-        &self.output[self.opos..]
+        let end = self.gaps.front().map_or(self.output.len(), |g| g.at);
+        &self.output[self.opos..end]
     }
 
     /// Whether bytes are waiting to be written.
     pub fn has_output(&self) -> bool {
-        self.opos < self.output.len()
+        self.opos < self.output.len() || !self.gaps.is_empty()
     }
 
-    /// Records that the first `n` bytes of [`Connection::transmit`] were written.
+    /// Whether caller-held runs are waiting to be written: the caller must
+    /// keep their [`Splices`] and write with [`Connection::transmit_spliced`].
+    pub fn has_spliced_output(&self) -> bool {
+        !self.gaps.is_empty()
+    }
+
+    /// The bytes waiting to be written, in order, as I/O slices into `iov`
+    /// (as many as fit; returns how many): the output's own bytes and the runs
+    /// of `splices`, which must be the [`Splices`] given to the
+    /// [`Connection::send_data_spliced`] whose runs are still queued. Without
+    /// such runs, `splices` is not read and this is [`Connection::transmit`].
+    ///
+    /// A `splices` that does not hold the queued runs is an error (nothing is
+    /// written).
+    pub fn transmit_spliced<'b>(
+        &'b self,
+        splices: &Splices<'b>,
+        iov: &mut [std::io::IoSlice<'b>],
+    ) -> Result<usize, Error> {
+        let mut n = 0;
+        let mut pos = self.opos;
+        let mut skip = self.gap_done;
+        for g in &self.gaps {
+            if n == iov.len() {
+                return Ok(n);
+            }
+            if pos < g.at {
+                iov[n] = std::io::IoSlice::new(&self.output[pos..g.at]);
+                n += 1;
+                pos = g.at;
+                if n == iov.len() {
+                    return Ok(n);
+                }
+            }
+            let run = match splices.runs().get(g.index) {
+                Some(&(_, bytes)) if bytes.len() == g.len => bytes,
+                _ => {
+                    return Err(Error::Proto(ProtoError::violation(
+                        "the splices given are not the ones of the queued block",
+                    )))
+                }
+            };
+            iov[n] = std::io::IoSlice::new(&run[skip..]);
+            skip = 0;
+            n += 1;
+        }
+        if n < iov.len() && pos < self.output.len() {
+            iov[n] = std::io::IoSlice::new(&self.output[pos..]);
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Records that the first `n` bytes waiting ([`Connection::transmit`], or
+    /// those of [`Connection::transmit_spliced`]) were written.
     pub fn advance(&mut self, n: usize) {
-        let n = n.min(self.output.len() - self.opos);
-        self.opos += n;
-        self.sent_total += n as u64;
+        let mut n = n;
+        while n > 0 {
+            let end = self.gaps.front().map_or(self.output.len(), |g| g.at);
+            if self.opos < end {
+                let k = n.min(end - self.opos);
+                self.opos += k;
+                self.sent_total += k as u64;
+                n -= k;
+                continue;
+            }
+            let Some(g) = self.gaps.front() else { break };
+            let k = n.min(g.len - self.gap_done);
+            self.gap_done += k;
+            self.gap_bytes -= k;
+            self.sent_total += k as u64;
+            n -= k;
+            if self.gap_done == g.len {
+                self.gaps.pop_front();
+                self.gap_done = 0;
+            }
+        }
         while let Some(end) = self.packet_ends.front().copied().filter(|&end| end <= self.sent_total) {
             self.last_boundary = end;
             self.packet_ends.pop_front();
         }
-        if self.opos == self.output.len() {
+        if self.opos == self.output.len() && self.gaps.is_empty() {
             self.output.clear();
             self.opos = 0;
         }
+    }
+
+    fn clear_gaps(&mut self) {
+        self.gaps.clear();
+        self.gap_done = 0;
+        self.gap_bytes = 0;
     }
 
     /// Whether a packet has been written in part: the byte stream to the server
@@ -630,9 +726,19 @@ impl Connection {
         if self.chunking.send {
             chunked::frame(&mut self.output, start, chunked::MAX_CHUNK);
         }
-        self.queued_total = self.sent_total + (self.output.len() - self.opos) as u64;
+        self.queued_total = self.sent_total + (self.output.len() - self.opos + self.gap_bytes) as u64;
         self.packet_ends.push_back(self.queued_total);
     }
+}
+
+/// A caller-held run queued between the output's bytes.
+#[derive(Debug, Clone, Copy)]
+struct Gap {
+    /// The output position it goes before.
+    at: usize,
+    /// Which run of the caller's [`Splices`] it is.
+    index: usize,
+    len: usize,
 }
 
 mod commands;

@@ -11,6 +11,7 @@ use crate::block::{write_block_head, write_column_head, BlockInfo};
 use crate::column::{check_end_offsets, check_fixed_values, write_strings, Layout};
 use crate::convert::{I256, U256};
 use crate::error::{ProtoError, Result};
+use crate::splice::Splices;
 use crate::view::{FixedValue, StrView, WireUuid};
 use crate::wire::WriteExt;
 use crate::{Block, Column, DataType};
@@ -490,47 +491,66 @@ impl<'a> InsertData<'a> {
 
     /// Encodes rows `lo..hi` (after the column header and the prefixes). Needs data
     /// that passed [`InsertData::validate`], and all rows of a [`Column`].
-    fn encode(&self, lo: usize, hi: usize, out: &mut Vec<u8>, layout: Layout) -> Result<()> {
+    ///
+    /// With `sp`, runs of the caller's data that are already in wire layout
+    /// (fixed-width values, null maps, string bytes, offsets that need no
+    /// rebasing) are not copied but recorded in `sp` at their place in `out`.
+    fn encode(
+        &self,
+        lo: usize,
+        hi: usize,
+        out: &mut Vec<u8>,
+        layout: Layout,
+        mut sp: Option<&mut Splices<'a>>,
+    ) -> Result<()> {
         match self {
             InsertData::Fixed { bytes, width, .. } | InsertData::FixedStrings { bytes, width } => {
-                out.extend_from_slice(&bytes[lo * width..hi * width])
+                Splices::push_or_copy(sp, out, &bytes[lo * width..hi * width])
             }
             InsertData::Strs(s) => encode_strs(s[lo..hi].iter().map(|s| s.as_bytes()), out, layout),
             InsertData::Strings(s) => encode_strs(s[lo..hi].iter().map(|s| s.as_bytes()), out, layout),
             InsertData::Blob { offsets, data } => {
                 let (base, end) = (end_before(offsets, lo), end_before(offsets, hi));
-                let data = &data[base as usize..end as usize];
-                if base == 0 {
-                    write_strings(out, &offsets[lo..hi], data, layout.sized_strings)?;
-                } else {
-                    let rebased: Vec<u64> = offsets[lo..hi].iter().map(|o| o - base).collect();
-                    write_strings(out, &rebased, data, layout.sized_strings)?;
+                let data: &'a [u8] = &data[base as usize..end as usize];
+                let offsets: &'a [u64] = &offsets[lo..hi];
+                match sp {
+                    Some(sp) if layout.sized_strings => {
+                        put_offsets(sp, out, offsets, base);
+                        sp.push(out, data);
+                    }
+                    _ if base == 0 => write_strings(out, offsets, data, layout.sized_strings)?,
+                    _ => {
+                        let rebased: Vec<u64> = offsets.iter().map(|o| o - base).collect();
+                        write_strings(out, &rebased, data, layout.sized_strings)?;
+                    }
                 }
             }
             InsertData::Nullable { nulls, inner } => {
-                out.extend_from_slice(&nulls[lo..hi]);
-                inner.encode(lo, hi, out, layout)?;
+                Splices::push_or_copy(sp.as_deref_mut(), out, &nulls[lo..hi]);
+                inner.encode(lo, hi, out, layout, sp)?;
             }
             InsertData::Array { offsets, inner } => {
                 let base = end_before(offsets, lo);
-                for o in &offsets[lo..hi] {
-                    out.put_u64_le(o - base);
+                match sp.as_deref_mut() {
+                    Some(sp) => put_offsets(sp, out, &offsets[lo..hi], base),
+                    None => offsets[lo..hi].iter().for_each(|o| out.put_u64_le(o - base)),
                 }
-                inner.encode(base as usize, end_before(offsets, hi) as usize, out, layout)?;
+                inner.encode(base as usize, end_before(offsets, hi) as usize, out, layout, sp)?;
             }
             InsertData::Tuple(elements) => {
                 for e in elements {
-                    e.encode(lo, hi, out, layout)?;
+                    e.encode(lo, hi, out, layout, sp.as_deref_mut())?;
                 }
             }
             InsertData::Map { offsets, keys, values } => {
                 let base = end_before(offsets, lo);
-                for o in &offsets[lo..hi] {
-                    out.put_u64_le(o - base);
+                match sp.as_deref_mut() {
+                    Some(sp) => put_offsets(sp, out, &offsets[lo..hi], base),
+                    None => offsets[lo..hi].iter().for_each(|o| out.put_u64_le(o - base)),
                 }
                 let (from, to) = (base as usize, end_before(offsets, hi) as usize);
-                keys.encode(from, to, out, layout)?;
-                values.encode(from, to, out, layout)?;
+                keys.encode(from, to, out, layout, sp.as_deref_mut())?;
+                values.encode(from, to, out, layout, sp)?;
             }
             InsertData::Variant { discriminators, variants } => {
                 // On the wire the alternatives are in name order and the
@@ -554,12 +574,25 @@ impl<'a> InsertData<'a> {
                     }
                 }
                 for k in order {
-                    variants[k].1.encode(start[k], end[k], out, layout)?;
+                    variants[k].1.encode(start[k], end[k], out, layout, sp.as_deref_mut())?;
                 }
             }
             InsertData::Column(c) => c.data().write_data(out, layout)?,
         }
         Ok(())
+    }
+}
+
+/// u64 end offsets less `base`, little-endian: spliced as they are when no
+/// rebasing is needed (on a little-endian machine), else written.
+fn put_offsets<'a>(sp: &mut Splices<'a>, out: &mut Vec<u8>, offsets: &'a [u64], base: u64) {
+    if base == 0 && cfg!(target_endian = "little") {
+        sp.push(out, bytemuck::cast_slice(offsets));
+    } else {
+        out.reserve(offsets.len() * 8);
+        for o in offsets {
+            out.put_u64_le(o - base);
+        }
     }
 }
 
@@ -651,7 +684,7 @@ pub struct TypedInsert<'s, 'a> {
     types: Vec<String>,
 }
 
-impl TypedInsert<'_, '_> {
+impl<'a> TypedInsert<'_, 'a> {
     /// Rows in every column.
     pub fn rows(&self) -> usize {
         self.columns.rows
@@ -686,6 +719,32 @@ impl TypedInsert<'_, '_> {
     /// for `revision`, with the same block and column head writers as
     /// [`Block::write`].
     pub fn write_block(&self, out: &mut Vec<u8>, revision: u64, lo: usize, hi: usize) -> Result<()> {
+        self.encode_block(out, None, revision, lo, hi)
+    }
+
+    /// [`TypedInsert::write_block`], with the runs of the caller's data that
+    /// are already in wire layout left where they are: recorded in `splices`
+    /// at their place in `out` instead of copied (see [`Splices`]). `out`
+    /// with the runs put in gives the bytes [`TypedInsert::write_block`] writes.
+    pub fn write_block_spliced(
+        &self,
+        out: &mut Vec<u8>,
+        splices: &mut Splices<'a>,
+        revision: u64,
+        lo: usize,
+        hi: usize,
+    ) -> Result<()> {
+        self.encode_block(out, Some(splices), revision, lo, hi)
+    }
+
+    fn encode_block(
+        &self,
+        out: &mut Vec<u8>,
+        mut sp: Option<&mut Splices<'a>>,
+        revision: u64,
+        lo: usize,
+        hi: usize,
+    ) -> Result<()> {
         let rows = self.rows();
         if lo > hi || hi > rows {
             return Err(ProtoError::violation(format!("rows {lo}..{hi} of an INSERT of {rows}")));
@@ -698,7 +757,7 @@ impl TypedInsert<'_, '_> {
         for ((name, data), ty) in self.columns.columns.iter().zip(&self.types) {
             write_column_head(out, revision, name, ty);
             data.encode_prefix(out);
-            data.encode(lo, hi, out, layout)?;
+            data.encode(lo, hi, out, layout, sp.as_deref_mut())?;
         }
         Ok(())
     }

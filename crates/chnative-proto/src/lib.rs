@@ -25,6 +25,7 @@ pub mod insert;
 pub mod packet;
 pub mod qbit;
 pub mod revision;
+pub mod splice;
 pub mod types;
 pub mod uuid_simd;
 pub mod view;

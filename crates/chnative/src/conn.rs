@@ -16,10 +16,12 @@
 //! and calls `abandon`, which undoes, drains or closes (see the machine's
 //! docs); a half-written packet is never re-sent or followed by another one.
 
+use std::io::IoSlice;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use chnative_proto::connection::{self, BlockSink, Connection, Discard, Event, Options, Poll};
 use chnative_proto::packet::{ClientHello, ClientInfo, Query, ServerHello};
+use chnative_proto::splice::Splices;
 use chnative_proto::{BlockLimits, ProtoError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -39,6 +41,9 @@ pub(crate) struct QueryWire {
 }
 
 /// Length of a generated query id: `chn-` and 16 hex digits, `-` and 8 more.
+/// I/O slices per vectored write (a spliced block takes a few per column;
+/// what does not fit goes in the next write).
+const IOV_MAX: usize = 256;
 const GENERATED_ID_LEN: usize = 4 + 16 + 1 + 8;
 
 /// A query id: generated (kept inline, so a query costs no allocation for
@@ -355,10 +360,15 @@ impl Conn {
         self.proto.has_output()
     }
 
-    /// Queues one INSERT Data packet whose block `encode` writes (see
-    /// `Connection::send_data`); nothing is queued if it fails.
-    pub(crate) fn send_data(&mut self, encode: impl FnOnce(&mut Vec<u8>, u64) -> Result<()>) -> Result<()> {
-        self.proto.send_data(encode)
+    /// Queues one INSERT Data packet whose block `encode` writes, leaving the
+    /// runs it records in `splices` where they are (see
+    /// `Connection::send_data_spliced`): write it with the same `splices`.
+    pub(crate) fn send_data_spliced<'a>(
+        &mut self,
+        splices: &mut Splices<'a>,
+        encode: impl FnOnce(&mut Vec<u8>, &mut Splices<'a>, u64) -> Result<()>,
+    ) -> Result<()> {
+        self.proto.send_data_spliced(splices, encode)
     }
 
     /// Queues the end of an INSERT's data.
@@ -395,23 +405,42 @@ impl Conn {
 
     /// Writes everything the machine has queued.
     pub(crate) async fn write_out(&mut self) -> Result<()> {
+        self.write_out_spliced(&Splices::new()).await
+    }
+
+    /// Writes everything the machine has queued, the runs of a spliced block
+    /// from `splices` (see `Connection::send_data_spliced`).
+    pub(crate) async fn write_out_spliced(&mut self, splices: &Splices<'_>) -> Result<()> {
         while self.proto.has_output() {
-            self.write_some().await?;
+            self.write_some_spliced(splices).await?;
         }
         let flush = self.io.flush();
         flush.await.map_err(|e| self.poison(Error::from(e)))
     }
 
-    /// One write of queued bytes (waits until the socket takes some).
+    /// One write of queued bytes (waits until the socket takes some); the runs
+    /// of a queued spliced block come from `splices`, in one vectored write
+    /// with the output's own bytes.
     ///
     /// Bounded by the write timeout and by the running command's deadline: a
     /// write that cannot finish by the query deadline (a server that stopped
     /// reading) closes the connection, as a half-written packet cannot be
     /// followed by a Cancel.
-    pub(crate) async fn write_some(&mut self) -> Result<()> {
+    pub(crate) async fn write_some_spliced(&mut self, splices: &Splices<'_>) -> Result<()> {
         let machine = self.proto.poll_timeout();
-        let write = self.io.write(self.proto.transmit());
-        let n = match bounded(&mut self.timer, machine, self.cfg.read_timeout, write).await {
+        let n = if self.proto.has_spliced_output() {
+            let mut iov = [IoSlice::new(&[]); IOV_MAX];
+            let k = match self.proto.transmit_spliced(splices, &mut iov) {
+                Ok(k) => k,
+                Err(e) => return Err(self.poison(map_err(e))),
+            };
+            let write = self.io.write_vectored(&iov[..k]);
+            bounded(&mut self.timer, machine, self.cfg.read_timeout, write).await
+        } else {
+            let write = self.io.write(self.proto.transmit());
+            bounded(&mut self.timer, machine, self.cfg.read_timeout, write).await
+        };
+        let n = match n {
             Ok(r) => r,
             Err(Expired::Read) => return Err(self.poison(Error::timeout("writing"))),
             Err(Expired::Machine) => return Err(self.timed_out()),

@@ -7,6 +7,7 @@
 use chnative_proto::connection::{BlockSink, Event, InsertFlow, InsertStep};
 use chnative_proto::insert::{InsertColumns, TypedInsert};
 use chnative_proto::packet::{BlockKind, Exception, Progress};
+use chnative_proto::splice::Splices;
 use chnative_proto::Block;
 
 use crate::conn::{map_err, Conn, QueryWire};
@@ -62,7 +63,11 @@ pub(crate) async fn refuse_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> R
 /// An encoding failure after the first packet closes the connection (sent
 /// blocks cannot be taken back, so the INSERT must not end); a server
 /// exception is returned as a server error ([`ErrorKind::Server`](crate::ErrorKind::Server)) with the connection usable.
-pub(crate) async fn send_rows(conn: &mut Conn, typed: &TypedInsert<'_, '_>, sink: &mut InsertBlocks) -> Result<u64> {
+pub(crate) async fn send_rows<'a>(
+    conn: &mut Conn,
+    typed: &TypedInsert<'_, 'a>,
+    sink: &mut InsertBlocks,
+) -> Result<u64> {
     let rows = typed.rows();
     let step = if typed.splittable() {
         typed.block_rows(conn.cfg.insert_block_bytes, conn.cfg.insert_block_rows)
@@ -71,16 +76,22 @@ pub(crate) async fn send_rows(conn: &mut Conn, typed: &TypedInsert<'_, '_>, sink
     };
     let mut blocks = 0u64;
     let mut lo = 0usize;
+    // Runs of the caller's buffers that are already in wire layout go to the
+    // socket from where they lie (one vectored write), not through the packet.
+    let mut splices: Splices<'a> = Splices::new();
     while lo < rows {
         let hi = (lo + step).min(rows);
-        if let Err(e) = conn.send_data(|stage, rev| typed.write_block(stage, rev, lo, hi).map_err(Error::from)) {
+        let encode = |out: &mut Vec<u8>, sp: &mut Splices<'a>, rev: u64| {
+            typed.write_block_spliced(out, sp, rev, lo, hi).map_err(Error::from)
+        };
+        if let Err(e) = conn.send_data_spliced(&mut splices, encode) {
             // Blocks already sent cannot be taken back: the INSERT must not end.
             return Err(conn.poison(e));
         }
-        if let Some(e) = send_watching(conn, sink).await? {
+        if let Some(e) = send_watching(conn, sink, &splices).await? {
             // The server refused the data; the machine queued the end of
             // data the server now waits for, so the connection stays usable.
-            conn.write_out().await?;
+            conn.write_out_spliced(&splices).await?;
             return Err(Error::server(e));
         }
         blocks += 1;
@@ -132,7 +143,7 @@ impl InsertBlocks {
 /// Writes the queued Data packet while watching for what the server sends
 /// meanwhile; stops at the first Exception (the rest of the packet and the end
 /// of data still go out, see the caller).
-async fn send_watching(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<Option<Exception>> {
+async fn send_watching(conn: &mut Conn, sink: &mut InsertBlocks, splices: &Splices<'_>) -> Result<Option<Exception>> {
     loop {
         while let Some(event) = conn.ready_event(sink)? {
             if let InsertStep::Exception(e) = sink.step(event)? {
@@ -142,7 +153,7 @@ async fn send_watching(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<Optio
         if !conn.has_output() {
             return Ok(None);
         }
-        conn.write_some().await?;
+        conn.write_some_spliced(splices).await?;
     }
 }
 

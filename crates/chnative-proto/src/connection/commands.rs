@@ -2,10 +2,16 @@
 
 use std::time::Instant;
 
-use super::{Connection, Error, Phase, State};
+use super::{Connection, Error, Gap, Phase, State};
 use crate::block::write_empty_block;
 use crate::compression::{self, Method};
+use crate::error::ProtoError;
 use crate::packet::{self, ClientHello, Query};
+use crate::splice::Splices;
+
+/// A spliced run at least this long is compressed from where it lies, in
+/// frames of its own; shorter pieces are gathered into shared frames.
+const DIRECT_FRAME: usize = 64 << 10;
 
 impl Connection {
     /// Writes the client's Hello: Start → Handshake.
@@ -83,6 +89,113 @@ impl Connection {
         res
     }
 
+    /// Writes one INSERT Data packet like [`Connection::send_data`], except that
+    /// `encode` may leave runs of the caller's data where they are: it records
+    /// them in the [`Splices`] it is given (`splices`, cleared first) at their
+    /// place among the bytes it writes ([`Splices::push`]).
+    ///
+    /// Uncompressed (and unchunked), the runs are not copied: the connection
+    /// queues their places and lengths, and the caller writes the output with
+    /// [`Connection::transmit_spliced`], giving it the same `splices`, until
+    /// [`Connection::has_spliced_output`] is false. Compressed, each long run is
+    /// compressed from where it lies into frames of its own, and `splices` is
+    /// not needed afterwards (it is cleared). Another spliced block may not be
+    /// queued while runs of this one are still unwritten.
+    pub fn send_data_spliced<'a, E: From<Error>>(
+        &mut self,
+        splices: &mut Splices<'a>,
+        encode: impl FnOnce(&mut Vec<u8>, &mut Splices<'a>, u64) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.require("send_data", State::Busy(Phase::InsertData))?;
+        if !self.gaps.is_empty() {
+            return Err(Error::Proto(ProtoError::violation("the previous spliced block is not written yet")).into());
+        }
+        splices.clear();
+        self.silent = 0;
+        let revision = self.revision;
+        if !self.compressing && !self.chunking.send {
+            let start = self.output.len();
+            let packet_start = self.begin_packet();
+            packet::write_data_head(&mut self.output, "");
+            if let Err(e) = encode(&mut self.output, splices, revision) {
+                self.output.truncate(start);
+                splices.clear();
+                return Err(e);
+            }
+            for (index, &(at, bytes)) in splices.runs().iter().enumerate() {
+                self.gaps.push_back(Gap { at, index, len: bytes.len() });
+                self.gap_bytes += bytes.len();
+            }
+            self.end_packet(packet_start);
+            return Ok(());
+        }
+        let mut stage = std::mem::take(&mut self.stage);
+        stage.clear();
+        let res = encode(&mut stage, splices, revision).and_then(|()| {
+            if self.compressing {
+                self.put_spliced_compressed(&stage, splices).map_err(E::from)
+            } else {
+                // Chunked framing is written over the output's own bytes: put the runs in.
+                let mut whole = std::mem::take(&mut self.frame_stage);
+                whole.clear();
+                splices.materialize(&stage, &mut whole);
+                let res = self.put_data_packet(&whole).map_err(E::from);
+                self.frame_stage = whole;
+                res
+            }
+        });
+        splices.clear();
+        self.stage = stage;
+        res
+    }
+
+    /// A Data packet whose body is `own` with the runs of `splices` put in,
+    /// compressed: long pieces from where they lie, short ones gathered.
+    fn put_spliced_compressed(&mut self, own: &[u8], splices: &Splices<'_>) -> Result<(), Error> {
+        const FRAME: usize = 1 << 20;
+        let method = self.options.compression.unwrap_or(Method::Lz4);
+        let start = self.output.len();
+        let packet_start = self.begin_packet();
+        packet::write_data_head(&mut self.output, "");
+        let mut small = std::mem::take(&mut self.frame_stage);
+        small.clear();
+        let mut res = Ok(());
+        for piece in splices.pieces(own) {
+            if piece.len() >= DIRECT_FRAME {
+                if !small.is_empty() {
+                    res = compression::compress_frames(method, &small, FRAME, &mut self.output);
+                    small.clear();
+                    if res.is_err() {
+                        break;
+                    }
+                }
+                res = compression::compress_frames(method, piece, FRAME, &mut self.output);
+                if res.is_err() {
+                    break;
+                }
+            } else {
+                small.extend_from_slice(piece);
+                if small.len() >= FRAME {
+                    res = compression::compress_frames(method, &small, FRAME, &mut self.output);
+                    small.clear();
+                    if res.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        if res.is_ok() && !small.is_empty() {
+            res = compression::compress_frames(method, &small, FRAME, &mut self.output);
+        }
+        self.frame_stage = small;
+        if let Err(e) = res {
+            self.output.truncate(start);
+            return Err(e.into());
+        }
+        self.end_packet(packet_start);
+        Ok(())
+    }
+
     /// Writes the empty block that ends an INSERT's data: Busy(InsertData) → Busy(InsertEnd).
     pub fn end_data(&mut self) -> Result<(), Error> {
         self.require("end_data", State::Busy(Phase::InsertData))?;
@@ -136,6 +249,10 @@ impl Connection {
         };
         if self.is_mid_packet() {
             return self.close("an operation was abandoned while a packet was half written");
+        }
+        if !self.gaps.is_empty() {
+            // The caller's runs go with the abandoned operation: the block cannot be finished.
+            return self.close("an INSERT was abandoned before its data was written");
         }
         let nothing_sent = self.sent_total <= self.command_start;
         if nothing_sent && matches!(phase, Phase::Query | Phase::InsertHeader | Phase::Ping) {

@@ -46,6 +46,12 @@ fn encode(cols: &[(&str, &str, InsertData<'_>)], lo: usize, hi: usize, revision:
     let typed = InsertColumns::new(&columns).unwrap().with_header(&header(&names)).unwrap();
     let mut out = Vec::new();
     typed.write_block(&mut out, revision, lo, hi).unwrap();
+    // The spliced encoding, runs put back in, is the same bytes.
+    let (mut own, mut sp) = (Vec::new(), Splices::new());
+    typed.write_block_spliced(&mut own, &mut sp, revision, lo, hi).unwrap();
+    let mut whole = Vec::new();
+    sp.materialize(&own, &mut whole);
+    assert_eq!(whole, out, "rows {lo}..{hi} at {revision}");
     out
 }
 
@@ -358,4 +364,62 @@ fn columns_are_checked_together_and_against_the_header() {
     let typed = checked.with_header(&header(&[("a", "LowCardinality(UInt8)")])).unwrap();
     assert_eq!(typed.wire_types(), ["UInt8"]);
     assert!(typed.splittable());
+}
+
+#[test]
+fn spliced_blocks_are_the_same_bytes_and_leave_long_runs_in_place() {
+    let n = 3000usize;
+    let ids: Vec<u64> = (0..n as u64).collect();
+    let small: Vec<u8> = (0..n).map(|i| (i % 200) as u8).collect();
+    let nulls: Vec<u8> = (0..n).map(|i| u8::from(i % 3 == 0)).collect();
+    let strs: Vec<String> = (0..n).map(|i| format!("value {i}")).collect();
+    let refs: Vec<&str> = strs.iter().map(String::as_str).collect();
+    let mut blob_offsets = Vec::new();
+    let mut blob = Vec::new();
+    for s in &strs {
+        blob.extend_from_slice(s.as_bytes());
+        blob_offsets.push(blob.len() as u64);
+    }
+    let arr_offsets: Vec<u64> = (1..=n as u64).map(|i| i * 2).collect();
+    let arr_values: Vec<i32> = (0..2 * n as i32).collect();
+    let keys = [ids.clone(), ids.clone()].concat();
+    let cols = [
+        ("id", "UInt64", fixed(&ids[..])),
+        ("b", "UInt8", fixed(&small[..])),
+        ("s", "String", InsertData::Strs(&refs)),
+        ("blob", "String", InsertData::Blob { offsets: &blob_offsets, data: &blob }),
+        (
+            "ns",
+            "Nullable(String)",
+            InsertData::nullable(&nulls, InsertData::Blob { offsets: &blob_offsets, data: &blob }),
+        ),
+        ("a", "Array(Int32)", InsertData::array(&arr_offsets, &arr_values[..])),
+        ("m", "Map(UInt64, Int32)", InsertData::map(&arr_offsets, &keys[..], &arr_values[..])),
+    ];
+    for revision in [54460, 54492] {
+        for (lo, hi) in [(0, n), (0, 1), (1, n), (700, 2500), (n, n)] {
+            let bytes = encode(&cols, lo, hi, revision);
+            let block = decode(&bytes, revision);
+            assert_eq!(block.rows(), hi - lo);
+            assert_eq!(block.column("id").unwrap().view().values::<u64>().unwrap(), &ids[lo..hi]);
+            let blob_col = block.column("blob").unwrap().view();
+            let got = blob_col.as_strings().unwrap();
+            for (i, want) in refs[lo..hi].iter().enumerate() {
+                assert_eq!(got.bytes(i), want.as_bytes());
+            }
+        }
+    }
+    // Whole, at 54492: the u64 column, both blobs' offsets and bytes, the
+    // array's offsets and values, the map's offsets, keys and values are left
+    // where they are; the &strs are gathered, the 3000-byte UInt8 column and
+    // null map copied (shorter than MIN_SPLICE).
+    let columns: Vec<(String, InsertData<'_>)> = cols.iter().map(|(c, _, d)| (c.to_string(), d.clone())).collect();
+    let names: Vec<(&str, &str)> = cols.iter().map(|(c, t, _)| (*c, *t)).collect();
+    let typed = InsertColumns::new(&columns).unwrap().with_header(&header(&names)).unwrap();
+    let (mut own, mut sp) = (Vec::new(), Splices::new());
+    typed.write_block_spliced(&mut own, &mut sp, 54492, 0, n).unwrap();
+    assert_eq!(sp.len(), 1 + 2 + 2 + 2 + 3, "{:?}", sp.runs().iter().map(|r| r.1.len()).collect::<Vec<_>>());
+    assert!(own.len() < 2 * n + 8 * n + blob.len() + 300, "{}", own.len());
+    // From row 1 on, offsets are rebased (written), bytes still left in place.
+    typed.write_block_spliced(&mut own, &mut sp, 54492, 1, n).unwrap();
 }

@@ -4,9 +4,10 @@
 
 use std::time::Instant;
 
-use chnative_proto::compression::{compress_frame, Method};
+use chnative_proto::compression::{compress_frame, decompress_frame, FrameHeader, Method, FRAME_PREFIX_LEN};
 use chnative_proto::connection::{BlockSink, Connection, Discard, Error, Event, Options, Phase, Poll, State};
 use chnative_proto::packet::{BlockKind, ClientHello, ClientInfo, Query};
+use chnative_proto::splice::{Splices, MIN_SPLICE};
 use chnative_proto::wire::WriteExt;
 use chnative_proto::{Block, BlockInfo, ProtoError};
 use chnative_testkit::packets::{block_packet, end_of_stream, exception, packet, progress, u64_block};
@@ -868,4 +869,185 @@ fn output_accounting_across_partial_writes() {
     c.advance(rest);
     assert!(!c.is_mid_packet());
     assert!(!c.has_output());
+}
+
+// ---- spliced INSERT blocks (runs of the caller's buffers sent from where they lie) ----
+
+/// An insert-data connection, compressed or not.
+fn inserting_with(compression: bool) -> Connection {
+    let mut c = idle();
+    c.insert(&query("INSERT INTO t (n) VALUES", compression)).unwrap();
+    sent(&mut c);
+    let mut sink = Keep::default();
+    feed(&mut c, &block_packet(1, &u64_block(54492, &[]), compression));
+    assert_eq!(events(&mut c, &mut sink), [Event::Header]);
+    c
+}
+
+/// Writes everything queued through `transmit_spliced`, `iov_len` slices and
+/// at most `step` bytes at a time (a socket that takes little).
+fn sent_spliced(c: &mut Connection, splices: &Splices<'_>, iov_len: usize, step: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    while c.has_output() {
+        let mut iov = vec![std::io::IoSlice::new(&[]); iov_len];
+        let k = c.transmit_spliced(splices, &mut iov).unwrap();
+        assert!(k > 0);
+        let mut n = 0;
+        'outer: for s in &iov[..k] {
+            for &b in s.iter() {
+                if n == step {
+                    break 'outer;
+                }
+                out.push(b);
+                n += 1;
+            }
+        }
+        c.advance(n);
+    }
+    out
+}
+
+/// The encoder's own bytes and two long runs between them, as a spliced
+/// encoder writes them, and the same bytes whole.
+fn spliced_body<'a>(runs: &'a [Vec<u8>; 2], out: &mut Vec<u8>, sp: &mut Splices<'a>) -> Vec<u8> {
+    out.extend_from_slice(b"head");
+    sp.push(out, &runs[0]);
+    sp.push(out, b"short run, copied");
+    out.extend_from_slice(b"middle");
+    sp.push(out, &runs[1]);
+    sp.push(out, &runs[1]);
+    out.extend_from_slice(b"tail");
+    let mut whole = b"head".to_vec();
+    whole.extend_from_slice(&runs[0]);
+    whole.extend_from_slice(b"short run, copiedmiddle");
+    whole.extend_from_slice(&runs[1]);
+    whole.extend_from_slice(&runs[1]);
+    whole.extend_from_slice(b"tail");
+    whole
+}
+
+fn two_runs() -> [Vec<u8>; 2] {
+    let a: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+    let b: Vec<u8> = (0..(MIN_SPLICE as u32 + 3)).map(|i| (i % 7) as u8).collect();
+    [a, b]
+}
+
+#[test]
+fn a_spliced_block_goes_out_as_the_same_bytes() {
+    let runs = two_runs();
+    for (iov_len, step) in [(256, usize::MAX), (1, usize::MAX), (2, 1000), (3, 7)] {
+        let mut c = inserting_with(false);
+        let mut splices = Splices::new();
+        let mut whole = Vec::new();
+        c.send_data_spliced(&mut splices, |out, sp, _| -> Result<(), Error> {
+            whole = spliced_body(&runs, out, sp);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(splices.len(), 3);
+        assert!(c.has_spliced_output());
+        // The end of data queues behind the block.
+        c.end_data().unwrap();
+        let mut want = packet(2);
+        want.put_string("");
+        want.extend_from_slice(&whole);
+        let mut end = packet(2);
+        end.put_string("");
+        chnative_proto::block::write_empty_block(&mut end, 54492);
+        want.extend_from_slice(&end);
+        assert_eq!(sent_spliced(&mut c, &splices, iov_len, step), want, "{iov_len} {step}");
+        assert!(!c.has_output() && !c.has_spliced_output() && !c.is_mid_packet());
+        assert_eq!(c.state(), State::Busy(Phase::InsertEnd));
+    }
+}
+
+#[test]
+fn plain_transmit_stops_before_the_first_run() {
+    let runs = two_runs();
+    let mut c = inserting_with(false);
+    let mut splices = Splices::new();
+    c.send_data_spliced(&mut splices, |out, sp, _| -> Result<(), Error> {
+        spliced_body(&runs, out, sp);
+        Ok(())
+    })
+    .unwrap();
+    let head = c.transmit().to_vec();
+    assert!(head.ends_with(b"head"));
+    c.advance(head.len());
+    assert!(c.transmit().is_empty() && c.has_output());
+    // The wrong splices are refused, nothing is consumed.
+    let mut iov = [std::io::IoSlice::new(&[]); 4];
+    assert!(c.transmit_spliced(&Splices::new(), &mut iov).is_err());
+    // Another spliced block waits for this one.
+    let r = c.send_data_spliced(&mut Splices::new(), |_, _, _| -> Result<(), Error> { Ok(()) });
+    assert!(is_violation(&r.unwrap_err()));
+    let rest = sent_spliced(&mut c, &splices, 8, usize::MAX);
+    assert!(rest.starts_with(&runs[0]) && rest.ends_with(b"tail"));
+}
+
+#[test]
+fn a_failed_spliced_encode_sends_nothing() {
+    let runs = two_runs();
+    let mut c = inserting_with(false);
+    let mut splices = Splices::new();
+    let r = c.send_data_spliced(&mut splices, |out, sp, _| {
+        spliced_body(&runs, out, sp);
+        Err(Error::Proto(ProtoError::violation("no")))
+    });
+    assert!(r.is_err());
+    assert!(splices.is_empty() && !c.has_output());
+    assert_eq!(c.state(), State::Busy(Phase::InsertData));
+}
+
+#[test]
+fn abandoning_an_insert_with_runs_unwritten_closes() {
+    let runs = two_runs();
+    let (mut c, _) = inserting();
+    let mut splices = Splices::new();
+    c.send_data_spliced(&mut splices, |out, sp, _| -> Result<(), Error> {
+        spliced_body(&runs, out, sp);
+        Ok(())
+    })
+    .unwrap();
+    c.end_data().unwrap();
+    c.abandon(Instant::now());
+    assert!(c.is_closed());
+    assert!(!c.has_output() && !c.has_spliced_output());
+}
+
+/// The decompressed body of a compressed Data packet (after its head).
+fn decompressed(packet_bytes: &[u8], head: usize) -> (Vec<u8>, usize) {
+    let mut frames = &packet_bytes[head..];
+    let (mut plain, mut n) = (Vec::new(), 0);
+    while !frames.is_empty() {
+        let prefix: &[u8; FRAME_PREFIX_LEN] = frames[..FRAME_PREFIX_LEN].try_into().unwrap();
+        let h = FrameHeader::parse(prefix, 1 << 30).unwrap();
+        decompress_frame(&h, &frames[..h.frame_len()], &mut plain).unwrap();
+        frames = &frames[h.frame_len()..];
+        n += 1;
+    }
+    (plain, n)
+}
+
+#[test]
+fn a_compressed_spliced_block_holds_the_same_bytes() {
+    let runs = two_runs();
+    let mut c = inserting_with(true);
+    let mut splices = Splices::new();
+    let mut whole = Vec::new();
+    c.send_data_spliced(&mut splices, |out, sp, _| -> Result<(), Error> {
+        whole = spliced_body(&runs, out, sp);
+        Ok(())
+    })
+    .unwrap();
+    // Compressed, the runs are read once, into frames: the splices are done with.
+    assert!(splices.is_empty() && !c.has_spliced_output());
+    let bytes = sent(&mut c);
+    let mut head = packet(2);
+    head.put_string("");
+    assert!(bytes.starts_with(&head));
+    let (plain, frames) = decompressed(&bytes, head.len());
+    assert_eq!(plain, whole);
+    // "head", the 100 kB run on its own, then the rest gathered.
+    assert_eq!(frames, 3);
 }

@@ -113,6 +113,8 @@ pub struct Inserter<'c, T: RowWrite> {
     /// When the oldest buffered row was written.
     oldest: Option<Instant>,
     options: Options,
+    /// Rows to write before the buffered bytes are summed again (see `due`).
+    bytes_check_in: usize,
     /// INSERTs sent so far (numbers the query ids and tokens).
     inserts: u64,
     total: InsertSummary,
@@ -130,6 +132,7 @@ impl<'c, T: RowWrite> Inserter<'c, T> {
             period: None,
             oldest: None,
             options: Options::default(),
+            bytes_check_in: 0,
             inserts: 0,
             total: InsertSummary::default(),
         }
@@ -142,7 +145,9 @@ impl<'c, T: RowWrite> Inserter<'c, T> {
     }
 
     /// Sends an INSERT once the buffered rows hold `n` bytes (at least 1; about
-    /// their size on the wire).
+    /// their size on the wire). While they hold less than half of `n`, the sum
+    /// is taken every few rows (as many as would fill half of the rest at the
+    /// average row size so far, at most 64), after every row above that.
     pub fn max_bytes(mut self, n: usize) -> Self {
         self.max_bytes = n.max(1);
         self
@@ -222,6 +227,29 @@ impl<'c, T: RowWrite> Inserter<'c, T> {
                 || self.time_left().is_some_and(|t| t.is_zero()))
     }
 
+    /// [`Inserter::due`] after a write. Summing the buffered bytes visits every
+    /// column's buffer, so while they are well under `max_bytes` (less than
+    /// half) it is done again only after as many rows as would, at the average
+    /// row size so far, fill half of what is left (at most 64 rows); near the
+    /// limit, after every row.
+    fn due_after_write(&mut self) -> bool {
+        if self.rows >= self.max_rows || self.time_left().is_some_and(|t| t.is_zero()) {
+            return true;
+        }
+        if self.bytes_check_in > 0 {
+            self.bytes_check_in -= 1;
+            return false;
+        }
+        let bytes = T::bytes(&self.buffers);
+        if bytes >= self.max_bytes {
+            return true;
+        }
+        let per_row = (bytes / self.rows.max(1)).max(1);
+        let half_left = (self.max_bytes - bytes) / 2;
+        self.bytes_check_in = if bytes < self.max_bytes / 2 { (half_left / per_row).min(64) } else { 0 };
+        false
+    }
+
     fn check_options(&self) -> Result<()> {
         match &self.options.bad {
             Some(why) => Err(Error::invalid_input(why.clone())),
@@ -242,7 +270,7 @@ impl<'c, T: RowWrite> Inserter<'c, T> {
         if self.oldest.is_none() && self.period.is_some() {
             self.oldest = Some(Instant::now());
         }
-        if self.due() {
+        if self.due_after_write() {
             self.flush().await?;
         }
         Ok(())
@@ -272,6 +300,7 @@ impl<'c, T: RowWrite> Inserter<'c, T> {
         // Sent or failed, these rows are done with; the buffers keep their capacity.
         T::truncate(&mut self.buffers, 0);
         self.rows = 0;
+        self.bytes_check_in = 0;
         self.oldest = None;
         self.inserts = n;
         let s = res?;
