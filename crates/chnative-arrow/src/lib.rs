@@ -469,6 +469,20 @@ pub struct ArrowInsert<'c> {
     table: String,
     columns: Vec<write::TableColumn>,
     checked: Option<SchemaRef>,
+    // Kept from batch to batch so that a write allocates nothing once the
+    // first batch has sized them: the converted values' vectors, the
+    // prepared columns, and the (name, data) list handed to the INSERT.
+    pool: write::Pool,
+    prepared: Vec<(usize, write::Prep)>,
+    data: Vec<(&'static str, InsertData<'static>)>,
+}
+
+/// An empty vector with `v`'s memory, for elements of another lifetime. The
+/// standard library collects a mapped `into_iter()` in place when the
+/// element layouts agree (they do: only lifetimes differ), so no allocation.
+fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
+    v.clear();
+    v.into_iter().map(|_| unreachable!("the vector was cleared")).collect()
 }
 
 impl<'c> ArrowInsert<'c> {
@@ -476,7 +490,15 @@ impl<'c> ArrowInsert<'c> {
     pub async fn open(client: &'c Client, table: &str) -> Result<ArrowInsert<'c>> {
         let columns = insertable_columns(client, table).await?;
         let ins = client.insert_blocks(table).await?;
-        Ok(ArrowInsert { ins, table: table.to_string(), columns, checked: None })
+        Ok(ArrowInsert {
+            ins,
+            table: table.to_string(),
+            columns,
+            checked: None,
+            pool: write::Pool::default(),
+            prepared: Vec::new(),
+            data: Vec::new(),
+        })
     }
 
     /// Checks `schema` against the table without sending anything.
@@ -494,10 +516,22 @@ impl<'c> ArrowInsert<'c> {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let prepared = write::prepare_batch(batch, &self.columns, &self.table)?;
-        let cols: Vec<(&str, InsertData<'_>)> = prepared.iter().map(|(n, p)| (n.as_str(), p.data())).collect();
-        self.ins.write_columns(&cols).await?;
-        Ok(())
+        let mut prepared = std::mem::take(&mut self.prepared);
+        let res = match write::prepare_batch(batch, &self.columns, &self.table, &mut self.pool, &mut prepared) {
+            Ok(()) => {
+                let mut data: Vec<(&str, InsertData<'_>)> = recycle(std::mem::take(&mut self.data));
+                data.extend(prepared.iter().map(|(i, p)| (self.columns[*i].name.as_str(), p.data())));
+                let res = self.ins.write_columns(&data).await;
+                self.data = recycle(data);
+                res.map_err(Error::from)
+            }
+            Err(e) => Err(e),
+        };
+        for (_, p) in prepared.drain(..) {
+            self.pool.give(p);
+        }
+        self.prepared = prepared;
+        res
     }
 
     /// Ends the INSERT and waits for the server to confirm it.

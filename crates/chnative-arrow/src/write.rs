@@ -12,10 +12,10 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef, RecordBatch};
-use arrow_buffer::{Buffer, NullBuffer};
+use arrow_buffer::{Buffer, NullBuffer, ScalarBuffer, ToByteSlice};
 use arrow_schema::{DataType as A, TimeUnit};
 use chnative::proto::convert::bf16;
-use chnative::{DataType as T, InsertData};
+use chnative::{DataType as T, InsertData, StartOffsets};
 use chnative_proto::uuid_simd::{swap_halves_with, Kernel};
 
 use crate::{Error, Result};
@@ -23,12 +23,16 @@ use crate::{Error, Result};
 /// Converted data, owning (or sharing, for Arrow buffers) what [`InsertData`] borrows.
 #[derive(Debug)]
 pub(crate) enum Prep {
-    /// Fixed-width values: `rows × width` bytes.
+    /// Fixed-width values: `rows × width` bytes of an Arrow buffer.
     Fixed { buf: Buffer, width: usize },
+    /// Fixed-width values converted into a vector of the [`Pool`].
+    Owned { bytes: Vec<u8>, width: usize },
     /// FixedString(N) bytes.
     FixedStrings { buf: Buffer, width: usize },
     /// Strings: u64 end offsets into `data`.
     Blob { ends: Vec<u64>, data: Buffer },
+    /// Strings as an Arrow string or binary array holds them: `rows + 1` start offsets into `data`.
+    Starts { offsets: Starts, data: Buffer },
     /// Null map (1 = NULL) and values.
     Nullable { nulls: Vec<u8>, inner: Box<Prep> },
     /// u64 end offsets into the elements.
@@ -43,8 +47,65 @@ pub(crate) enum Prep {
     Variant { discriminators: Vec<u8>, variants: Vec<(T, Prep)> },
 }
 
+/// The offsets of an Arrow (Large)Utf8/(Large)Binary array, shared.
+#[derive(Debug)]
+pub(crate) enum Starts {
+    I32(ScalarBuffer<i32>),
+    I64(ScalarBuffer<i64>),
+}
+
 fn accept_any(_: &T) -> bool {
     true
+}
+
+/// Byte vectors that converted values and null maps are written into, kept
+/// from batch to batch: an INSERT of many similar batches converts into the
+/// memory of its first one instead of allocating for every batch.
+#[derive(Debug, Default)]
+pub(crate) struct Pool {
+    free: Vec<Vec<u8>>,
+}
+
+impl Pool {
+    /// An empty vector with room for `bytes`: the smallest kept one that is
+    /// large enough, else the largest (grown), else a new one.
+    fn take(&mut self, bytes: usize) -> Vec<u8> {
+        let fits =
+            (0..self.free.len()).filter(|&i| self.free[i].capacity() >= bytes).min_by_key(|&i| self.free[i].capacity());
+        let pick = fits.or_else(|| (0..self.free.len()).max_by_key(|&i| self.free[i].capacity()));
+        let mut v = pick.map(|i| self.free.swap_remove(i)).unwrap_or_default();
+        v.clear();
+        v.reserve(bytes);
+        v
+    }
+
+    /// Keeps the vectors of `p` for the next batch.
+    pub(crate) fn give(&mut self, p: Prep) {
+        match p {
+            Prep::Owned { bytes, .. } => self.free.push(bytes),
+            Prep::Nullable { nulls, inner } => {
+                self.free.push(nulls);
+                self.give(*inner);
+            }
+            Prep::Array { inner, .. } => self.give(*inner),
+            Prep::Map { keys, values, .. } => {
+                self.give(*keys);
+                self.give(*values);
+            }
+            Prep::Tuple(elements) => elements.into_iter().for_each(|e| self.give(e)),
+            Prep::Variant { variants, .. } => variants.into_iter().for_each(|(_, v)| self.give(v)),
+            Prep::Fixed { .. }
+            | Prep::FixedStrings { .. }
+            | Prep::Blob { .. }
+            | Prep::Starts { .. }
+            | Prep::Column(_) => {}
+        }
+    }
+}
+
+/// Appends `v`'s little-endian bytes.
+fn put<V: arrow_buffer::ArrowNativeType>(out: &mut Vec<u8>, v: V) {
+    out.extend_from_slice(v.to_byte_slice());
 }
 
 impl Prep {
@@ -58,8 +119,18 @@ impl Prep {
                 // Chosen for the column's type by `prepare`; the width is still checked.
                 accepts: accept_any,
             },
+            Prep::Owned { bytes, width } => {
+                InsertData::Fixed { bytes, width: *width, rust: "Arrow values", accepts: accept_any }
+            }
             Prep::FixedStrings { buf, width } => InsertData::FixedStrings { bytes: buf.as_slice(), width: *width },
             Prep::Blob { ends, data } => InsertData::Blob { offsets: ends, data: data.as_slice() },
+            Prep::Starts { offsets, data } => InsertData::BlobStarts {
+                offsets: match offsets {
+                    Starts::I32(o) => StartOffsets::I32(o),
+                    Starts::I64(o) => StartOffsets::I64(o),
+                },
+                data: data.as_slice(),
+            },
             Prep::Nullable { nulls, inner } => InsertData::Nullable { nulls, inner: Box::new(inner.data()) },
             Prep::Array { ends, inner } => InsertData::Array { offsets: ends, inner: Box::new(inner.data()) },
             Prep::Map { ends, keys, values } => {
@@ -108,18 +179,28 @@ fn find<'t>(table: &'t [TableColumn], name: &str, table_name: &str) -> Result<&'
     })
 }
 
-/// Prepares every column of `batch` for the table's columns.
+/// Prepares every column of `batch` for the table's columns, into `out` as
+/// (index of the table column, data); converted values go into `pool`'s vectors.
 pub(crate) fn prepare_batch(
     batch: &RecordBatch,
     table: &[TableColumn],
     table_name: &str,
-) -> Result<Vec<(String, Prep)>> {
-    let mut out = Vec::with_capacity(batch.num_columns());
-    for (f, arr) in batch.schema().fields().iter().zip(batch.columns()) {
-        let col = find(table, f.name(), table_name)?;
+    pool: &mut Pool,
+    out: &mut Vec<(usize, Prep)>,
+) -> Result<()> {
+    for (i, (f, arr)) in batch.schema_ref().fields().iter().zip(batch.columns()).enumerate() {
+        // The batch's columns usually come in the table's order: look there first.
+        let at = match table.get(i) {
+            Some(c) if c.name == *f.name() => i,
+            _ => {
+                let col = find(table, f.name(), table_name)?;
+                table.iter().position(|c| std::ptr::eq(c, col)).unwrap_or(i)
+            }
+        };
+        let col = &table[at];
         let p = match &col.ty {
             T::QBit(..) => qbit(arr, &col.ty),
-            ty => prepare(arr, ty),
+            ty => prepare(arr, ty, pool),
         };
         let p = p.map_err(|e| match e {
             Error::Conversion(reason) => Error::Mismatch {
@@ -130,9 +211,9 @@ pub(crate) fn prepare_batch(
             },
             e => e,
         })?;
-        out.push((f.name().clone(), p));
+        out.push((at, p));
     }
-    Ok(out)
+    Ok(())
 }
 
 fn accepts_null(ty: &T) -> bool {
@@ -260,11 +341,6 @@ fn conv(msg: impl Into<String>) -> Error {
     Error::Conversion(msg.into())
 }
 
-/// The null map of `arr` (1 = NULL) when it has NULLs.
-fn null_map(nulls: &NullBuffer) -> Vec<u8> {
-    nulls.iter().map(|valid| u8::from(!valid)).collect()
-}
-
 /// Unpacks a dictionary array into plain values.
 fn plain(arr: &ArrayRef) -> Result<ArrayRef> {
     match arr.data_type() {
@@ -298,12 +374,12 @@ fn cast_keys(keys: &dyn Array) -> Result<arrow_array::UInt64Array> {
 }
 
 /// Prepares `arr` for a column of type `ty`.
-pub(crate) fn prepare(arr: &ArrayRef, ty: &T) -> Result<Prep> {
+pub(crate) fn prepare(arr: &ArrayRef, ty: &T, pool: &mut Pool) -> Result<Prep> {
     let arr = plain(arr)?;
     let (inner_ty, nullable) = strip(ty);
     if let (T::Variant(alts), A::Union(..)) = (inner_ty, arr.data_type()) {
         // A Variant holds NULLs itself (the union's Null member, or a NULL in a member).
-        return variant(&arr, alts);
+        return variant(&arr, alts, pool);
     }
     let nulls = arr.logical_nulls().filter(|n| n.null_count() > 0);
     if matches!(arr.data_type(), A::Null) {
@@ -314,17 +390,18 @@ pub(crate) fn prepare(arr: &ArrayRef, ty: &T) -> Result<Prep> {
         return Ok(Prep::Nullable { nulls: vec![1; arr.len()], inner: Box::new(values) });
     }
     if nullable {
-        let map = match &nulls {
-            Some(n) => null_map(n),
-            None => vec![0; arr.len()],
-        };
-        let inner = values(&arr, inner_ty, nulls.as_ref())?;
+        let mut map = pool.take(arr.len());
+        match &nulls {
+            Some(n) => map.extend(n.iter().map(|valid| u8::from(!valid))),
+            None => map.resize(arr.len(), 0),
+        }
+        let inner = values(&arr, inner_ty, nulls.as_ref(), pool)?;
         return Ok(Prep::Nullable { nulls: map, inner: Box::new(inner) });
     }
     if let Some(n) = &nulls {
         return Err(conv(format!("{} NULLs, but {ty} is not Nullable", n.null_count())));
     }
-    values(&arr, inner_ty, None)
+    values(&arr, inner_ty, None, pool)
 }
 
 /// Type defaults for `n` rows (the values under an all-NULL Arrow Null array).
@@ -340,10 +417,19 @@ fn default_values(ty: &T, n: usize) -> Result<Prep> {
     }
 }
 
-/// The bytes of a fixed-width array's rows (its offset applied), shared.
+/// The bytes of a fixed-width array's rows (its offset applied), shared
+/// without allocating (`to_data` would build an `ArrayData` per call).
 fn fixed_buf(arr: &dyn Array, width: usize) -> Buffer {
-    let d = arr.to_data();
-    d.buffers()[0].slice_with_length(d.offset() * width, d.len() * width)
+    if let Some(a) = arr.as_fixed_size_binary_opt() {
+        return a.values().clone();
+    }
+    arrow_array::downcast_primitive_array!(
+        arr => arr.values().inner().clone(),
+        _ => {
+            let d = arr.to_data();
+            d.buffers()[0].slice_with_length(d.offset() * width, d.len() * width)
+        }
+    )
 }
 
 fn vec_buf<V: arrow_buffer::ArrowNativeType>(v: Vec<V>) -> Buffer {
@@ -367,12 +453,19 @@ fn unit_digits(u: &TimeUnit) -> u32 {
     }
 }
 
-/// i64 ticks with `from` decimal digits → ticks with `to` digits, exactly.
-fn rescale(values: &[i64], from: u32, to: u32, nulls: Option<&NullBuffer>, what: &str) -> Result<Vec<i64>> {
-    let mut out = Vec::with_capacity(values.len());
+/// i64 ticks with `from` decimal digits → ticks with `to` digits, exactly,
+/// each given to `emit` with its row (0 at NULL rows).
+fn rescale(
+    values: &[i64],
+    from: u32,
+    to: u32,
+    nulls: Option<&NullBuffer>,
+    what: &str,
+    mut emit: impl FnMut(usize, i64) -> Result<()>,
+) -> Result<()> {
     for (i, &v) in values.iter().enumerate() {
         if is_null(nulls, i) {
-            out.push(0);
+            emit(i, 0)?;
             continue;
         }
         let r = if to >= from {
@@ -387,9 +480,9 @@ fn rescale(values: &[i64], from: u32, to: u32, nulls: Option<&NullBuffer>, what:
             }
             v / f
         };
-        out.push(r);
+        emit(i, r)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 fn ticks(arr: &dyn Array) -> Result<(&[i64], u32)> {
@@ -406,6 +499,36 @@ fn ticks(arr: &dyn Array) -> Result<(&[i64], u32)> {
         A::Time64(TimeUnit::Nanosecond) => (arr.as_primitive::<Time64NanosecondType>().values(), 9),
         A::Int64 => (arr.as_primitive::<Int64Type>().values(), 0),
         other => return Err(conv(format!("{other} is not a time value"))),
+    })
+}
+
+/// Strings of any Arrow string or binary type, for a String column: the
+/// offsets and bytes of (Large)Utf8/(Large)Binary shared as they are, views gathered.
+fn strings(arr: &dyn Array) -> Result<Prep> {
+    fn starts<O: arrow_array::OffsetSizeTrait>(o: &arrow_buffer::OffsetBuffer<O>) -> ScalarBuffer<O> {
+        o.inner().clone()
+    }
+    Ok(match arr.data_type() {
+        A::Utf8 => {
+            let a = arr.as_string::<i32>();
+            Prep::Starts { offsets: Starts::I32(starts(a.offsets())), data: a.values().clone() }
+        }
+        A::LargeUtf8 => {
+            let a = arr.as_string::<i64>();
+            Prep::Starts { offsets: Starts::I64(starts(a.offsets())), data: a.values().clone() }
+        }
+        A::Binary => {
+            let a = arr.as_binary::<i32>();
+            Prep::Starts { offsets: Starts::I32(starts(a.offsets())), data: a.values().clone() }
+        }
+        A::LargeBinary => {
+            let a = arr.as_binary::<i64>();
+            Prep::Starts { offsets: Starts::I64(starts(a.offsets())), data: a.values().clone() }
+        }
+        _ => {
+            let (ends, data) = blob(arr)?;
+            Prep::Blob { ends, data }
+        }
     })
 }
 
@@ -457,7 +580,7 @@ fn blob(arr: &dyn Array) -> Result<(Vec<u64>, Buffer)> {
 }
 
 /// Prepares the values of `arr` (NULLs, if any, in `nulls`) for plain type `t`.
-fn values(arr: &ArrayRef, t: &T, nulls: Option<&NullBuffer>) -> Result<Prep> {
+fn values(arr: &ArrayRef, t: &T, nulls: Option<&NullBuffer>, pool: &mut Pool) -> Result<Prep> {
     let shape = t.wire_shape();
     let t = shape.as_ref();
     check_type(arr.data_type(), t).map_err(conv)?;
@@ -478,38 +601,45 @@ fn values(arr: &ArrayRef, t: &T, nulls: Option<&NullBuffer>) -> Result<Prep> {
             fixed(8)
         }
         (T::BFloat16, A::Float32) => {
-            let v: Vec<u16> =
-                arr.as_primitive::<Float32Type>().values().iter().map(|&x| bf16::from_f32_truncate(x)).collect();
-            Ok(Prep::Fixed { buf: vec_buf(v), width: 2 })
+            let mut out = pool.take(2 * n);
+            for &x in arr.as_primitive::<Float32Type>().values() {
+                put(&mut out, bf16::from_f32_truncate(x));
+            }
+            Ok(Prep::Owned { bytes: out, width: 2 })
         }
         (T::Bool, A::Boolean) => {
-            let v: Vec<u8> = arr.as_boolean().values().iter().map(u8::from).collect();
-            Ok(Prep::Fixed { buf: vec_buf(v), width: 1 })
+            let mut out = pool.take(n);
+            out.extend(arr.as_boolean().values().iter().map(u8::from));
+            Ok(Prep::Owned { bytes: out, width: 1 })
         }
         (T::Date, A::Date32) => {
             let src = arr.as_primitive::<Date32Type>().values();
-            let mut v = Vec::with_capacity(n);
+            let mut out = pool.take(2 * n);
             for (i, &d) in src.iter().enumerate() {
                 if is_null(nulls, i) {
-                    v.push(0u16);
+                    put(&mut out, 0u16);
                     continue;
                 }
-                v.push(u16::try_from(d).map_err(|_| {
-                    conv(format!("row {i}: day {d} is outside Date's range (1970-01-01..2149-06-06); use Date32"))
-                })?);
+                put(
+                    &mut out,
+                    u16::try_from(d).map_err(|_| {
+                        conv(format!("row {i}: day {d} is outside Date's range (1970-01-01..2149-06-06); use Date32"))
+                    })?,
+                );
             }
-            Ok(Prep::Fixed { buf: vec_buf(v), width: 2 })
+            Ok(Prep::Owned { bytes: out, width: 2 })
         }
         (T::DateTime(_), A::Timestamp(..)) => {
             let (src, digits) = ticks(arr.as_ref())?;
-            let secs = rescale(src, digits, 0, nulls, "DateTime")?;
-            let mut v = Vec::with_capacity(n);
-            for (i, s) in secs.into_iter().enumerate() {
-                v.push(u32::try_from(s).map_err(|_| {
+            let mut out = pool.take(4 * n);
+            rescale(src, digits, 0, nulls, "DateTime", |i, s| {
+                let s = u32::try_from(s).map_err(|_| {
                     conv(format!("row {i}: {s} s is outside DateTime's range (1970..2106); use DateTime64"))
-                })?);
-            }
-            Ok(Prep::Fixed { buf: vec_buf(v), width: 4 })
+                })?;
+                put(&mut out, s);
+                Ok(())
+            })?;
+            Ok(Prep::Owned { bytes: out, width: 4 })
         }
         (T::DateTime64(p, _), A::Timestamp(unit, _)) | (T::Time64(p), A::Duration(unit) | A::Time64(unit)) => {
             let digits = unit_digits(unit);
@@ -517,18 +647,23 @@ fn values(arr: &ArrayRef, t: &T, nulls: Option<&NullBuffer>) -> Result<Prep> {
                 return fixed(8);
             }
             let (src, _) = ticks(arr.as_ref())?;
-            Ok(Prep::Fixed { buf: vec_buf(rescale(src, digits, u32::from(*p), nulls, &t.to_string())?), width: 8 })
+            let mut out = pool.take(8 * n);
+            rescale(src, digits, u32::from(*p), nulls, &t.to_string(), |_, v| {
+                put(&mut out, v);
+                Ok(())
+            })?;
+            Ok(Prep::Owned { bytes: out, width: 8 })
         }
         (T::Time, A::Time32(TimeUnit::Second)) => fixed(4),
         (T::Time, A::Duration(unit)) => {
             let (src, _) = ticks(arr.as_ref())?;
-            let secs = rescale(src, unit_digits(unit), 0, nulls, "Time")?;
-            let v: Vec<i32> = secs
-                .into_iter()
-                .enumerate()
-                .map(|(i, s)| i32::try_from(s).map_err(|_| conv(format!("row {i}: {s} s is outside Time's range"))))
-                .collect::<Result<_>>()?;
-            Ok(Prep::Fixed { buf: vec_buf(v), width: 4 })
+            let mut out = pool.take(4 * n);
+            rescale(src, unit_digits(unit), 0, nulls, "Time", |i, s| {
+                let s = i32::try_from(s).map_err(|_| conv(format!("row {i}: {s} s is outside Time's range")))?;
+                put(&mut out, s);
+                Ok(())
+            })?;
+            Ok(Prep::Owned { bytes: out, width: 4 })
         }
         (T::Interval(_), A::Duration(_)) => fixed(8),
         (T::Uuid, A::FixedSizeBinary(16)) => {
@@ -545,18 +680,17 @@ fn values(arr: &ArrayRef, t: &T, nulls: Option<&NullBuffer>) -> Result<Prep> {
         (T::Decimal { .. }, _) => decimal(arr, t, nulls),
         (T::Enum8(pairs), A::Utf8 | A::LargeUtf8 | A::Utf8View) => {
             let map: HashMap<&str, i8> = pairs.iter().map(|(l, v)| (l.as_str(), *v)).collect();
-            let v = enum_values(arr, nulls, |s| map.get(s).copied())?;
-            Ok(Prep::Fixed { buf: vec_buf(v), width: 1 })
+            let mut out = pool.take(n);
+            enum_values(arr, nulls, |s| map.get(s).copied(), &mut out)?;
+            Ok(Prep::Owned { bytes: out, width: 1 })
         }
         (T::Enum16(pairs), A::Utf8 | A::LargeUtf8 | A::Utf8View) => {
             let map: HashMap<&str, i16> = pairs.iter().map(|(l, v)| (l.as_str(), *v)).collect();
-            let v = enum_values(arr, nulls, |s| map.get(s).copied())?;
-            Ok(Prep::Fixed { buf: vec_buf(v), width: 2 })
+            let mut out = pool.take(2 * n);
+            enum_values(arr, nulls, |s| map.get(s).copied(), &mut out)?;
+            Ok(Prep::Owned { bytes: out, width: 2 })
         }
-        (T::String | T::Json(_), _) => {
-            let (ends, data) = blob(arr.as_ref())?;
-            Ok(Prep::Blob { ends, data })
-        }
+        (T::String | T::Json(_), _) => strings(arr.as_ref()),
         (T::FixedString(w), A::FixedSizeBinary(_)) => {
             Ok(Prep::FixedStrings { buf: fixed_buf(arr.as_ref(), *w), width: *w })
         }
@@ -577,33 +711,33 @@ fn values(arr: &ArrayRef, t: &T, nulls: Option<&NullBuffer>) -> Result<Prep> {
         (T::Array(inner), A::List(_)) => {
             let l = arr.as_list::<i32>();
             let (ends, values) = list_parts(l.value_offsets(), l.values());
-            Ok(Prep::Array { ends, inner: Box::new(prepare(&values, inner)?) })
+            Ok(Prep::Array { ends, inner: Box::new(prepare(&values, inner, pool)?) })
         }
         (T::Array(inner), A::LargeList(_)) => {
             let l = arr.as_list::<i64>();
             let (ends, values) = list_parts(l.value_offsets(), l.values());
-            Ok(Prep::Array { ends, inner: Box::new(prepare(&values, inner)?) })
+            Ok(Prep::Array { ends, inner: Box::new(prepare(&values, inner, pool)?) })
         }
         (T::Array(inner), A::FixedSizeList(_, size)) => {
             let l = arr.as_fixed_size_list();
             let size = *size as usize;
             let values = l.values().slice(l.offset() * size, n * size);
             let ends = (1..=n).map(|i| (i * size) as u64).collect();
-            Ok(Prep::Array { ends, inner: Box::new(prepare(&values, inner)?) })
+            Ok(Prep::Array { ends, inner: Box::new(prepare(&values, inner, pool)?) })
         }
         (T::Map(k, v), A::Map(..)) => {
             let m = arr.as_map();
             let (ends, entries) = list_parts(m.value_offsets(), &(Arc::new(m.entries().clone()) as ArrayRef));
             let entries = entries.as_struct();
-            let keys = prepare(entries.column(0), k)?;
-            let values = prepare(entries.column(1), v)?;
+            let keys = prepare(entries.column(0), k, pool)?;
+            let values = prepare(entries.column(1), v, pool)?;
             Ok(Prep::Map { ends, keys: Box::new(keys), values: Box::new(values) })
         }
         (T::Tuple(elems), A::Struct(_)) => {
             let s = arr.as_struct();
             let mut out = Vec::with_capacity(elems.len());
             for (i, ((_, et), col)) in elems.iter().zip(s.columns()).enumerate() {
-                out.push(prepare(col, et).map_err(|e| match e {
+                out.push(prepare(col, et, pool).map_err(|e| match e {
                     Error::Conversion(m) => conv(format!("tuple element {}: {m}", i + 1)),
                     e => e,
                 })?);
@@ -611,7 +745,7 @@ fn values(arr: &ArrayRef, t: &T, nulls: Option<&NullBuffer>) -> Result<Prep> {
             Ok(Prep::Tuple(out))
         }
         (T::QBit(..), _) => Err(conv("a QBit inside another type cannot be inserted from Arrow")),
-        (T::Variant(alts), A::Union(..)) => variant(arr, alts),
+        (T::Variant(alts), A::Union(..)) => variant(arr, alts, pool),
         (t, a) => Err(conv(format!("Arrow {a} cannot go into {t}"))),
     }
 }
@@ -690,13 +824,13 @@ fn enum_values<V: arrow_buffer::ArrowNativeType + Default>(
     arr: &ArrayRef,
     nulls: Option<&NullBuffer>,
     f: impl Fn(&str) -> Option<V>,
-) -> Result<Vec<V>> {
-    let mut out = Vec::with_capacity(arr.len());
+    out: &mut Vec<u8>,
+) -> Result<()> {
     let mut push = |i: usize, s: Option<&str>| -> Result<()> {
         match s {
-            _ if is_null(nulls, i) => out.push(V::default()),
-            Some(s) => out.push(f(s).ok_or_else(|| conv(format!("row {i}: '{s}' is not one of the Enum's labels")))?),
-            None => out.push(V::default()),
+            _ if is_null(nulls, i) => put(out, V::default()),
+            Some(s) => put(out, f(s).ok_or_else(|| conv(format!("row {i}: '{s}' is not one of the Enum's labels")))?),
+            None => put(out, V::default()),
         }
         Ok(())
     };
@@ -705,7 +839,7 @@ fn enum_values<V: arrow_buffer::ArrowNativeType + Default>(
         A::LargeUtf8 => arr.as_string::<i64>().iter().enumerate().try_for_each(|(i, s)| push(i, s))?,
         _ => arr.as_string_view().iter().enumerate().try_for_each(|(i, s)| push(i, s))?,
     }
-    Ok(out)
+    Ok(())
 }
 
 /// End offsets rebased to 0 and the child rows they cover.
@@ -792,7 +926,7 @@ fn alternative_for<'t>(f: &arrow_schema::Field, alts: &'t [T]) -> std::result::R
 
 /// A dense or sparse union → Variant data: discriminators, and each alternative's
 /// values in row order.
-fn variant(arr: &ArrayRef, alts: &[T]) -> Result<Prep> {
+fn variant(arr: &ArrayRef, alts: &[T], pool: &mut Pool) -> Result<Prep> {
     let A::Union(fields, _) = arr.data_type() else { return Err(conv("not a union")) };
     let u = arr.as_union();
     let mut slot: HashMap<i8, usize> = HashMap::new();
@@ -820,7 +954,7 @@ fn variant(arr: &ArrayRef, alts: &[T]) -> Result<Prep> {
     let mut variants = Vec::with_capacity(picked.len());
     for (t, id, rows) in picked {
         let values = arrow_select::take::take(u.child(id).as_ref(), &arrow_array::UInt32Array::from(rows), None)?;
-        variants.push((t.clone(), prepare(&values, &t)?));
+        variants.push((t.clone(), prepare(&values, &t, pool)?));
     }
     Ok(Prep::Variant { discriminators, variants })
 }

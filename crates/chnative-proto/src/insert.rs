@@ -7,6 +7,8 @@
 //! themselves. Each fixed-width column is copied once, from the caller's slice
 //! into the outgoing block.
 
+use std::borrow::Cow;
+
 use crate::block::{write_block_head, write_column_head, BlockInfo};
 use crate::column::{check_end_offsets, check_fixed_values, write_strings, Layout};
 use crate::convert::{I256, U256};
@@ -55,6 +57,15 @@ pub enum InsertData<'a> {
         /// All bytes.
         data: &'a [u8],
     },
+    /// Strings as `rows + 1` start offsets into one blob: the layout of Arrow's
+    /// Utf8/Binary (i32 offsets) and LargeUtf8/LargeBinary (i64) arrays, sent
+    /// without converting the offsets first. The first offset need not be 0.
+    BlobStarts {
+        /// Where each row starts in `data`, and where the last one ends.
+        offsets: StartOffsets<'a>,
+        /// The bytes the offsets point into.
+        data: &'a [u8],
+    },
     /// Nullable: one byte per row (1 = NULL) and the values.
     Nullable {
         /// Null map.
@@ -96,6 +107,61 @@ pub enum InsertData<'a> {
     },
     /// A column read from a SELECT (or built with [`Column::new`]), sent as it is.
     Column(&'a Column),
+}
+
+/// The start offsets of [`InsertData::BlobStarts`]: `rows + 1` of them, row `i`
+/// being the bytes `offsets[i]..offsets[i + 1]`.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum StartOffsets<'a> {
+    /// 32-bit offsets (Arrow's Utf8 and Binary).
+    I32(&'a [i32]),
+    /// 64-bit offsets (Arrow's LargeUtf8 and LargeBinary).
+    I64(&'a [i64]),
+}
+
+impl StartOffsets<'_> {
+    fn len(&self) -> usize {
+        match self {
+            StartOffsets::I32(o) => o.len(),
+            StartOffsets::I64(o) => o.len(),
+        }
+    }
+
+    /// Rows: one fewer than the offsets.
+    pub fn rows(&self) -> usize {
+        self.len().saturating_sub(1)
+    }
+
+    /// Offset `i` (checked non-negative by [`InsertData::validate`]).
+    fn at(&self, i: usize) -> u64 {
+        match self {
+            StartOffsets::I32(o) => o[i] as u64,
+            StartOffsets::I64(o) => o[i] as u64,
+        }
+    }
+
+    /// Why the offsets do not index `len` bytes: negative, decreasing or past the end.
+    fn check(&self, len: usize) -> std::result::Result<(), String> {
+        fn go<O: Copy + Into<i64>>(o: &[O], len: usize) -> std::result::Result<(), String> {
+            let mut prev = 0i64;
+            for (i, &v) in o.iter().enumerate() {
+                let v: i64 = v.into();
+                if v < prev || (i == 0 && v < 0) {
+                    return Err(format!("string offsets are not monotonic (offset {i} is {v})"));
+                }
+                prev = v;
+            }
+            if prev as u64 > len as u64 {
+                return Err(format!("string offsets end at {prev}, but the data has {len} bytes"));
+            }
+            Ok(())
+        }
+        match self {
+            StartOffsets::I32(o) => go(o, len),
+            StartOffsets::I64(o) => go(o, len),
+        }
+    }
 }
 
 /// The discriminator of a NULL row in [`InsertData::Variant`] (as on the wire).
@@ -157,6 +223,10 @@ impl<'a> InsertData<'a> {
             InsertData::Strs(s) => s.iter().map(|s| s.len() + 8).sum(),
             InsertData::Strings(s) => s.iter().map(|s| s.len() + 8).sum(),
             InsertData::Blob { offsets, data } => data.len() + 8 * offsets.len(),
+            InsertData::BlobStarts { offsets, .. } if offsets.rows() == 0 => 0,
+            InsertData::BlobStarts { offsets, .. } => {
+                (offsets.at(offsets.rows()).saturating_sub(offsets.at(0))) as usize + 8 * offsets.rows()
+            }
             InsertData::Nullable { nulls, inner } => nulls.len() + inner.wire_bytes(),
             InsertData::Array { offsets, inner } => 8 * offsets.len() + inner.wire_bytes(),
             InsertData::Tuple(elements) => elements.iter().map(InsertData::wire_bytes).sum(),
@@ -179,6 +249,7 @@ impl<'a> InsertData<'a> {
             InsertData::Blob { offsets, .. } | InsertData::Array { offsets, .. } | InsertData::Map { offsets, .. } => {
                 offsets.len()
             }
+            InsertData::BlobStarts { offsets, .. } => offsets.rows(),
             InsertData::Nullable { nulls, .. } => nulls.len(),
             InsertData::Tuple(elements) => elements.first().map_or(0, InsertData::rows),
             InsertData::Variant { discriminators, .. } => discriminators.len(),
@@ -192,7 +263,9 @@ impl<'a> InsertData<'a> {
         match self {
             InsertData::Fixed { rust, .. } => format!("{rust} values"),
             InsertData::FixedStrings { width, .. } => format!("FixedString({width}) bytes"),
-            InsertData::Strs(_) | InsertData::Strings(_) | InsertData::Blob { .. } => "strings".into(),
+            InsertData::Strs(_) | InsertData::Strings(_) | InsertData::Blob { .. } | InsertData::BlobStarts { .. } => {
+                "strings".into()
+            }
             InsertData::Nullable { inner, .. } => format!("Nullable({})", inner.describe()),
             InsertData::Array { inner, .. } => format!("Array({})", inner.describe()),
             InsertData::Tuple(elements) => {
@@ -216,6 +289,7 @@ impl<'a> InsertData<'a> {
                 }
             }
             InsertData::Blob { offsets, data } => check_end_offsets(offsets, data.len(), "string").map_err(bad)?,
+            InsertData::BlobStarts { offsets, data } => offsets.check(data.len()).map_err(bad)?,
             InsertData::Nullable { nulls, inner } => {
                 if inner.rows() != nulls.len() {
                     return Err(bad(format!("null map has {} rows, values have {}", nulls.len(), inner.rows())));
@@ -288,13 +362,13 @@ impl<'a> InsertData<'a> {
     /// column takes plain `T` data (the server builds the dictionary) and a
     /// `SimpleAggregateFunction(f, T)` column takes `T`. Enum and Bool values
     /// are checked to be values of the type.
-    pub fn check_type(&self, column: &str, ty: &DataType, type_name: &str) -> Result<String> {
+    pub fn check_type(&self, column: &str, ty: &DataType, type_name: &str) -> Result<Cow<'static, str>> {
         let wire = self.wire_type(column, ty, type_name)?;
         self.check_values(ty, None).map_err(|reason| ProtoError::invalid_column(column, type_name, reason))?;
         Ok(wire)
     }
 
-    fn wire_type(&self, column: &str, ty: &DataType, type_name: &str) -> Result<String> {
+    fn wire_type(&self, column: &str, ty: &DataType, type_name: &str) -> Result<Cow<'static, str>> {
         let mismatch = |requested: &str| ProtoError::TypeMismatch {
             column: column.to_string(),
             requested: requested.to_string(),
@@ -327,46 +401,49 @@ impl<'a> InsertData<'a> {
                 }
                 // `accepts` is the caller's for hand-made data: the width is the type's, not theirs.
                 let reason = match target.fixed_width() {
-                    Some(w) if w == *width => return Ok(target.to_string()),
+                    Some(w) if w == *width => return Ok(name_of(target)),
                     Some(w) => format!("values are {width} bytes wide, {target} needs {w}"),
                     None => format!("{target} is not a fixed-width type"),
                 };
                 Err(ProtoError::invalid_column(column, type_name, reason))
             }
             InsertData::FixedStrings { width, .. } => match ty_plain {
-                DataType::FixedString(n) if n == width => Ok(ty_plain.to_string()),
-                DataType::LowCardinality(t) if **t == DataType::FixedString(*width) => Ok(t.to_string()),
+                DataType::FixedString(n) if n == width => Ok(ty_plain.to_string().into()),
+                DataType::LowCardinality(t) if **t == DataType::FixedString(*width) => Ok(t.to_string().into()),
                 _ => Err(mismatch(&format!("FixedString({width}) bytes"))),
             },
-            InsertData::Strs(_) | InsertData::Strings(_) | InsertData::Blob { .. } => match ty_plain {
-                DataType::String => Ok("String".into()),
-                // Sent as String: the server parses the text into its JSON column.
-                DataType::Json(_) => Ok("String".into()),
-                DataType::LowCardinality(t) if **t == DataType::String => Ok("String".into()),
-                _ => Err(mismatch("strings")),
-            },
+            InsertData::Strs(_) | InsertData::Strings(_) | InsertData::Blob { .. } | InsertData::BlobStarts { .. } => {
+                match ty_plain {
+                    DataType::String => Ok("String".into()),
+                    // Sent as String: the server parses the text into its JSON column.
+                    DataType::Json(_) => Ok("String".into()),
+                    DataType::LowCardinality(t) if **t == DataType::String => Ok("String".into()),
+                    _ => Err(mismatch("strings")),
+                }
+            }
             InsertData::Nullable { inner, .. } => match ty_plain {
-                DataType::Nullable(t) => Ok(format!("Nullable({})", inner.wire_type(column, t, type_name)?)),
+                DataType::Nullable(t) => Ok(format!("Nullable({})", inner.wire_type(column, t, type_name)?).into()),
                 DataType::LowCardinality(t) => match t.as_ref() {
-                    DataType::Nullable(t) => Ok(format!("Nullable({})", inner.wire_type(column, t, type_name)?)),
+                    DataType::Nullable(t) => Ok(format!("Nullable({})", inner.wire_type(column, t, type_name)?).into()),
                     _ => Err(mismatch("Nullable values")),
                 },
                 _ => Err(mismatch("Nullable values")),
             },
             InsertData::Array { inner, .. } => match ty_plain {
-                DataType::Array(t) => Ok(format!("Array({})", inner.wire_type(column, t, type_name)?)),
+                DataType::Array(t) => Ok(format!("Array({})", inner.wire_type(column, t, type_name)?).into()),
                 // A Map is Array(Tuple(K, V)) on the wire, so (key, value) pairs in arrays fit it.
                 DataType::Map(k, v) => match inner.as_ref() {
                     InsertData::Tuple(kv) if kv.len() == 2 => Ok(format!(
                         "Map({}, {})",
                         kv[0].wire_type(column, k, type_name)?,
                         kv[1].wire_type(column, v, type_name)?
-                    )),
+                    )
+                    .into()),
                     _ => Err(mismatch("arrays")),
                 },
                 // Nested(a T, …) as one column (flatten_nested = 0) is Array(Tuple(a T, …)) on the wire.
                 DataType::Nested(_) => match ty_plain.wire_shape().as_ref() {
-                    DataType::Array(t) => Ok(format!("Array({})", inner.wire_type(column, t, type_name)?)),
+                    DataType::Array(t) => Ok(format!("Array({})", inner.wire_type(column, t, type_name)?).into()),
                     _ => Err(mismatch("arrays")),
                 },
                 _ => Err(mismatch("arrays")),
@@ -377,7 +454,7 @@ impl<'a> InsertData<'a> {
                     for (e, (name, t)) in elements.iter().zip(types) {
                         wire.push((name.clone(), DataType::parse(&e.wire_type(column, t, type_name)?)?));
                     }
-                    Ok(DataType::Tuple(wire).to_string())
+                    Ok(DataType::Tuple(wire).to_string().into())
                 }
                 _ => Err(mismatch(&format!("tuples of {}", elements.len()))),
             },
@@ -386,7 +463,8 @@ impl<'a> InsertData<'a> {
                     "Map({}, {})",
                     keys.wire_type(column, k, type_name)?,
                     values.wire_type(column, v, type_name)?
-                )),
+                )
+                .into()),
                 _ => Err(mismatch("maps")),
             },
             InsertData::Variant { variants, .. } => {
@@ -415,14 +493,14 @@ impl<'a> InsertData<'a> {
                 }
                 let mut names = variant_type_names(variants);
                 names.sort();
-                Ok(format!("Variant({})", names.join(", ")))
+                Ok(format!("Variant({})", names.join(", ")).into())
             }
             InsertData::Column(c) => {
                 let same = c.type_name() == type_name
                     || c.data_type() == ty
                     || matches!(ty, DataType::LowCardinality(t) if **t == *c.data_type());
                 if same {
-                    Ok(c.type_name().to_string())
+                    Ok(c.type_name().to_string().into())
                 } else {
                     Err(mismatch(c.type_name()))
                 }
@@ -525,6 +603,21 @@ impl<'a> InsertData<'a> {
                     }
                 }
             }
+            InsertData::BlobStarts { offsets, data } => {
+                let (base, end) = (offsets.at(lo), offsets.at(hi));
+                let bytes: &'a [u8] = &data[base as usize..end as usize];
+                if layout.sized_strings {
+                    out.reserve((hi - lo) * 8);
+                    for i in lo + 1..=hi {
+                        out.put_u64_le(offsets.at(i) - base);
+                    }
+                    Splices::push_or_copy(sp, out, bytes);
+                } else {
+                    for i in lo..hi {
+                        out.put_string(&data[offsets.at(i) as usize..offsets.at(i + 1) as usize]);
+                    }
+                }
+            }
             InsertData::Nullable { nulls, inner } => {
                 Splices::push_or_copy(sp.as_deref_mut(), out, &nulls[lo..hi]);
                 inner.encode(lo, hi, out, layout, sp)?;
@@ -583,6 +676,14 @@ impl<'a> InsertData<'a> {
     }
 }
 
+/// The name `ty` is sent under: its static name when it has no parameters (no allocation).
+fn name_of(ty: &DataType) -> Cow<'static, str> {
+    match ty.static_name() {
+        Some(n) => Cow::Borrowed(n),
+        None => Cow::Owned(ty.to_string()),
+    }
+}
+
 /// u64 end offsets less `base`, little-endian: spliced as they are when no
 /// rebasing is needed (on a little-endian machine), else written.
 fn put_offsets<'a>(sp: &mut Splices<'a>, out: &mut Vec<u8>, offsets: &'a [u64], base: u64) {
@@ -635,20 +736,30 @@ fn encode_strs<'s>(items: impl Iterator<Item = &'s [u8]> + Clone, out: &mut Vec<
 }
 
 /// The columns of an INSERT, their shapes checked once: every column valid on
-/// its own ([`InsertData::validate`]) and all of the same length.
-#[derive(Debug, Clone, Copy)]
-pub struct InsertColumns<'s, 'a> {
-    columns: &'s [(String, InsertData<'a>)],
+/// its own ([`InsertData::validate`]) and all of the same length. `N` is the
+/// column name: `String`, or `&str` for callers that keep their names elsewhere.
+#[derive(Debug)]
+pub struct InsertColumns<'s, 'a, N = String> {
+    columns: &'s [(N, InsertData<'a>)],
     rows: usize,
 }
 
-impl<'s, 'a> InsertColumns<'s, 'a> {
+impl<N> Clone for InsertColumns<'_, '_, N> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<N> Copy for InsertColumns<'_, '_, N> {}
+
+impl<'s, 'a, N: AsRef<str>> InsertColumns<'s, 'a, N> {
     /// Checks the shapes of `columns` (name, data).
-    pub fn new(columns: &'s [(String, InsertData<'a>)]) -> Result<Self> {
+    pub fn new(columns: &'s [(N, InsertData<'a>)]) -> Result<Self> {
         let rows = columns.first().map_or(0, |(_, d)| d.rows());
         for (name, data) in columns {
+            let name = name.as_ref();
             if data.rows() != rows {
-                let reason = format!("{} rows, but column `{}` has {rows}", data.rows(), columns[0].0);
+                let reason = format!("{} rows, but column `{}` has {rows}", data.rows(), columns[0].0.as_ref());
                 return Err(ProtoError::invalid_column(name, data.describe(), reason));
             }
             data.validate(name)?;
@@ -663,11 +774,27 @@ impl<'s, 'a> InsertColumns<'s, 'a> {
 
     /// Checks every column against the server's INSERT header block (see
     /// [`InsertData::check_type`]) and fixes the type names to send.
-    pub fn with_header(self, header: &Block) -> Result<TypedInsert<'s, 'a>> {
-        let mut types = Vec::with_capacity(self.columns.len());
-        for (name, data) in self.columns {
-            let Some(h) = header.column(name) else {
-                let present: Vec<String> = header.columns().iter().map(|c| format!("`{}`", c.name())).collect();
+    pub fn with_header(self, header: &Block) -> Result<TypedInsert<'s, 'a, N>> {
+        self.with_header_in(header, Vec::new())
+    }
+
+    /// [`InsertColumns::with_header`] with the type names written into `types`
+    /// (cleared first), e.g. the vector of the previous block's
+    /// [`TypedInsert::into_wire_types`]: an INSERT of many blocks then
+    /// allocates nothing for them after its first block.
+    pub fn with_header_in(self, header: &Block, mut types: Vec<Cow<'static, str>>) -> Result<TypedInsert<'s, 'a, N>> {
+        types.clear();
+        types.reserve(self.columns.len());
+        let heads = header.columns();
+        for (i, (name, data)) in self.columns.iter().enumerate() {
+            let name = name.as_ref();
+            // The columns usually come in the header's order: look there first.
+            let h = match heads.get(i) {
+                Some(h) if h.name() == name => Some(h),
+                _ => header.column(name),
+            };
+            let Some(h) = h else {
+                let present: Vec<String> = heads.iter().map(|c| format!("`{}`", c.name())).collect();
                 let reason = format!("the table has no such column (it has {})", present.join(", "));
                 return Err(ProtoError::invalid_column(name, data.describe(), reason));
             };
@@ -679,12 +806,12 @@ impl<'s, 'a> InsertColumns<'s, 'a> {
 
 /// INSERT columns checked in shape and against the table: what the encoder takes.
 #[derive(Debug, Clone)]
-pub struct TypedInsert<'s, 'a> {
-    columns: InsertColumns<'s, 'a>,
-    types: Vec<String>,
+pub struct TypedInsert<'s, 'a, N = String> {
+    columns: InsertColumns<'s, 'a, N>,
+    types: Vec<Cow<'static, str>>,
 }
 
-impl<'a> TypedInsert<'_, 'a> {
+impl<'a, N: AsRef<str>> TypedInsert<'_, 'a, N> {
     /// Rows in every column.
     pub fn rows(&self) -> usize {
         self.columns.rows
@@ -707,12 +834,18 @@ impl<'a> TypedInsert<'_, 'a> {
 
     /// Whether the INSERT has a column called `name`.
     pub fn has_column(&self, name: &str) -> bool {
-        self.columns.columns.iter().any(|(n, _)| n == name)
+        self.columns.columns.iter().any(|(n, _)| n.as_ref() == name)
     }
 
     /// The type name each column is sent as.
-    pub fn wire_types(&self) -> &[String] {
+    pub fn wire_types(&self) -> &[Cow<'static, str>] {
         &self.types
+    }
+
+    /// The type names' vector, to reuse for the next block
+    /// ([`InsertColumns::with_header_in`]).
+    pub fn into_wire_types(self) -> Vec<Cow<'static, str>> {
+        self.types
     }
 
     /// Encodes rows `lo..hi` as one Native block (BlockInfo, headers and data)
@@ -755,7 +888,7 @@ impl<'a> TypedInsert<'_, 'a> {
         write_block_head(out, revision, &BlockInfo::default(), self.types.len(), hi - lo);
         let layout = Layout::for_revision(revision);
         for ((name, data), ty) in self.columns.columns.iter().zip(&self.types) {
-            write_column_head(out, revision, name, ty);
+            write_column_head(out, revision, name.as_ref(), ty);
             data.encode_prefix(out);
             data.encode(lo, hi, out, layout, sp.as_deref_mut())?;
         }

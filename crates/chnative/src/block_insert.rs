@@ -86,6 +86,10 @@ pub struct BlockInsert<'c> {
     /// The INSERT's columns in the order sent (the first block's); empty
     /// until the INSERT is sent.
     columns: Vec<String>,
+    /// The type names the last block was sent with, kept for the next one's.
+    wire_types: Vec<std::borrow::Cow<'static, str>>,
+    /// The (name, data) list of the last [`BlockInsert::write`], kept empty for the next one's.
+    block_data: Vec<(&'static str, InsertData<'static>)>,
     state: State,
     rows: u64,
     packets: u64,
@@ -122,6 +126,8 @@ impl<'c> BlockInsert<'c> {
             allow_missing,
             sink: InsertBlocks::observed(observer),
             columns: Vec::new(),
+            wire_types: Vec::new(),
+            block_data: Vec::new(),
             state: State::Ready,
             rows: 0,
             packets: 0,
@@ -146,9 +152,11 @@ impl<'c> BlockInsert<'c> {
         if block.rows() == 0 {
             return self.check_open();
         }
-        let cols: Vec<(&str, InsertData<'_>)> =
-            block.columns().iter().map(|c| (c.name(), c.into_insert_data())).collect();
-        self.write_columns(&cols).await
+        let mut cols: Vec<(&str, InsertData<'_>)> = recycle(std::mem::take(&mut self.block_data));
+        cols.extend(block.columns().iter().map(|c| (c.name(), c.into_insert_data())));
+        let res = self.write_columns(&cols).await;
+        self.block_data = recycle(cols);
+        res
     }
 
     /// Sends columns given as data, `(name, data)` like
@@ -279,7 +287,7 @@ impl<'c> BlockInsert<'c> {
     }
 
     /// `columns` in the INSERT's column order, or why they do not fit it.
-    fn ordered<'a>(&self, columns: &[(&str, InsertData<'a>)]) -> Result<Vec<(String, InsertData<'a>)>> {
+    fn ordered<'n, 'a>(&self, columns: &[(&'n str, InsertData<'a>)]) -> Result<Vec<(&'n str, InsertData<'a>)>> {
         let mut out = Vec::with_capacity(self.columns.len());
         for name in &self.columns {
             match columns.iter().filter(|(n, _)| n == name).count() {
@@ -298,8 +306,8 @@ impl<'c> BlockInsert<'c> {
                     )))
                 }
             }
-            let (_, data) = columns.iter().find(|(n, _)| n == name).expect("counted above");
-            out.push((name.clone(), data.clone()));
+            let (n, data) = columns.iter().find(|(n, _)| n == name).expect("counted above");
+            out.push((*n, data.clone()));
         }
         if let Some((extra, _)) = columns.iter().find(|(n, _)| !self.columns.iter().any(|c| c == n)) {
             return Err(Error::invalid_input(format!(
@@ -319,21 +327,35 @@ impl<'c> BlockInsert<'c> {
         if self.columns.is_empty() {
             return self.send_first(columns).await;
         }
-        let ordered = match self.ordered(columns) {
-            Ok(o) => o,
-            Err(e) => return Err(self.abort_with(e)),
+        // Blocks usually come with the INSERT's columns in its order: then they
+        // are used as given, and the type names' vector of the last block is
+        // reused, so a block allocates nothing here.
+        let in_order =
+            columns.len() == self.columns.len() && columns.iter().zip(&self.columns).all(|((n, _), c)| n == c);
+        let reordered;
+        let cols = if in_order {
+            columns
+        } else {
+            reordered = match self.ordered(columns) {
+                Ok(o) => o,
+                Err(e) => return Err(self.abort_with(e)),
+            };
+            &reordered[..]
         };
-        let typed = match InsertColumns::new(&ordered).and_then(|c| c.with_header(self.sink.flow.header())) {
+        let types = std::mem::take(&mut self.wire_types);
+        let typed = match InsertColumns::new(cols).and_then(|c| c.with_header_in(self.sink.flow.header(), types)) {
             Ok(t) => t,
             Err(e) => return Err(self.abort_with(e.into())),
         };
         if typed.rows() == 0 {
+            self.wire_types = typed.into_wire_types();
             return Ok(());
         }
         let conn: &mut Conn = self.home.slot().get().await?;
         let n = send_rows(conn, &typed, &mut self.sink).await?;
         self.rows += typed.rows() as u64;
         self.packets += n;
+        self.wire_types = typed.into_wire_types();
         Ok(())
     }
 
@@ -366,6 +388,14 @@ impl<'c> BlockInsert<'c> {
         self.packets += n;
         Ok(())
     }
+}
+
+/// An empty vector with `v`'s memory, for elements of another lifetime. The
+/// standard library collects a mapped `into_iter()` in place when the element
+/// layouts agree (they do: only lifetimes differ), so no allocation.
+fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
+    v.clear();
+    v.into_iter().map(|_| unreachable!("the vector was cleared")).collect()
 }
 
 fn list(names: &[String]) -> String {

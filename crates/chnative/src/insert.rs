@@ -5,7 +5,7 @@
 //! [`chnative_proto::insert`]'s.
 
 use chnative_proto::insert::InsertColumns;
-pub use chnative_proto::insert::{fixed, InsertData, IntoInsertData};
+pub use chnative_proto::insert::{fixed, InsertData, IntoInsertData, StartOffsets};
 use chnative_proto::Block;
 
 pub use crate::block_insert::BlockInsert;

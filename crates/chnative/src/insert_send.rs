@@ -63,9 +63,9 @@ pub(crate) async fn refuse_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> R
 /// An encoding failure after the first packet closes the connection (sent
 /// blocks cannot be taken back, so the INSERT must not end); a server
 /// exception is returned as a server error ([`ErrorKind::Server`](crate::ErrorKind::Server)) with the connection usable.
-pub(crate) async fn send_rows<'a>(
+pub(crate) async fn send_rows<'a, N: AsRef<str>>(
     conn: &mut Conn,
-    typed: &TypedInsert<'_, 'a>,
+    typed: &TypedInsert<'_, 'a, N>,
     sink: &mut InsertBlocks,
 ) -> Result<u64> {
     let rows = typed.rows();

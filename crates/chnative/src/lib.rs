@@ -315,7 +315,7 @@ pub use chnative_proto::{Block, Column, DataType};
 pub use config::{Compression, Config};
 pub use error::{Error, ErrorKind, Result, ServerError, TypeMismatch};
 pub use executor::{Executor, InsertRows, InsertValues};
-pub use insert::{fixed, BlockInsert, Insert, InsertData, InsertSummary, IntoInsertData};
+pub use insert::{fixed, BlockInsert, Insert, InsertData, InsertSummary, IntoInsertData, StartOffsets};
 pub use netopts::{LoadBalancing, TlsRoots};
 pub use observe::Observer;
 pub use params::{Params, ToParam};

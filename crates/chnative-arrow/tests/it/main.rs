@@ -6,6 +6,7 @@ static ALLOC: chnative_testkit::alloc::Counting = chnative_testkit::alloc::Count
 #[path = "../common/mod.rs"]
 mod common;
 
+mod alloc_insert;
 mod alloc_read;
 mod dynamic;
 mod insert;

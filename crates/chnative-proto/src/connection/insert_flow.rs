@@ -185,7 +185,7 @@ impl InsertFlow {
     }
 
     /// The table's columns without a default expression that `typed` leaves out.
-    pub fn missing_without_default(&self, typed: &TypedInsert<'_, '_>) -> Vec<&str> {
+    pub fn missing_without_default<N: AsRef<str>>(&self, typed: &TypedInsert<'_, '_, N>) -> Vec<&str> {
         self.columns.iter().filter(|c| !c.has_default && !typed.has_column(&c.name)).map(|c| c.name.as_str()).collect()
     }
 

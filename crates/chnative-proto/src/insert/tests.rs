@@ -118,6 +118,8 @@ fn rust_values_encode_like_the_server_sends_them() {
             ("s", (&s[..]).into_insert_data()),
             ("s", (&strings).into_insert_data()),
             ("s", InsertData::Blob { offsets: &[6], data: "héllo".as_bytes() }),
+            ("s", InsertData::BlobStarts { offsets: StartOffsets::I32(&[0, 6]), data: "héllo".as_bytes() }),
+            ("s", InsertData::BlobStarts { offsets: StartOffsets::I64(&[3, 9]), data: "xyzhéllo!".as_bytes() }),
             ("fs", InsertData::fixed_strings(b"ab\0", 3)),
             ("d", fixed(&[19782u16])),
             ("dt", fixed(&[1709210096u32])),
@@ -145,6 +147,9 @@ fn every_family_round_trips_in_slices() {
     let strs = ["a", "", "ccc", "dd", "e"];
     let strings: Vec<String> = strs.iter().map(|s| s.to_string()).collect();
     let blob_offsets = [1u64, 1, 4, 6, 7];
+    // The same strings as Arrow holds them: start offsets, here of a slice that starts at byte 2.
+    let starts32 = [2i32, 3, 3, 6, 8, 9];
+    let starts64 = starts32.map(i64::from);
     let nulls = [0u8, 1, 0, 1, 0];
     let arr_offsets = [2u64, 2, 3, 6, 6];
     let elems = [10i16, 11, 12, 13, 14, 15];
@@ -157,6 +162,8 @@ fn every_family_round_trips_in_slices() {
         ("strs", "String", (&strs[..]).into_insert_data()),
         ("strings", "LowCardinality(String)", (&strings).into_insert_data()),
         ("blob", "String", InsertData::Blob { offsets: &blob_offsets, data: b"acccdde" }),
+        ("starts32", "String", InsertData::BlobStarts { offsets: StartOffsets::I32(&starts32), data: b"..acccdde." }),
+        ("starts64", "String", InsertData::BlobStarts { offsets: StartOffsets::I64(&starts64), data: b"..acccdde" }),
         ("n", "Nullable(UInt32)", InsertData::nullable(&nulls, &ints[..])),
         ("ns", "LowCardinality(Nullable(String))", InsertData::nullable(&nulls, &strs[..])),
         ("a", "Array(Int16)", InsertData::array(&arr_offsets, &elems[..])),
@@ -170,7 +177,7 @@ fn every_family_round_trips_in_slices() {
             assert_eq!(v("u").values::<u32>().unwrap(), &ints[lo..hi]);
             assert_eq!(v("lc").values::<u32>().unwrap(), &ints[lo..hi]);
             assert_eq!(v("fs").as_fixed_strings().unwrap(), (&fs[lo * 2..hi * 2], 2));
-            for n in ["strs", "strings", "blob"] {
+            for n in ["strs", "strings", "blob", "starts32", "starts64"] {
                 let s = v(n).as_strings().unwrap();
                 let got: Vec<&str> = (0..s.len()).map(|i| s.str(i).unwrap()).collect();
                 // The blob holds the same strings as `strs`.
@@ -295,6 +302,13 @@ fn shapes_are_validated_once_before_encoding() {
     invalid(InsertData::fixed_strings(b"abc", 2).validate("c"), "3 bytes");
     invalid(InsertData::Blob { offsets: &[2, 1], data: b"ab" }.validate("c"), "not monotonic");
     invalid(InsertData::Blob { offsets: &[1, 3], data: b"ab" }.validate("c"), "end at 3");
+    let starts =
+        |o: &'static [i32], data: &'static [u8]| InsertData::BlobStarts { offsets: StartOffsets::I32(o), data };
+    invalid(starts(&[-1, 1], b"ab").validate("c"), "not monotonic");
+    invalid(starts(&[0, 2, 1], b"ab").validate("c"), "not monotonic");
+    invalid(starts(&[0, 3], b"ab").validate("c"), "end at 3");
+    assert_eq!(starts(&[1, 2], b"ab").rows(), 1);
+    assert_eq!(starts(&[], b"").rows(), 0);
     invalid(InsertData::nullable(&[0, 1], &[1u8][..]).validate("c"), "null map has 2 rows");
     invalid(InsertData::array(&[1, 0], &[1u8][..]).validate("c"), "not monotonic");
     invalid(InsertData::array(&[1, 2], &[1u8][..]).validate("c"), "end at 2");
@@ -380,6 +394,7 @@ fn spliced_blocks_are_the_same_bytes_and_leave_long_runs_in_place() {
         blob.extend_from_slice(s.as_bytes());
         blob_offsets.push(blob.len() as u64);
     }
+    let starts: Vec<i32> = std::iter::once(0).chain(blob_offsets.iter().map(|&o| o as i32)).collect();
     let arr_offsets: Vec<u64> = (1..=n as u64).map(|i| i * 2).collect();
     let arr_values: Vec<i32> = (0..2 * n as i32).collect();
     let keys = [ids.clone(), ids.clone()].concat();
@@ -388,6 +403,7 @@ fn spliced_blocks_are_the_same_bytes_and_leave_long_runs_in_place() {
         ("b", "UInt8", fixed(&small[..])),
         ("s", "String", InsertData::Strs(&refs)),
         ("blob", "String", InsertData::Blob { offsets: &blob_offsets, data: &blob }),
+        ("starts", "String", InsertData::BlobStarts { offsets: StartOffsets::I32(&starts), data: &blob }),
         (
             "ns",
             "Nullable(String)",
@@ -402,24 +418,27 @@ fn spliced_blocks_are_the_same_bytes_and_leave_long_runs_in_place() {
             let block = decode(&bytes, revision);
             assert_eq!(block.rows(), hi - lo);
             assert_eq!(block.column("id").unwrap().view().values::<u64>().unwrap(), &ids[lo..hi]);
-            let blob_col = block.column("blob").unwrap().view();
-            let got = blob_col.as_strings().unwrap();
-            for (i, want) in refs[lo..hi].iter().enumerate() {
-                assert_eq!(got.bytes(i), want.as_bytes());
+            for name in ["blob", "starts"] {
+                let col = block.column(name).unwrap().view();
+                let got = col.as_strings().unwrap();
+                for (i, want) in refs[lo..hi].iter().enumerate() {
+                    assert_eq!(got.bytes(i), want.as_bytes());
+                }
             }
         }
     }
     // Whole, at 54492: the u64 column, both blobs' offsets and bytes, the
     // array's offsets and values, the map's offsets, keys and values are left
-    // where they are; the &strs are gathered, the 3000-byte UInt8 column and
-    // null map copied (shorter than MIN_SPLICE).
+    // where they are, and so are the bytes of the start-offset strings (whose
+    // offsets are written as u64 ends); the &strs are gathered, the 3000-byte
+    // UInt8 column and null map copied (shorter than MIN_SPLICE).
     let columns: Vec<(String, InsertData<'_>)> = cols.iter().map(|(c, _, d)| (c.to_string(), d.clone())).collect();
     let names: Vec<(&str, &str)> = cols.iter().map(|(c, t, _)| (*c, *t)).collect();
     let typed = InsertColumns::new(&columns).unwrap().with_header(&header(&names)).unwrap();
     let (mut own, mut sp) = (Vec::new(), Splices::new());
     typed.write_block_spliced(&mut own, &mut sp, 54492, 0, n).unwrap();
-    assert_eq!(sp.len(), 1 + 2 + 2 + 2 + 3, "{:?}", sp.runs().iter().map(|r| r.1.len()).collect::<Vec<_>>());
-    assert!(own.len() < 2 * n + 8 * n + blob.len() + 300, "{}", own.len());
+    assert_eq!(sp.len(), 1 + 2 + 1 + 2 + 2 + 3, "{:?}", sp.runs().iter().map(|r| r.1.len()).collect::<Vec<_>>());
+    assert!(own.len() < 2 * n + 16 * n + blob.len() + 300, "{}", own.len());
     // From row 1 on, offsets are rebased (written), bytes still left in place.
     typed.write_block_spliced(&mut own, &mut sp, 54492, 1, n).unwrap();
 }

@@ -65,6 +65,58 @@ fn write_enum<V: std::fmt::Display>(
 }
 
 /// Renders the type name the way the server spells it.
+impl DataType {
+    /// The name of a type that has no parameters (`"UInt64"`, `"String"`,
+    /// `"DateTime"`, …) without formatting anything; `None` for a type with
+    /// parameters. Lets hot paths (an INSERT's column heads, sent with every
+    /// block) name the common types without allocating.
+    ///
+    /// ```
+    /// use chnative_proto::DataType;
+    /// assert_eq!(DataType::UInt64.static_name(), Some("UInt64"));
+    /// assert_eq!(DataType::DateTime(None).static_name(), Some("DateTime"));
+    /// assert_eq!(DataType::FixedString(2).static_name(), None);
+    /// ```
+    pub fn static_name(&self) -> Option<&'static str> {
+        use DataType as T;
+        Some(match self {
+            T::Int8 => "Int8",
+            T::Int16 => "Int16",
+            T::Int32 => "Int32",
+            T::Int64 => "Int64",
+            T::Int128 => "Int128",
+            T::Int256 => "Int256",
+            T::UInt8 => "UInt8",
+            T::UInt16 => "UInt16",
+            T::UInt32 => "UInt32",
+            T::UInt64 => "UInt64",
+            T::UInt128 => "UInt128",
+            T::UInt256 => "UInt256",
+            T::Float32 => "Float32",
+            T::Float64 => "Float64",
+            T::BFloat16 => "BFloat16",
+            T::Bool => "Bool",
+            T::String => "String",
+            T::Date => "Date",
+            T::Date32 => "Date32",
+            T::DateTime(None) => "DateTime",
+            T::Time => "Time",
+            T::Uuid => "UUID",
+            T::Ipv4 => "IPv4",
+            T::Ipv6 => "IPv6",
+            T::Nothing => "Nothing",
+            T::Point => "Point",
+            T::Ring => "Ring",
+            T::LineString => "LineString",
+            T::MultiLineString => "MultiLineString",
+            T::Polygon => "Polygon",
+            T::MultiPolygon => "MultiPolygon",
+            T::Dynamic { max_types: None } => "Dynamic",
+            _ => return None,
+        })
+    }
+}
+
 impl std::fmt::Display for DataType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         use DataType as T;
@@ -173,6 +225,50 @@ impl std::fmt::Display for DataType {
 #[cfg(test)]
 mod display_tests {
     use super::DataType;
+
+    #[test]
+    fn static_names_are_the_display() {
+        for s in [
+            "Int8",
+            "Int16",
+            "Int32",
+            "Int64",
+            "Int128",
+            "Int256",
+            "UInt8",
+            "UInt16",
+            "UInt32",
+            "UInt64",
+            "UInt128",
+            "UInt256",
+            "Float32",
+            "Float64",
+            "BFloat16",
+            "Bool",
+            "String",
+            "Date",
+            "Date32",
+            "DateTime",
+            "Time",
+            "UUID",
+            "IPv4",
+            "IPv6",
+            "Nothing",
+            "Point",
+            "Ring",
+            "LineString",
+            "MultiLineString",
+            "Polygon",
+            "MultiPolygon",
+            "Dynamic",
+        ] {
+            let t = DataType::parse(s).unwrap();
+            assert_eq!(t.static_name(), Some(t.to_string().as_str()), "{s}");
+        }
+        for s in ["FixedString(2)", "DateTime('UTC')", "Nullable(UInt8)", "Decimal(9, 2)"] {
+            assert_eq!(DataType::parse(s).unwrap().static_name(), None, "{s}");
+        }
+    }
 
     #[test]
     fn display_round_trips() {
