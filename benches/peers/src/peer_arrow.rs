@@ -22,12 +22,17 @@ mod real {
 
     pub async fn connect(host: &str, tcp: u16, lz4: bool) -> Res<Client> {
         use clickhouse_arrow::CompressionMethod;
-        Ok(clickhouse_arrow::Client::<clickhouse_arrow::ArrowFormat>::builder()
+        let mut b = clickhouse_arrow::Client::<clickhouse_arrow::ArrowFormat>::builder()
             .with_endpoint(format!("{host}:{tcp}"))
             .with_username("default")
-            .with_compression(if lz4 { CompressionMethod::LZ4 } else { CompressionMethod::None })
-            .build::<clickhouse_arrow::ArrowFormat>()
-            .await?)
+            .with_compression(if lz4 { CompressionMethod::LZ4 } else { CompressionMethod::None });
+        if lz4 {
+            // clickhouse-arrow 0.2.1 sends `network_compression_method` only for ZSTD; 26.9's
+            // default is ZSTD, so without this the server answers an "LZ4" client in ZSTD frames
+            // and its reader fails ("No active connection", 2026-12-02).
+            b = b.with_setting("network_compression_method", "lz4");
+        }
+        Ok(b.build::<clickhouse_arrow::ArrowFormat>().await?)
     }
 
     /// Runs `sql` and returns (rows, bench checksum of every value).

@@ -47,7 +47,7 @@ impl Default for PoolOptions {
     }
 }
 
-/// Which root certificates a TLS client trusts, besides [`Config::tls_ca_file`]
+/// Which root certificates a TLS client trusts, besides [`Config::tls_ca_file`](crate::Config::tls_ca_file)
 /// (URL option `tls_roots`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]

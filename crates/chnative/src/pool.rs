@@ -301,7 +301,7 @@ pub(crate) enum Target<'c> {
 ///
 /// Each call borrows an idle connection (or opens one, up to
 /// [`Config::pool_max_size`], 20 by default) and gives it back when it is
-/// done; a [`QueryStream`] holds its connection until it is dropped. A call
+/// done; a [`QueryStream`](crate::QueryStream) holds its connection until it is dropped. A call
 /// dropped halfway never leaves a connection in an unknown state in the
 /// pool: the connection is finished in the background or closed.
 ///

@@ -21,7 +21,7 @@ impl Connection {
     /// Writes a Query packet and the empty external-tables block: Idle → Busy(Query).
     ///
     /// `query.compression` says whether blocks are compressed in both directions;
-    /// it needs [`Options::compression`] for the blocks the client sends.
+    /// it needs [`Options::compression`](super::Options::compression) for the blocks the client sends.
     pub fn query(&mut self, query: &Query<'_>) -> Result<(), Error> {
         self.start_query("query", query, Phase::Query)
     }

@@ -277,7 +277,7 @@ impl<'r> FromColumn<'r> for f32 {
 
 /// The insert buffer of a number type: the values themselves when the column has
 /// the type's own wire type, else the values narrowed into a narrower column's
-/// (each checked to fit: see the [module docs](self)).
+/// (each checked to fit, as the module docs of `row::numbers` say).
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum NumberBuffer<T: 'static> {
