@@ -101,6 +101,7 @@ mod real {
             allocs: field("pool_allocs")? as u64,
             ops: field("rows")? as u64,
             wire: None,
+            lat: None,
         };
         Ok((s, sum))
     }

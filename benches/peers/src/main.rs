@@ -93,6 +93,8 @@ struct Sample {
     ops: u64,
     /// Bytes received and sent on `--net-dev` during the operation.
     wire: Option<(u64, u64)>,
+    /// Per-operation latency (p50, p99) in µs, where the workload times each operation.
+    lat: Option<(f64, f64)>,
 }
 
 /// The interface of `--net-dev`, set once before any measurement.
@@ -164,8 +166,65 @@ impl Meter {
             allocs: CALLS.load(Relaxed) - self.allocs0,
             ops,
             wire,
+            lat: None,
         }
     }
+}
+
+impl Sample {
+    /// This sample with the latency percentiles recorded in [`LAT`] since `prepare`.
+    fn with_lat(mut self) -> Sample {
+        self.lat = LAT.percentiles();
+        self
+    }
+}
+
+/// Per-query latencies of one round: every task takes a buffer made before the
+/// round's meter starts (so timing allocates nothing that is counted), records
+/// each query's wall time in it, and gives it back.
+struct Latencies(Mutex<Vec<Vec<u32>>>);
+
+static LAT: Latencies = Latencies(Mutex::new(Vec::new()));
+
+impl Latencies {
+    /// `tasks` buffers of room for `per_task` latencies each (before the meter starts).
+    fn prepare(&self, tasks: usize, per_task: usize) {
+        let mut g = self.0.lock().unwrap();
+        g.clear();
+        g.reserve(tasks);
+        for _ in 0..tasks {
+            g.push(Vec::with_capacity(per_task));
+        }
+    }
+
+    /// A task's buffer (allocates nothing: `prepare` made it).
+    fn take(&self) -> Vec<u32> {
+        self.0.lock().unwrap().pop().unwrap_or_default()
+    }
+
+    /// Gives a filled buffer back (no allocation: the list has room for every buffer).
+    fn give(&self, v: Vec<u32>) {
+        self.0.lock().unwrap().push(v);
+    }
+
+    /// (p50, p99) in µs of every latency recorded since `prepare` (after the meter stopped).
+    fn percentiles(&self) -> Option<(f64, f64)> {
+        let mut all: Vec<u32> = self.0.lock().unwrap().drain(..).flatten().collect();
+        if all.is_empty() {
+            return None;
+        }
+        all.sort_unstable();
+        let at = |q: f64| all[((all.len() as f64 * q).ceil() as usize).clamp(1, all.len()) - 1] as f64 / 1e3;
+        Some((at(0.50), at(0.99)))
+    }
+}
+
+/// Times one query into `lat` (nanoseconds, saturating at ~4.3 s).
+async fn timed<T>(lat: &mut Vec<u32>, f: impl std::future::Future<Output = T>) -> T {
+    let t0 = Instant::now();
+    let r = f.await;
+    lat.push(t0.elapsed().as_nanos().min(u32::MAX as u128) as u32);
+    r
 }
 
 fn median_f(mut v: Vec<f64>) -> f64 {
@@ -319,15 +378,46 @@ impl Results {
 
     /// Per-operation figures (for the `SELECT 1` workload).
     fn print_per_op(&self, workload: &str) {
-        println!("\n| {workload} | queries/s | client CPU µs per query | allocations per query | bytes per query |");
-        println!("|---|---:|---:|---:|---:|");
-        for r in self.cells.iter().filter(|c| c.workload == workload) {
+        println!(
+            "\n| {workload} | queries/s | client CPU µs per query | CPU vs best peer | qps vs best peer | allocations per query | bytes per query | p50 µs | p99 µs |"
+        );
+        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        let cells = || self.cells.iter().filter(|c| c.workload == workload);
+        let per_op = |r: &Cell| {
             let ops = r.samples[0].ops.max(1) as f64;
             let rate = median_f(r.samples.iter().map(|s| s.ops as f64 / s.wall).collect());
             let cpu = median_f(r.samples.iter().map(|s| s.cpu).collect()) / ops * 1e6;
+            (ops, rate, cpu)
+        };
+        let peers = || cells().filter(|c| !c.client.starts_with("chnative") && !c.client.starts_with("floor"));
+        let best_cpu = peers().map(|c| per_op(c).2).fold(f64::INFINITY, f64::min);
+        let best_rate = peers().map(|c| per_op(c).1).fold(0.0, f64::max);
+        let ratio = |x: f64, best: f64| {
+            if best.is_finite() && best > 0.0 {
+                format!("{:.2}×", x / best)
+            } else {
+                "–".into()
+            }
+        };
+        for r in cells() {
+            let (ops, rate, cpu) = per_op(r);
             let allocs = median_u(r.samples.iter().map(|s| s.allocs).collect()) as f64 / ops;
             let bytes = median_u(r.samples.iter().map(|s| s.bytes).collect()) as f64 / ops;
-            println!("| {} | {rate:.0} | {cpu:.1} | {allocs:.1} | {bytes:.0} |", r.client);
+            let lat: Vec<(f64, f64)> = r.samples.iter().filter_map(|s| s.lat).collect();
+            let (p50, p99) = if lat.is_empty() {
+                ("–".to_string(), "–".to_string())
+            } else {
+                (
+                    format!("{:.0}", median_f(lat.iter().map(|l| l.0).collect())),
+                    format!("{:.0}", median_f(lat.iter().map(|l| l.1).collect())),
+                )
+            };
+            println!(
+                "| {} | {rate:.0} | {cpu:.1} | {} | {} | {allocs:.1} | {bytes:.0} | {p50} | {p99} |",
+                r.client,
+                ratio(cpu, best_cpu),
+                ratio(rate, best_rate)
+            );
         }
     }
 }
@@ -1488,39 +1578,46 @@ async fn select1(o: &Opts, env: &Env, res: &mut Results) -> Res<()> {
             }
         };
         for (label, c) in ch.iter() {
+            LAT.prepare(t, q);
             let m = Meter::start();
             let (_, s) = spawn_each(vec![c.clone(); t], |c| async move {
                 let mut s = 0u64;
+                let mut lat = LAT.take();
                 for _ in 0..q {
-                    match c.query_scalar::<u8>(SQL).await {
+                    match timed(&mut lat, c.query_scalar::<u8>(SQL)).await {
                         Ok(x) => s += x as u64,
                         Err(e) => return (c, Err(e.into())),
                     }
                 }
+                LAT.give(lat);
                 (c, Ok(s))
             })
             .await?;
-            add(label, m.stop(total), s);
+            add(label, m.stop(total).with_lat(), s);
         }
         for &(tier, ref label, ref c) in rowc.iter() {
+            LAT.prepare(t, q);
             let m = Meter::start();
             let (_, s) = spawn_each(vec![c.clone(); t], |c| tiers::select1(c, q, SQL, tier)).await?;
-            add(label, m.stop(total), s);
+            add(label, m.stop(total).with_lat(), s);
         }
         for (label, c) in off.iter().filter(|(l, _)| o.runs(l)) {
+            LAT.prepare(t, q);
             let m = Meter::start();
             let (_, s) = spawn_each(vec![c.clone(); t], |c| async move {
                 let mut s = 0u64;
+                let mut lat = LAT.take();
                 for _ in 0..q {
-                    match c.query(SQL).fetch_one::<u8>().await {
+                    match timed(&mut lat, c.query(SQL).fetch_one::<u8>()).await {
                         Ok(x) => s += x as u64,
                         Err(e) => return (c, Err(e.into())),
                     }
                 }
+                LAT.give(lat);
                 (c, Ok(s))
             })
             .await?;
-            add(label, m.stop(total), s);
+            add(label, m.stop(total).with_lat(), s);
         }
         if o.runs(official_native::LABEL) {
             let m = Meter::start();
@@ -1538,11 +1635,13 @@ async fn select1(o: &Opts, env: &Env, res: &mut Results) -> Res<()> {
             add(official_native::LABEL, m.stop(total), s);
         }
         for (label, conns) in crs.iter_mut() {
+            LAT.prepare(t, q);
             let m = Meter::start();
             let (back, s) = spawn_each(std::mem::take(conns), |mut c| async move {
                 let mut s = 0u64;
+                let mut lat = LAT.take();
                 for _ in 0..q {
-                    let r = match c.query(SQL).fetch_all().await {
+                    let r = match timed(&mut lat, c.query(SQL).fetch_all()).await {
                         Ok(b) => b.get::<u8, _>(0, 0),
                         Err(e) => Err(e),
                     };
@@ -1551,41 +1650,48 @@ async fn select1(o: &Opts, env: &Env, res: &mut Results) -> Res<()> {
                         Err(e) => return (c, Err(e.into())),
                     }
                 }
+                LAT.give(lat);
                 (c, Ok(s))
             })
             .await?;
             *conns = back;
-            add(label, m.stop(total), s);
+            add(label, m.stop(total).with_lat(), s);
         }
         for (label, conns) in arw.iter() {
+            LAT.prepare(t, q);
             let m = Meter::start();
             let (_, s) = spawn_each(conns.clone(), |c| async move {
                 let mut s = 0u64;
+                let mut lat = LAT.take();
                 for _ in 0..q {
-                    match peer_arrow::read_sum(&c, SQL).await {
+                    match timed(&mut lat, peer_arrow::read_sum(&c, SQL)).await {
                         Ok((_, x)) => s = s.wrapping_add(x),
                         Err(e) => return (c, Err(e)),
                     }
                 }
+                LAT.give(lat);
                 (c, Ok(s))
             })
             .await?;
-            add(label, m.stop(total), s);
+            add(label, m.stop(total).with_lat(), s);
         }
         if !klick.is_empty() {
+            LAT.prepare(t, q);
             let m = Meter::start();
             let (_, s) = spawn_each(klick.clone(), |c| async move {
                 let mut s = 0u64;
+                let mut lat = LAT.take();
                 for _ in 0..q {
-                    match c.query_one::<KOne>(SQL).await {
+                    match timed(&mut lat, c.query_one::<KOne>(SQL)).await {
                         Ok(x) => s += x.x as u64,
                         Err(e) => return (c, Err(e.into())),
                     }
                 }
+                LAT.give(lat);
                 (c, Ok(s))
             })
             .await?;
-            add(KLICK, m.stop(total), s);
+            add(KLICK, m.stop(total).with_lat(), s);
         }
     }
     res.verify(&w, total)?;

@@ -214,11 +214,12 @@ pub async fn select1(
     label: &'static str,
 ) -> (chnative::Client, Res<u64>) {
     let mut s = 0u64;
+    let mut lat = crate::LAT.take();
     for _ in 0..q {
         let r: Res<u64> = if label == FETCH_ONE {
-            c.fetch_one::<One>(sql).await.map(|r| r.x as u64).map_err(Into::into)
+            crate::timed(&mut lat, c.fetch_one::<One>(sql)).await.map(|r| r.x as u64).map_err(Into::into)
         } else {
-            match c.fetch_all_rows(sql).await {
+            match crate::timed(&mut lat, c.fetch_all_rows(sql)).await {
                 Ok(rows) => rows.iter().try_fold(0u64, |a, r| value_sum(r).map(|x| a.wrapping_add(x))),
                 Err(e) => Err(e.into()),
             }
@@ -228,6 +229,7 @@ pub async fn select1(
             Err(e) => return (c, Err(e)),
         }
     }
+    crate::LAT.give(lat);
     (c, Ok(s))
 }
 

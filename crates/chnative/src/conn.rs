@@ -149,9 +149,13 @@ pub(crate) fn query_deadline(
 /// Runs the start of a query (getting a connection, sending the Query) within
 /// its deadline. Every step is cancel-safe: a step cut short leaves the
 /// connection where the next call finds it (and finishes or closes it).
-pub(crate) async fn within<T>(
+///
+/// `start` is pinned by the caller and borrowed here: taken by value, it would
+/// be held twice in this future (as the argument and as the awaited value),
+/// and every query's future would carry and copy both.
+pub(crate) async fn within<T, F: std::future::Future<Output = Result<T>>>(
     deadline: Option<Instant>,
-    start: impl std::future::Future<Output = Result<T>>,
+    start: std::pin::Pin<&mut F>,
 ) -> Result<T> {
     let Some(at) = deadline else { return start.await };
     match tokio::time::timeout_at(at.into(), start).await {
@@ -642,7 +646,9 @@ impl Conn {
             if self.proto.is_closed() {
                 return Err(self.closed());
             }
-            self.drain().await?;
+            // Boxed: the rare path, which inline would double this future (and
+            // every query's, which holds it).
+            Box::pin(self.drain()).await?;
         }
         self.write_out().await?;
         // Notice a server that closed the connection while we were idle (as it

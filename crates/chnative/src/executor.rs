@@ -217,11 +217,13 @@ async fn slot_stream(slot: &mut ConnSlot, mut query: Query) -> Result<QueryStrea
     // The connection stays in its slot until the Query is out: a future
     // dropped halfway (or cut short by the deadline) must leave it where
     // the next call finds (and finishes or closes) it.
-    let start = async {
-        slot.get().await?.send_query(&q, false, deadline).await?;
-        slot.take().await
+    let conn = {
+        let start = std::pin::pin!(async {
+            slot.get().await?.send_query(&q, false, deadline).await?;
+            slot.take().await
+        });
+        crate::conn::within(deadline, start).await?
     };
-    let conn = crate::conn::within(deadline, start).await?;
     Ok(QueryStream::new(conn, Home::Slot(slot), q.id).observed(observer))
 }
 
@@ -230,14 +232,16 @@ async fn pool_stream<'c>(shared: Arc<Shared>, mut query: Query) -> Result<QueryS
     let observer = std::mem::take(&mut query.observer);
     let deadline = crate::conn::query_deadline(query.timeout, shared.query_timeout());
     let q = crate::wire(query)?;
-    let start = async {
-        let mut lease = shared.acquire().await?;
-        // The connection stays in the lease until the Query is out (see slot_stream).
-        lease.slot.get().await?.send_query(&q, false, deadline).await?;
-        let conn = lease.slot.take().await?;
-        Ok((lease, conn))
+    let (lease, conn) = {
+        let start = std::pin::pin!(async {
+            let mut lease = shared.acquire().await?;
+            // The connection stays in the lease until the Query is out (see slot_stream).
+            lease.slot.get().await?.send_query(&q, false, deadline).await?;
+            let conn = lease.slot.take().await?;
+            Ok((lease, conn))
+        });
+        crate::conn::within(deadline, start).await?
     };
-    let (lease, conn) = crate::conn::within(deadline, start).await?;
     Ok(QueryStream::new(conn, Home::Lease(lease, PhantomData), q.id).observed(observer))
 }
 

@@ -134,12 +134,15 @@ impl Shared {
                 continue;
             }
             let check = self.cfg().net.pool.health_check_after;
-            if check.is_some_and(|d| now.duration_since(since) >= d) && conn.ping().await.is_err() {
+            // The health check and opening a connection are boxed: they are rare, and
+            // inline they would make every query's future several KiB larger (it is
+            // moved as it is built and first polled: a memcpy of its whole size).
+            if check.is_some_and(|d| now.duration_since(since) >= d) && Box::pin(conn.ping()).await.is_err() {
                 continue;
             }
             return Ok(self.lease(conn, meta, permit));
         }
-        let conn = Box::new(self.connector.connect().await?);
+        let conn = Box::new(Box::pin(self.connector.connect()).await?);
         let meta = Meta { created: Instant::now(), _open: OpenToken::new(&self.open) };
         Ok(self.lease(conn, meta, permit))
     }

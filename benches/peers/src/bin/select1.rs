@@ -77,6 +77,8 @@ async fn run() -> Res<()> {
         chnative::Client::connect(&format!("clickhouse://default@127.0.0.1:{port}/default?compression={compression}"))
             .await?;
     let per_task = queries.div_ceil(tasks.max(1));
+    // Futures are moved (memcpy) as they are built and first polled: their size is a cost per query.
+    println!("future size: query_scalar {} bytes", std::mem::size_of_val(&client.query_scalar::<u8>("SELECT 1 AS x")),);
     for round in 0..=rounds {
         let (t0, cpu0, calls0) = (Instant::now(), cpu_split(), CALLS.load(Relaxed));
         let handles: Vec<_> = (0..tasks)
