@@ -500,7 +500,11 @@ impl<'a> InsertData<'a> {
                     || c.data_type() == ty
                     || matches!(ty, DataType::LowCardinality(t) if **t == *c.data_type());
                 if same {
-                    Ok(c.type_name().to_string().into())
+                    // The server's spelling, borrowed when it is a static name.
+                    Ok(match c.data_type().static_name() {
+                        Some(n) if n == c.type_name() => Cow::Borrowed(n),
+                        _ => Cow::Owned(c.type_name().to_string()),
+                    })
                 } else {
                     Err(mismatch(c.type_name()))
                 }

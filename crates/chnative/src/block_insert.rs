@@ -90,6 +90,8 @@ pub struct BlockInsert<'c> {
     wire_types: Vec<std::borrow::Cow<'static, str>>,
     /// The (name, data) list of the last [`BlockInsert::write`], kept empty for the next one's.
     block_data: Vec<(&'static str, InsertData<'static>)>,
+    /// The spliced runs' vector of the last block, kept empty for the next one's.
+    splices: chnative_proto::splice::Splices<'static>,
     state: State,
     rows: u64,
     packets: u64,
@@ -128,6 +130,7 @@ impl<'c> BlockInsert<'c> {
             columns: Vec::new(),
             wire_types: Vec::new(),
             block_data: Vec::new(),
+            splices: Default::default(),
             state: State::Ready,
             rows: 0,
             packets: 0,
@@ -352,7 +355,7 @@ impl<'c> BlockInsert<'c> {
             return Ok(());
         }
         let conn: &mut Conn = self.home.slot().get().await?;
-        let n = send_rows(conn, &typed, &mut self.sink).await?;
+        let n = send_rows(conn, &typed, &mut self.sink, &mut self.splices).await?;
         self.rows += typed.rows() as u64;
         self.packets += n;
         self.wire_types = typed.into_wire_types();
@@ -383,7 +386,7 @@ impl<'c> BlockInsert<'c> {
             }
         };
         self.columns = owned.iter().map(|(n, _)| n.clone()).collect();
-        let n = send_rows(conn, &typed, &mut self.sink).await?;
+        let n = send_rows(conn, &typed, &mut self.sink, &mut self.splices).await?;
         self.rows += typed.rows() as u64;
         self.packets += n;
         Ok(())

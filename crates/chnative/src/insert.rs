@@ -226,7 +226,7 @@ impl<'c, 'a> Insert<'c, 'a> {
                 return Err(e);
             }
         };
-        let blocks = send_rows(conn, &typed, &mut sink).await?;
+        let blocks = send_rows(conn, &typed, &mut sink, &mut Default::default()).await?;
         let progress = end_insert(conn, &mut sink).await?;
         Ok(InsertSummary { rows: rows as u64, blocks, progress })
     }

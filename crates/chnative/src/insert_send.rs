@@ -63,10 +63,26 @@ pub(crate) async fn refuse_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> R
 /// An encoding failure after the first packet closes the connection (sent
 /// blocks cannot be taken back, so the INSERT must not end); a server
 /// exception is returned as a server error ([`ErrorKind::Server`](crate::ErrorKind::Server)) with the connection usable.
-pub(crate) async fn send_rows<'a, N: AsRef<str>>(
+///
+/// `keep` lends the memory of the splices' vector (see [`Splices::recycle`])
+/// and gets it back.
+pub(crate) async fn send_rows<N: AsRef<str>>(
+    conn: &mut Conn,
+    typed: &TypedInsert<'_, '_, N>,
+    sink: &mut InsertBlocks,
+    keep: &mut Splices<'static>,
+) -> Result<u64> {
+    let mut splices = std::mem::take(keep).recycle();
+    let res = send_blocks(conn, typed, sink, &mut splices).await;
+    *keep = splices.recycle();
+    res
+}
+
+async fn send_blocks<'a, N: AsRef<str>>(
     conn: &mut Conn,
     typed: &TypedInsert<'_, 'a, N>,
     sink: &mut InsertBlocks,
+    splices: &mut Splices<'a>,
 ) -> Result<u64> {
     let rows = typed.rows();
     let step = if typed.splittable() {
@@ -78,20 +94,19 @@ pub(crate) async fn send_rows<'a, N: AsRef<str>>(
     let mut lo = 0usize;
     // Runs of the caller's buffers that are already in wire layout go to the
     // socket from where they lie (one vectored write), not through the packet.
-    let mut splices: Splices<'a> = Splices::new();
     while lo < rows {
         let hi = (lo + step).min(rows);
         let encode = |out: &mut Vec<u8>, sp: &mut Splices<'a>, rev: u64| {
             typed.write_block_spliced(out, sp, rev, lo, hi).map_err(Error::from)
         };
-        if let Err(e) = conn.send_data_spliced(&mut splices, encode) {
+        if let Err(e) = conn.send_data_spliced(splices, encode) {
             // Blocks already sent cannot be taken back: the INSERT must not end.
             return Err(conn.poison(e));
         }
-        if let Some(e) = send_watching(conn, sink, &splices).await? {
+        if let Some(e) = send_watching(conn, sink, splices).await? {
             // The server refused the data; the machine queued the end of
             // data the server now waits for, so the connection stays usable.
-            conn.write_out_spliced(&splices).await?;
+            conn.write_out_spliced(splices).await?;
             return Err(Error::server(e));
         }
         blocks += 1;

@@ -303,3 +303,43 @@ async fn a_write_cancelled_halfway_aborts_the_insert() {
         assert_eq!(c.fetch_scalar::<u64>("SELECT toUInt64(3)").await.unwrap(), 3);
     }
 }
+
+/// Blocks that come with the INSERT's columns in its order are sent as they
+/// are: once the first block has sized the INSERT's vectors (the wire type
+/// names, the (name, data) list, the spliced runs), a block allocates nothing
+/// on its way out. This thread's allocations (a current-thread runtime, so
+/// other tests do not count), not a time.
+#[tokio::test(flavor = "current_thread")]
+async fn blocks_in_the_insert_order_allocate_nothing_once_warm() {
+    let source = client().await;
+    let mut blocks = Vec::new();
+    let mut s = source
+        .fetch_blocks(
+            "SELECT number AS id, toString(number) AS s, toDateTime(number) AS t, toInt32(number) AS n \
+             FROM numbers(200000) SETTINGS max_block_size = 8192, max_threads = 1",
+        )
+        .await
+        .unwrap();
+    while let Some(b) = s.next().await.unwrap() {
+        blocks.push(b.clone());
+    }
+    drop(s);
+    assert!(blocks.len() >= 20, "{} blocks", blocks.len());
+    let t = Table::create("insert_warm", "(id UInt64, s String, t DateTime, n Int32) ENGINE = Null");
+    for comp in ["none", "lz4"] {
+        let target = Client::connect(&url(&format!("compression={comp}"))).await.unwrap();
+        let mut ins = target.insert_blocks(&t).await.unwrap();
+        ins.write(&blocks[0]).await.unwrap();
+        let before = chnative_testkit::alloc::calls();
+        for b in &blocks[1..] {
+            ins.write(b).await.unwrap();
+        }
+        let calls = chnative_testkit::alloc::calls() - before;
+        let sum = ins.end().await.unwrap();
+        assert_eq!(sum.rows, 200_000, "{comp}");
+        println!("{comp}: {} writes after the first made {calls} allocations", blocks.len() - 1);
+        // ProfileEvents packets the server sends meanwhile may take a few; a
+        // block's own encoding takes none (it took over ten before).
+        assert!(calls < blocks.len() as u64, "{comp}: {calls} allocations for {} blocks", blocks.len() - 1);
+    }
+}
