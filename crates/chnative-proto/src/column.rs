@@ -425,30 +425,9 @@ fn selected_len(offsets: &[u64], idx: &[u64]) -> Result<u64> {
 
 #[cfg(test)]
 mod tests {
+    use super::test_util::round_trip;
     use super::*;
     use crate::wire::WriteExt;
-
-    fn round_trip(ty: &str, rows: usize, bytes: &[u8], layout: Layout) {
-        let mut pool = BufferPool::new();
-        let t = DataType::parse(ty).unwrap();
-        let mut c = ColumnData::for_type(&t, &mut pool).unwrap();
-        let mut r = Reader::new(bytes);
-        c.read_prefix(&mut r).unwrap();
-        c.read_data(&mut r, rows, None, layout, &mut pool).unwrap();
-        assert_eq!(r.remaining(), 0, "{ty}");
-        assert_eq!(c.rows(), rows);
-        let mut out = Vec::new();
-        c.write_prefix(&mut out);
-        c.write_data(&mut out, layout).unwrap();
-        assert_eq!(out, bytes, "{ty}");
-        // Every strict prefix is incomplete, never a panic or a wrong value.
-        for cut in 0..bytes.len() {
-            let mut c = ColumnData::for_type(&t, &mut pool).unwrap();
-            let mut r = Reader::new(&bytes[..cut]);
-            let res = c.read_prefix(&mut r).and_then(|_| c.read_data(&mut r, rows, None, layout, &mut pool));
-            assert!(matches!(res, Err(ProtoError::Incomplete { .. })), "{ty} cut at {cut}: {res:?}");
-        }
-    }
 
     const OLD: Layout = Layout { sized_strings: false, sized_dict_strings: false };
     const NEW: Layout = Layout { sized_strings: true, sized_dict_strings: true };

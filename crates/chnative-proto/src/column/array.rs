@@ -2,7 +2,7 @@
 //! the geo rings and polygons): u64 end offsets per row, then the flattened elements.
 
 use super::check::{cannot_hold, check_end_offsets, Reason};
-use super::codec::{no_row_binary, ColumnCodec};
+use super::codec::{no_row_binary, prefix_of, ColumnCodec};
 use super::{
     check_offsets, checked_len, last_offset, selected_len, ColumnData, Layout, ScanMemo, SerInfo, TupleColumn,
 };
@@ -57,17 +57,7 @@ impl ColumnCodec for ArrayColumn {
         "array data".into()
     }
 
-    fn read_prefix(&mut self, r: &mut Reader<'_>) -> Result<()> {
-        self.inner.read_prefix(r)
-    }
-
-    fn measure_prefix(&self, r: &mut Reader<'_>) -> Result<bool> {
-        self.inner.measure_prefix(r)
-    }
-
-    fn write_prefix(&self, out: &mut Vec<u8>) {
-        self.inner.write_prefix(out)
-    }
+    prefix_of!(inner);
 
     /// Reads `rows` end offsets and the elements they count.
     fn read_body(

@@ -123,3 +123,46 @@ pub(super) fn no_row_binary(ty: &DataType) -> ProtoError {
 pub(super) fn no_default(ty: &DataType) -> ProtoError {
     ProtoError::ty(ty.to_string(), "no default value for this column shape")
 }
+
+/// The prefix methods of a family that wraps one column (Array, Nullable): its
+/// state prefix is the wrapped column's, as the wrapper writes none of its own.
+macro_rules! prefix_of {
+    ($inner:ident) => {
+        fn read_prefix(&mut self, r: &mut $crate::wire::Reader<'_>) -> $crate::error::Result<()> {
+            self.$inner.read_prefix(r)
+        }
+
+        fn measure_prefix(&self, r: &mut $crate::wire::Reader<'_>) -> $crate::error::Result<bool> {
+            self.$inner.measure_prefix(r)
+        }
+
+        fn write_prefix(&self, out: &mut Vec<u8>) {
+            self.$inner.write_prefix(out)
+        }
+    };
+}
+pub(super) use prefix_of;
+
+/// The measuring methods of a family that is never measured (Variant, Dynamic,
+/// JSON): where their bytes end depends on discriminators and types that only
+/// decoding follows, so such a column is decoded directly.
+macro_rules! not_measured {
+    () => {
+        /// Not measured: decoded directly.
+        fn measure_prefix(&self, _: &mut $crate::wire::Reader<'_>) -> $crate::error::Result<bool> {
+            Ok(false)
+        }
+
+        fn measure_body(
+            &self,
+            _: &mut $crate::wire::Reader<'_>,
+            _: usize,
+            _: Option<&[$crate::column::SerInfo]>,
+            _: $crate::column::Layout,
+            _: &mut $crate::column::ScanMemo,
+        ) -> $crate::error::Result<bool> {
+            Ok(false)
+        }
+    };
+}
+pub(super) use not_measured;

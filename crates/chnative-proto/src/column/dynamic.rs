@@ -20,10 +20,9 @@ use crate::types::DataType;
 use crate::wire::{Budget, Reader, WriteExt};
 
 use super::check::{cannot_hold, Reason};
-use super::codec::ColumnCodec;
+use super::codec::{not_measured, ColumnCodec};
 use super::{
-    checked_len, row_binary_unsupported, ColumnData, Layout, ScanMemo, SerInfo, StringColumn, VariantData,
-    NULL_DISCRIMINATOR,
+    checked_len, row_binary_unsupported, ColumnData, Layout, SerInfo, StringColumn, VariantData, NULL_DISCRIMINATOR,
 };
 
 /// Sparse and replicated layers gather rows by index, which Dynamic and JSON do not support.
@@ -465,21 +464,7 @@ impl ColumnCodec for DynamicData {
         "Dynamic data".into()
     }
 
-    /// Not measured: decoded directly.
-    fn measure_prefix(&self, _: &mut Reader<'_>) -> Result<bool> {
-        Ok(false)
-    }
-
-    fn measure_body(
-        &self,
-        _: &mut Reader<'_>,
-        _: usize,
-        _: Option<&[SerInfo]>,
-        _: Layout,
-        _: &mut ScanMemo,
-    ) -> Result<bool> {
-        Ok(false)
-    }
+    not_measured!();
 
     fn append_from(&mut self, _: &Self, _: &[u64], _: &mut BufferPool, _: &mut Budget) -> Result<()> {
         Err(sparse_dynamic_unsupported())

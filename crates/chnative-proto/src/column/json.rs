@@ -20,11 +20,9 @@ use crate::types::{DataType, JsonType};
 use crate::wire::{Budget, Reader, WriteExt};
 
 use super::check::{cannot_hold, Reason};
-use super::codec::ColumnCodec;
+use super::codec::{not_measured, ColumnCodec};
 use super::dynamic::{read_names, sparse_dynamic_unsupported};
-use super::{
-    ArrayColumn, ColumnData, DynamicData, Layout, ScanMemo, SerInfo, StringColumn, TupleColumn, FLATTENED_SETTING,
-};
+use super::{ArrayColumn, ColumnData, DynamicData, Layout, SerInfo, StringColumn, TupleColumn, FLATTENED_SETTING};
 
 /// JSON (Object) serialization version 1 (sent below revision 54473).
 pub const JSON_V1: u64 = 0;
@@ -242,21 +240,7 @@ impl ColumnCodec for JsonData {
         "JSON data".into()
     }
 
-    /// Not measured: decoded directly.
-    fn measure_prefix(&self, _: &mut Reader<'_>) -> Result<bool> {
-        Ok(false)
-    }
-
-    fn measure_body(
-        &self,
-        _: &mut Reader<'_>,
-        _: usize,
-        _: Option<&[SerInfo]>,
-        _: Layout,
-        _: &mut ScanMemo,
-    ) -> Result<bool> {
-        Ok(false)
-    }
+    not_measured!();
 
     fn append_from(&mut self, _: &Self, _: &[u64], _: &mut BufferPool, _: &mut Budget) -> Result<()> {
         Err(sparse_dynamic_unsupported())

@@ -92,6 +92,15 @@ impl LowCardinalityColumn {
     }
 }
 
+/// Reads the state prefix, the key version, which must be [`KEY_VERSION`].
+fn read_key_version(r: &mut Reader<'_>) -> Result<()> {
+    let v = r.u64_le()?;
+    if v != KEY_VERSION {
+        return Err(ProtoError::violation(format!("LowCardinality key version {v}, expected 1")));
+    }
+    Ok(())
+}
+
 impl ColumnCodec for LowCardinalityColumn {
     fn empty_like(&self, pool: &mut BufferPool) -> Self {
         LowCardinalityColumn {
@@ -122,18 +131,11 @@ impl ColumnCodec for LowCardinalityColumn {
 
     /// The state prefix is the key version.
     fn read_prefix(&mut self, r: &mut Reader<'_>) -> Result<()> {
-        let v = r.u64_le()?;
-        if v != KEY_VERSION {
-            return Err(ProtoError::violation(format!("LowCardinality key version {v}, expected 1")));
-        }
-        Ok(())
+        read_key_version(r)
     }
 
     fn measure_prefix(&self, r: &mut Reader<'_>) -> Result<bool> {
-        let v = r.u64_le()?;
-        if v != KEY_VERSION {
-            return Err(ProtoError::violation(format!("LowCardinality key version {v}, expected 1")));
-        }
+        read_key_version(r)?;
         Ok(true)
     }
 

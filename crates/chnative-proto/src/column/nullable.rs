@@ -2,7 +2,7 @@
 //! placeholder at each NULL row.
 
 use super::check::{cannot_hold, Reason};
-use super::codec::{no_default, no_row_binary, ColumnCodec};
+use super::codec::{no_default, no_row_binary, prefix_of, ColumnCodec};
 use super::{ColumnData, Layout, ScanMemo, SerInfo};
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
@@ -73,17 +73,7 @@ impl ColumnCodec for NullableColumn {
         "nullable data".into()
     }
 
-    fn read_prefix(&mut self, r: &mut Reader<'_>) -> Result<()> {
-        self.inner.read_prefix(r)
-    }
-
-    fn measure_prefix(&self, r: &mut Reader<'_>) -> Result<bool> {
-        self.inner.measure_prefix(r)
-    }
-
-    fn write_prefix(&self, out: &mut Vec<u8>) {
-        self.inner.write_prefix(out)
-    }
+    prefix_of!(inner);
 
     /// Reads the null map and `rows` inner values.
     fn read_body(

@@ -13,8 +13,8 @@ use crate::error::{ProtoError, Result};
 use crate::wire::{Budget, Reader, WriteExt};
 
 use super::check::{cannot_hold, Reason};
-use super::codec::{no_row_binary, ColumnCodec};
-use super::{checked_len, ColumnData, Layout, ScanMemo, SerInfo};
+use super::codec::{no_row_binary, not_measured, ColumnCodec};
+use super::{checked_len, ColumnData, Layout, SerInfo};
 use crate::types::DataType;
 
 /// The discriminator of a NULL Variant row.
@@ -218,21 +218,7 @@ impl ColumnCodec for VariantData {
         "Variant data".into()
     }
 
-    /// Not measured: decoded directly.
-    fn measure_prefix(&self, _: &mut Reader<'_>) -> Result<bool> {
-        Ok(false)
-    }
-
-    fn measure_body(
-        &self,
-        _: &mut Reader<'_>,
-        _: usize,
-        _: Option<&[SerInfo]>,
-        _: Layout,
-        _: &mut ScanMemo,
-    ) -> Result<bool> {
-        Ok(false)
-    }
+    not_measured!();
 
     fn check_fits(&self, ty: &DataType, _: Option<&[u8]>) -> Result<(), Reason> {
         let DataType::Variant(alts) = ty else { return Err(cannot_hold(self, ty)) };

@@ -225,16 +225,24 @@ impl Decimal {
     /// ```
     pub fn normalize(&self) -> Decimal {
         let mut d = *self;
-        while d.scale > 0 {
-            match d.raw.div_rem_u64(10) {
-                Some((q, 0)) => {
-                    d.raw = q;
-                    d.scale -= 1;
-                }
-                _ => break,
-            }
-        }
+        while d.drop_trailing_zero() {}
         d
+    }
+
+    /// Drops one trailing zero of the fraction (same value, scale one less);
+    /// `false`, unchanged, when the scale is 0 or the last fraction digit is not 0.
+    fn drop_trailing_zero(&mut self) -> bool {
+        if self.scale == 0 {
+            return false;
+        }
+        match self.raw.div_rem_u64(10) {
+            Some((q, 0)) => {
+                self.raw = q;
+                self.scale -= 1;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// From a wire integer of a `Decimal(P, scale)` column.
@@ -301,16 +309,9 @@ impl Decimal {
         }
         // Same value with fewer trailing zeros, if that is what made it not fit.
         let mut d = *self;
-        while d.scale > 0 {
-            match d.raw.div_rem_u64(10) {
-                Some((q, 0)) => {
-                    d.raw = q;
-                    d.scale -= 1;
-                    if let Some(r) = attempt(&d) {
-                        return Ok(r);
-                    }
-                }
-                _ => break,
+        while d.drop_trailing_zero() {
+            if let Some(r) = attempt(&d) {
+                return Ok(r);
             }
         }
         Err(fail())
