@@ -163,6 +163,21 @@ pub struct Layout {
     pub sized_dict_strings: bool,
 }
 
+/// How a column's body lies on the wire beyond its type: the block's [`Layout`] and,
+/// for a Tuple (or JSON's typed paths), the serialization info of its elements.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BodyForm<'a> {
+    pub(crate) layout: Layout,
+    pub(crate) elems: Option<&'a [SerInfo]>,
+}
+
+/// A body with no element info of its own.
+impl From<Layout> for BodyForm<'_> {
+    fn from(layout: Layout) -> Self {
+        BodyForm { layout, elems: None }
+    }
+}
+
 impl Layout {
     /// The layout used at `revision`.
     pub fn for_revision(revision: u64) -> Layout {
@@ -291,20 +306,13 @@ impl ColumnData {
         pool: &mut BufferPool,
     ) -> Result<()> {
         match info {
-            None => self.read_plain(r, rows, None, layout, pool),
+            None => self.read_plain(r, rows, layout.into(), pool),
             Some(info) => self.read_kinds(r, rows, &info.stack, &info.elems, layout, pool),
         }
     }
 
-    fn read_plain(
-        &mut self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        elems: Option<&[SerInfo]>,
-        layout: Layout,
-        pool: &mut BufferPool,
-    ) -> Result<()> {
-        dispatch!(self, c => c.read_body(r, rows, elems, layout, pool))
+    fn read_plain(&mut self, r: &mut Reader<'_>, rows: usize, form: BodyForm<'_>, pool: &mut BufferPool) -> Result<()> {
+        dispatch!(self, c => c.read_body(r, rows, form, pool))
     }
 
     // ----- measuring (how many bytes a column takes, without decoding) ---
@@ -342,20 +350,13 @@ impl ColumnData {
         memo: &mut ScanMemo,
     ) -> Result<bool> {
         match info {
-            None => self.measure_plain(r, rows, None, layout, memo),
+            None => self.measure_plain(r, rows, layout.into(), memo),
             Some(info) => self.measure_kinds(r, rows, &info.stack, &info.elems, layout, memo),
         }
     }
 
-    fn measure_plain(
-        &self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        elems: Option<&[SerInfo]>,
-        layout: Layout,
-        memo: &mut ScanMemo,
-    ) -> Result<bool> {
-        dispatch!(self, c => c.measure_body(r, rows, elems, layout, memo))
+    fn measure_plain(&self, r: &mut Reader<'_>, rows: usize, form: BodyForm<'_>, memo: &mut ScanMemo) -> Result<bool> {
+        dispatch!(self, c => c.measure_body(r, rows, form, memo))
     }
 
     // ----- gathering (sparse / replicated materialisation) ---------------

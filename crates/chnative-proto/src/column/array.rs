@@ -4,7 +4,7 @@
 use super::check::{cannot_hold, check_end_offsets, Reason};
 use super::codec::{no_row_binary, prefix_of, ColumnCodec};
 use super::{
-    check_offsets, checked_len, last_offset, selected_len, ColumnData, Layout, ScanMemo, SerInfo, TupleColumn,
+    check_offsets, checked_len, last_offset, selected_len, BodyForm, ColumnData, Layout, ScanMemo, TupleColumn,
 };
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
@@ -60,31 +60,17 @@ impl ColumnCodec for ArrayColumn {
     prefix_of!(inner);
 
     /// Reads `rows` end offsets and the elements they count.
-    fn read_body(
-        &mut self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        _: Option<&[SerInfo]>,
-        layout: Layout,
-        pool: &mut BufferPool,
-    ) -> Result<()> {
+    fn read_body(&mut self, r: &mut Reader<'_>, rows: usize, form: BodyForm<'_>, pool: &mut BufferPool) -> Result<()> {
         let raw = r.bytes(checked_len(rows, 8)?)?;
         r.charge(raw.len())?;
         self.offsets.set_from(raw);
         let n = check_offsets(self.offsets.typed::<u64>()?)?;
-        self.inner.read_data(r, n, None, layout, pool)
+        self.inner.read_data(r, n, None, form.layout, pool)
     }
 
-    fn measure_body(
-        &self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        _: Option<&[SerInfo]>,
-        layout: Layout,
-        memo: &mut ScanMemo,
-    ) -> Result<bool> {
+    fn measure_body(&self, r: &mut Reader<'_>, rows: usize, form: BodyForm<'_>, memo: &mut ScanMemo) -> Result<bool> {
         let n = last_offset(r.bytes(checked_len(rows, 8)?)?)?;
-        self.inner.measure_data(r, n, None, layout, memo)
+        self.inner.measure_data(r, n, None, form.layout, memo)
     }
 
     fn write_body(&self, out: &mut Vec<u8>, layout: Layout) -> Result<()> {
@@ -202,17 +188,17 @@ mod tests {
         let mut pool = BufferPool::new();
         let layout = Layout::for_revision(54492);
         let mut c = ArrayColumn::new(AlignedBuf::new(), ColumnData::from_values::<u8>(&[]));
-        c.read_body(&mut Reader::new(&bytes), 3, None, layout, &mut pool).unwrap();
+        c.read_body(&mut Reader::new(&bytes), 3, layout.into(), &mut pool).unwrap();
         assert_eq!(c.inner.rows(), 3);
         let mut out = Vec::new();
         c.write_body(&mut out, layout).unwrap();
         assert_eq!(out, bytes);
         let mut r = Reader::new(&bytes);
-        assert!(c.measure_body(&mut r, 3, None, layout, &mut ScanMemo::default()).unwrap());
+        assert!(c.measure_body(&mut r, 3, layout.into(), &mut ScanMemo::default()).unwrap());
         assert_eq!(r.remaining(), 0);
         // Offsets going backwards are refused before any element is read.
         bytes[8] = 1;
-        let res = c.read_body(&mut Reader::new(&bytes), 3, None, layout, &mut pool);
+        let res = c.read_body(&mut Reader::new(&bytes), 3, layout.into(), &mut pool);
         assert!(matches!(res, Err(ProtoError::Violation(_))));
     }
 

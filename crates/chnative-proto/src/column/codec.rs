@@ -25,7 +25,7 @@ use crate::types::DataType;
 use crate::wire::{Budget, Reader};
 
 use super::check::Reason;
-use super::{Layout, ScanMemo, SerInfo};
+use super::{BodyForm, Layout, ScanMemo};
 
 /// One column family's storage and codec. Crate-internal: the public surface is
 /// [`ColumnData`](super::ColumnData).
@@ -64,28 +64,13 @@ pub(crate) trait ColumnCodec: Sized {
     /// Writes the state prefix.
     fn write_prefix(&self, _out: &mut Vec<u8>) {}
 
-    /// Reads `rows` rows of plain (dense) data, replacing what was held. `elems`
-    /// is the serialization info of a Tuple's (or JSON's typed paths') elements.
-    /// Short input is `Incomplete` (see the module docs).
-    fn read_body(
-        &mut self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        elems: Option<&[SerInfo]>,
-        layout: Layout,
-        pool: &mut BufferPool,
-    ) -> Result<()>;
+    /// Reads `rows` rows of plain (dense) data, laid out as `form` says, replacing
+    /// what was held. Short input is `Incomplete` (see the module docs).
+    fn read_body(&mut self, r: &mut Reader<'_>, rows: usize, form: BodyForm<'_>, pool: &mut BufferPool) -> Result<()>;
 
     /// Steps over `rows` rows of plain data without decoding; `false` when the
     /// family (or one inside it) is not measured and must be decoded directly.
-    fn measure_body(
-        &self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        elems: Option<&[SerInfo]>,
-        layout: Layout,
-        memo: &mut ScanMemo,
-    ) -> Result<bool>;
+    fn measure_body(&self, r: &mut Reader<'_>, rows: usize, form: BodyForm<'_>, memo: &mut ScanMemo) -> Result<bool>;
 
     /// Writes the data of every row.
     fn write_body(&self, out: &mut Vec<u8>, layout: Layout) -> Result<()>;
@@ -157,8 +142,7 @@ macro_rules! not_measured {
             &self,
             _: &mut $crate::wire::Reader<'_>,
             _: usize,
-            _: Option<&[$crate::column::SerInfo]>,
-            _: $crate::column::Layout,
+            _: $crate::column::BodyForm<'_>,
             _: &mut $crate::column::ScanMemo,
         ) -> $crate::error::Result<bool> {
             Ok(false)

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::check::{cannot_hold, Reason};
 use super::codec::ColumnCodec;
-use super::{string, Layout, ScanMemo, SerInfo};
+use super::{string, BodyForm, Layout, ScanMemo};
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
 use crate::types::DataType;
@@ -88,14 +88,7 @@ impl ColumnCodec for DelimitedColumn {
     }
 
     /// Finds where each row ends, then copies them as one blob.
-    fn read_body(
-        &mut self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        _: Option<&[SerInfo]>,
-        _: Layout,
-        _: &mut BufferPool,
-    ) -> Result<()> {
+    fn read_body(&mut self, r: &mut Reader<'_>, rows: usize, _: BodyForm<'_>, _: &mut BufferPool) -> Result<()> {
         // Each row takes at least one byte: the row count is bounded by the input before
         // anything is reserved for it.
         r.need(rows)?;
@@ -113,14 +106,7 @@ impl ColumnCodec for DelimitedColumn {
         Ok(())
     }
 
-    fn measure_body(
-        &self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        _: Option<&[SerInfo]>,
-        _: Layout,
-        _: &mut ScanMemo,
-    ) -> Result<bool> {
+    fn measure_body(&self, r: &mut Reader<'_>, rows: usize, _: BodyForm<'_>, _: &mut ScanMemo) -> Result<bool> {
         r.need(rows)?;
         (0..rows).try_for_each(|_| self.format.skip_row(r))?;
         Ok(true)
@@ -177,14 +163,14 @@ mod tests {
         let mut c = counted();
         let pool = &mut BufferPool::new();
         let mut r = Reader::new(&bytes);
-        c.read_body(&mut r, 3, None, L, pool).unwrap();
+        c.read_body(&mut r, 3, L.into(), pool).unwrap();
         assert_eq!((r.remaining(), c.rows()), (0, 3));
         assert_eq!(c.offsets.typed::<u64>().unwrap(), [2, 3, 6]);
         let mut out = Vec::new();
         c.write_body(&mut out, L).unwrap();
         assert_eq!(out, bytes);
         let mut r = Reader::new(&bytes);
-        assert!(c.measure_body(&mut r, 3, None, L, &mut ScanMemo::default()).unwrap());
+        assert!(c.measure_body(&mut r, 3, L.into(), &mut ScanMemo::default()).unwrap());
         assert_eq!(r.remaining(), 0);
     }
 
@@ -194,11 +180,11 @@ mod tests {
         let mut c = counted();
         let pool = &mut BufferPool::new();
         for cut in 0..bytes.len() {
-            let res = c.read_body(&mut Reader::new(&bytes[..cut]), 3, None, L, pool);
+            let res = c.read_body(&mut Reader::new(&bytes[..cut]), 3, L.into(), pool);
             assert!(matches!(res, Err(ProtoError::Incomplete { .. })), "cut at {cut}: {res:?}");
         }
         // More rows than bytes: refused before a row is read or an offset reserved.
-        let res = c.read_body(&mut Reader::new(&bytes), usize::MAX, None, L, pool);
+        let res = c.read_body(&mut Reader::new(&bytes), usize::MAX, L.into(), pool);
         assert!(matches!(res, Err(ProtoError::Incomplete { .. })), "{res:?}");
     }
 
@@ -206,7 +192,7 @@ mod tests {
     fn gather_refuses_a_default_row() {
         let pool = &mut BufferPool::new();
         let mut src = counted();
-        src.read_body(&mut Reader::new(&[1u8, 9, 0]), 2, None, L, pool).unwrap();
+        src.read_body(&mut Reader::new(&[1u8, 9, 0]), 2, L.into(), pool).unwrap();
         let mut c = counted();
         let mut budget = Budget::UNLIMITED;
         c.append_from(&src, &[1, 0], pool, &mut budget).unwrap();

@@ -22,7 +22,7 @@ use crate::wire::{Budget, Reader, WriteExt};
 use super::check::{cannot_hold, Reason};
 use super::codec::{not_measured, ColumnCodec};
 use super::{
-    checked_len, row_binary_unsupported, ColumnData, Layout, SerInfo, StringColumn, VariantData, NULL_DISCRIMINATOR,
+    checked_len, row_binary_unsupported, BodyForm, ColumnData, Layout, StringColumn, VariantData, NULL_DISCRIMINATOR,
 };
 
 /// Sparse and replicated layers gather rows by index, which Dynamic and JSON do not support.
@@ -396,14 +396,7 @@ impl ColumnCodec for DynamicData {
         }
     }
 
-    fn read_body(
-        &mut self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        _: Option<&[SerInfo]>,
-        layout: Layout,
-        pool: &mut BufferPool,
-    ) -> Result<()> {
+    fn read_body(&mut self, r: &mut Reader<'_>, rows: usize, form: BodyForm<'_>, pool: &mut BufferPool) -> Result<()> {
         // Drop the types a previous block found in its shared variant.
         let declared = self.type_names.len();
         self.types.truncate(declared);
@@ -421,9 +414,9 @@ impl ColumnCodec for DynamicData {
         self.row_types.resize_zeroed(checked_len(rows, 4)?);
         self.row_index.resize_zeroed(checked_len(rows, 8)?);
         if self.version == DYNAMIC_FLATTENED {
-            self.read_flat_body(r, rows, layout, pool)
+            self.read_flat_body(r, rows, form.layout, pool)
         } else {
-            self.variant.read_body(r, rows, None, layout, pool)?;
+            self.variant.read_body(r, rows, form.layout.into(), pool)?;
             self.map_variant_rows(pool)
         }
     }

@@ -7,7 +7,7 @@
 
 use super::check::{cannot_hold, check_fixed_values, Reason};
 use super::codec::ColumnCodec;
-use super::{checked_len, Layout, ScanMemo, SerInfo};
+use super::{checked_len, BodyForm, Layout, ScanMemo};
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
 use crate::types::DataType;
@@ -58,28 +58,14 @@ impl ColumnCodec for FixedColumn {
         format!("fixed-width data of {} bytes per value", self.width)
     }
 
-    fn read_body(
-        &mut self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        _: Option<&[SerInfo]>,
-        _: Layout,
-        _: &mut BufferPool,
-    ) -> Result<()> {
+    fn read_body(&mut self, r: &mut Reader<'_>, rows: usize, _: BodyForm<'_>, _: &mut BufferPool) -> Result<()> {
         let raw = r.bytes(checked_len(rows, self.width)?)?;
         r.charge(raw.len())?;
         self.data.set_from(raw);
         Ok(())
     }
 
-    fn measure_body(
-        &self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        _: Option<&[SerInfo]>,
-        _: Layout,
-        _: &mut ScanMemo,
-    ) -> Result<bool> {
+    fn measure_body(&self, r: &mut Reader<'_>, rows: usize, _: BodyForm<'_>, _: &mut ScanMemo) -> Result<bool> {
         r.bytes(checked_len(rows, self.width)?)?;
         Ok(true)
     }
@@ -148,21 +134,21 @@ mod tests {
         let mut c = FixedColumn::new(4, AlignedBuf::new());
         let pool = &mut BufferPool::new();
         let mut r = Reader::new(&bytes);
-        c.read_body(&mut r, 3, None, L, pool).unwrap();
+        c.read_body(&mut r, 3, L.into(), pool).unwrap();
         assert_eq!(r.remaining(), 0);
         let mut out = Vec::new();
         c.write_body(&mut out, L).unwrap();
         assert_eq!(out, bytes);
         let mut r = Reader::new(&bytes);
-        assert!(c.measure_body(&mut r, 3, None, L, &mut ScanMemo::default()).unwrap());
+        assert!(c.measure_body(&mut r, 3, L.into(), &mut ScanMemo::default()).unwrap());
         assert_eq!(r.remaining(), 0);
         // Short input asks for exactly what is missing.
         let mut r = Reader::new(&bytes[..10]);
-        assert!(matches!(c.read_body(&mut r, 3, None, L, pool), Err(ProtoError::Incomplete { needed: 12 })));
+        assert!(matches!(c.read_body(&mut r, 3, L.into(), pool), Err(ProtoError::Incomplete { needed: 12 })));
         let mut r = Reader::new(&bytes);
         let wide = FixedColumn::new(8, AlignedBuf::new());
         assert!(matches!(
-            wide.measure_body(&mut r, usize::MAX, None, L, &mut ScanMemo::default()),
+            wide.measure_body(&mut r, usize::MAX, L.into(), &mut ScanMemo::default()),
             Err(ProtoError::Violation(_))
         ));
     }

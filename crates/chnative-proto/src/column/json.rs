@@ -22,7 +22,7 @@ use crate::wire::{Budget, Reader, WriteExt};
 use super::check::{cannot_hold, Reason};
 use super::codec::{not_measured, ColumnCodec};
 use super::dynamic::{read_names, sparse_dynamic_unsupported};
-use super::{ArrayColumn, ColumnData, DynamicData, Layout, SerInfo, StringColumn, TupleColumn, FLATTENED_SETTING};
+use super::{ArrayColumn, BodyForm, ColumnData, DynamicData, Layout, StringColumn, TupleColumn, FLATTENED_SETTING};
 
 /// JSON (Object) serialization version 1 (sent below revision 54473).
 pub const JSON_V1: u64 = 0;
@@ -157,14 +157,7 @@ impl ColumnCodec for JsonData {
         }
     }
 
-    fn read_body(
-        &mut self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        elems: Option<&[SerInfo]>,
-        layout: Layout,
-        pool: &mut BufferPool,
-    ) -> Result<()> {
+    fn read_body(&mut self, r: &mut Reader<'_>, rows: usize, form: BodyForm<'_>, pool: &mut BufferPool) -> Result<()> {
         self.rows = rows;
         if rows == 0 {
             self.clear();
@@ -172,7 +165,7 @@ impl ColumnCodec for JsonData {
         }
         if self.version == JSON_STRING {
             // The text column goes through the row-by-row writer: VarUInt lengths at every revision.
-            let plain = Layout { sized_strings: false, ..layout };
+            let plain = Layout { sized_strings: false, ..form.layout };
             self.text.read_data(r, rows, None, plain, pool)?;
             self.typed.iter_mut().for_each(ColumnData::clear);
             self.dynamic.iter_mut().for_each(ColumnData::clear);
@@ -181,17 +174,17 @@ impl ColumnCodec for JsonData {
         }
         self.text.clear();
         for (i, c) in self.typed.iter_mut().enumerate() {
-            c.read_data(r, rows, elems.and_then(|e| e.get(i)), layout, pool)?;
+            c.read_data(r, rows, form.elems.and_then(|e| e.get(i)), form.layout, pool)?;
         }
         for c in &mut self.dynamic {
-            c.read_data(r, rows, None, layout, pool)?;
+            c.read_data(r, rows, None, form.layout, pool)?;
         }
         if self.version == JSON_FLATTENED {
             self.shared.clear();
             Ok(())
         } else {
             // The shared data's paths and values keep VarUInt lengths at every revision.
-            self.shared.read_data(r, rows, None, Layout { sized_strings: false, ..layout }, pool)
+            self.shared.read_data(r, rows, None, Layout { sized_strings: false, ..form.layout }, pool)
         }
     }
 

@@ -3,7 +3,7 @@
 //! and their materialisation to the dense shapes on read.
 
 use super::codec::ColumnCodec;
-use super::{checked_len, ColumnData, Layout, ScanMemo};
+use super::{checked_len, BodyForm, ColumnData, Layout, ScanMemo};
 use crate::buffer::BufferPool;
 use crate::error::{ProtoError, Result};
 use crate::wire::Reader;
@@ -77,7 +77,7 @@ impl ColumnData {
     ) -> Result<()> {
         let elems_opt = if elems.is_empty() { None } else { Some(elems) };
         match stack.split_last() {
-            None | Some((Kind::Default, _)) => self.read_plain(r, rows, elems_opt, layout, pool),
+            None | Some((Kind::Default, _)) => self.read_plain(r, rows, BodyForm { layout, elems: elems_opt }, pool),
             Some((Kind::Detached, _)) => {
                 Err(ProtoError::violation("DETACHED column serialization is only used between servers"))
             }
@@ -190,9 +190,12 @@ impl ColumnData {
         memo: &mut ScanMemo,
     ) -> Result<bool> {
         match stack.split_last() {
-            None | Some((Kind::Default, _)) => {
-                self.measure_plain(r, rows, if elems.is_empty() { None } else { Some(elems) }, layout, memo)
-            }
+            None | Some((Kind::Default, _)) => self.measure_plain(
+                r,
+                rows,
+                BodyForm { layout, elems: if elems.is_empty() { None } else { Some(elems) } },
+                memo,
+            ),
             Some((Kind::Detached, _)) => Ok(false),
             Some((Kind::Sparse, rest)) => {
                 let Some(values) = skip_sparse_offsets(r, rows)? else { return Ok(false) };

@@ -7,7 +7,7 @@
 
 use super::check::{cannot_hold, Reason};
 use super::codec::{no_default, no_row_binary, ColumnCodec};
-use super::{checked_len, ColumnData, Layout, ScanMemo, SerInfo};
+use super::{checked_len, BodyForm, ColumnData, Layout, ScanMemo};
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
 use crate::types::DataType;
@@ -144,14 +144,7 @@ impl ColumnCodec for LowCardinalityColumn {
     }
 
     /// Reads one block's dictionary and `rows` keys.
-    fn read_body(
-        &mut self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        _: Option<&[SerInfo]>,
-        layout: Layout,
-        pool: &mut BufferPool,
-    ) -> Result<()> {
+    fn read_body(&mut self, r: &mut Reader<'_>, rows: usize, form: BodyForm<'_>, pool: &mut BufferPool) -> Result<()> {
         let LowCardinalityColumn { dict, key_width: key_width_out, keys, .. } = self;
         if rows == 0 {
             dict.clear();
@@ -164,8 +157,8 @@ impl ColumnCodec for LowCardinalityColumn {
         let nkeys = r.u64_le()?;
         let nkeys = usize::try_from(nkeys).map_err(|_| ProtoError::violation("dictionary too large"))?;
         r.need(nkeys.min(usize::MAX / 2))?;
-        let dict_layout = Layout { sized_strings: layout.sized_dict_strings, ..layout };
-        dict.read_plain(r, nkeys, None, dict_layout, pool)?;
+        let dict_layout = Layout { sized_strings: form.layout.sized_dict_strings, ..form.layout };
+        dict.read_plain(r, nkeys, dict_layout.into(), pool)?;
         let n = r.u64_le()?;
         if n != rows as u64 {
             return Err(ProtoError::violation("LowCardinality row count differs from the block"));
@@ -182,20 +175,13 @@ impl ColumnCodec for LowCardinalityColumn {
     }
 
     /// `false` for what the decoder refuses (it says why) or a dictionary that is not measured.
-    fn measure_body(
-        &self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        _: Option<&[SerInfo]>,
-        layout: Layout,
-        memo: &mut ScanMemo,
-    ) -> Result<bool> {
+    fn measure_body(&self, r: &mut Reader<'_>, rows: usize, form: BodyForm<'_>, memo: &mut ScanMemo) -> Result<bool> {
         if rows == 0 {
             return Ok(true);
         }
         let Ok(Some(kw)) = key_width(r.u64_le()?) else { return Ok(false) };
         let nkeys = usize::try_from(r.u64_le()?).map_err(|_| ProtoError::violation("dictionary too large"))?;
-        let dict_layout = Layout { sized_strings: layout.sized_dict_strings, ..layout };
+        let dict_layout = Layout { sized_strings: form.layout.sized_dict_strings, ..form.layout };
         if !self.dict.measure_data(r, nkeys, None, dict_layout, memo)? {
             return Ok(false);
         }
@@ -350,10 +336,10 @@ mod tests {
             let mut pool = BufferPool::new();
             let mut back =
                 LowCardinalityColumn::new(ColumnData::from_strings::<&str>(&[]), 1, AlignedBuf::new(), false);
-            back.read_body(&mut Reader::new(&out), 3, None, layout, &mut pool).unwrap();
+            back.read_body(&mut Reader::new(&out), 3, layout.into(), &mut pool).unwrap();
             assert_eq!((back.key_width, back.keys.as_bytes()), (kw, keys.as_bytes()));
             let mut r = Reader::new(&out);
-            assert!(lc.measure_body(&mut r, 3, None, layout, &mut ScanMemo::default()).unwrap());
+            assert!(lc.measure_body(&mut r, 3, layout.into(), &mut ScanMemo::default()).unwrap());
             assert_eq!(r.remaining(), 0);
         }
     }
@@ -368,7 +354,7 @@ mod tests {
         lc.write_body(&mut out, layout).unwrap();
         let mut pool = BufferPool::new();
         let mut back = LowCardinalityColumn::new(ColumnData::from_strings::<&str>(&[]), 1, AlignedBuf::new(), false);
-        let res = back.read_body(&mut Reader::new(&out), 1, None, layout, &mut pool);
+        let res = back.read_body(&mut Reader::new(&out), 1, layout.into(), &mut pool);
         assert!(matches!(res, Err(ProtoError::Violation(_))));
     }
 }

@@ -3,7 +3,7 @@
 
 use super::check::{cannot_hold, Reason};
 use super::codec::{no_default, no_row_binary, prefix_of, ColumnCodec};
-use super::{ColumnData, Layout, ScanMemo, SerInfo};
+use super::{BodyForm, ColumnData, Layout, ScanMemo};
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
 use crate::types::DataType;
@@ -76,30 +76,16 @@ impl ColumnCodec for NullableColumn {
     prefix_of!(inner);
 
     /// Reads the null map and `rows` inner values.
-    fn read_body(
-        &mut self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        _: Option<&[SerInfo]>,
-        layout: Layout,
-        pool: &mut BufferPool,
-    ) -> Result<()> {
+    fn read_body(&mut self, r: &mut Reader<'_>, rows: usize, form: BodyForm<'_>, pool: &mut BufferPool) -> Result<()> {
         let raw = r.bytes(rows)?;
         r.charge(raw.len())?;
         self.nulls.set_from(raw);
-        self.inner.read_data(r, rows, None, layout, pool)
+        self.inner.read_data(r, rows, None, form.layout, pool)
     }
 
-    fn measure_body(
-        &self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        _: Option<&[SerInfo]>,
-        layout: Layout,
-        memo: &mut ScanMemo,
-    ) -> Result<bool> {
+    fn measure_body(&self, r: &mut Reader<'_>, rows: usize, form: BodyForm<'_>, memo: &mut ScanMemo) -> Result<bool> {
         r.bytes(rows)?;
-        self.inner.measure_data(r, rows, None, layout, memo)
+        self.inner.measure_data(r, rows, None, form.layout, memo)
     }
 
     fn write_body(&self, out: &mut Vec<u8>, layout: Layout) -> Result<()> {
@@ -163,13 +149,13 @@ mod tests {
         let mut pool = BufferPool::new();
         let mut c = NullableColumn::new(AlignedBuf::new(), ColumnData::from_values::<u8>(&[]));
         let layout = Layout::for_revision(54492);
-        c.read_body(&mut Reader::new(&bytes), 3, None, layout, &mut pool).unwrap();
+        c.read_body(&mut Reader::new(&bytes), 3, layout.into(), &mut pool).unwrap();
         assert_eq!(c.nulls.as_bytes(), [0, 1, 0]);
         let mut out = Vec::new();
         c.write_body(&mut out, layout).unwrap();
         assert_eq!(out, bytes);
         let mut r = Reader::new(&bytes);
-        assert!(c.measure_body(&mut r, 3, None, layout, &mut ScanMemo::default()).unwrap());
+        assert!(c.measure_body(&mut r, 3, layout.into(), &mut ScanMemo::default()).unwrap());
         assert_eq!(r.remaining(), 0);
     }
 

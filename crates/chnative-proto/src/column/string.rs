@@ -4,7 +4,7 @@
 
 use super::check::{cannot_hold, check_end_offsets, Reason};
 use super::codec::ColumnCodec;
-use super::{check_offsets, checked_len, last_offset, selected_len, Layout, SerInfo};
+use super::{check_offsets, checked_len, last_offset, selected_len, BodyForm, Layout};
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
 use crate::types::DataType;
@@ -72,29 +72,15 @@ impl ColumnCodec for StringColumn {
     }
 
     /// Reads `rows` strings in the layout of the revision (offsets + bytes, or VarUInt-prefixed).
-    fn read_body(
-        &mut self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        _: Option<&[SerInfo]>,
-        layout: Layout,
-        _: &mut BufferPool,
-    ) -> Result<()> {
+    fn read_body(&mut self, r: &mut Reader<'_>, rows: usize, form: BodyForm<'_>, _: &mut BufferPool) -> Result<()> {
         self.ascii = false;
-        self.ascii = read(r, rows, &mut self.offsets, &mut self.data, layout.sized_strings)?;
+        self.ascii = read(r, rows, &mut self.offsets, &mut self.data, form.layout.sized_strings)?;
         Ok(())
     }
 
     /// VarUInt-prefixed runs resume where `memo` left them.
-    fn measure_body(
-        &self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        _: Option<&[SerInfo]>,
-        layout: Layout,
-        memo: &mut ScanMemo,
-    ) -> Result<bool> {
-        if layout.sized_strings {
+    fn measure_body(&self, r: &mut Reader<'_>, rows: usize, form: BodyForm<'_>, memo: &mut ScanMemo) -> Result<bool> {
+        if form.layout.sized_strings {
             let total = last_offset(r.bytes(checked_len(rows, 8)?)?)?;
             r.bytes(total)?;
         } else {
@@ -373,7 +359,7 @@ mod tests {
         for (rows, ascii) in cases {
             let mut c = StringColumn::take(pool);
             let wire = sized_wire(&rows);
-            c.read_body(&mut Reader::new(&wire), rows.len(), None, SIZED, pool).unwrap();
+            c.read_body(&mut Reader::new(&wire), rows.len(), SIZED.into(), pool).unwrap();
             assert_eq!(c.ascii, ascii, "{} rows", rows.len());
             let offsets = c.offsets.typed::<u64>().unwrap();
             assert_eq!(offsets.last().copied().unwrap_or(0), c.data.len() as u64);
@@ -383,11 +369,11 @@ mod tests {
         }
         // The VarUInt layout does not look.
         let mut c = StringColumn::take(pool);
-        c.read_body(&mut Reader::new(b"\x02ab"), 1, None, VAR, pool).unwrap();
+        c.read_body(&mut Reader::new(b"\x02ab"), 1, VAR.into(), pool).unwrap();
         assert!(!c.ascii);
         let mut c = StringColumn::take(pool);
         let wire = sized_wire(&[b"ab"]);
-        c.read_body(&mut Reader::new(&wire), 1, None, SIZED, pool).unwrap();
+        c.read_body(&mut Reader::new(&wire), 1, SIZED.into(), pool).unwrap();
         assert!(c.ascii);
         c.clear();
         assert!(!c.ascii);
@@ -422,7 +408,7 @@ mod tests {
             assert_eq!((o2.as_bytes(), d2.as_bytes()), (offsets.as_bytes(), data.as_bytes()));
             let mut r = Reader::new(&out);
             let layout = Layout { sized_strings: sized, sized_dict_strings: false };
-            StringColumn::new(o2, d2).measure_body(&mut r, 3, None, layout, &mut ScanMemo::default()).unwrap();
+            StringColumn::new(o2, d2).measure_body(&mut r, 3, layout.into(), &mut ScanMemo::default()).unwrap();
             assert_eq!(r.remaining(), 0, "sized: {sized}");
         }
     }
@@ -435,7 +421,7 @@ mod tests {
         let mut memo = ScanMemo::default();
         let col = StringColumn::new(AlignedBuf::new(), AlignedBuf::new());
         let measure = |r: &mut Reader<'_>, rows, memo: &mut ScanMemo| {
-            col.measure_body(r, rows, None, Layout { sized_strings: false, sized_dict_strings: false }, memo)
+            col.measure_body(r, rows, Layout { sized_strings: false, sized_dict_strings: false }.into(), memo)
         };
         let mut r = Reader::new(&out[..5]);
         // Row 0 is whole; row 1 needs its 2 bytes and row 2 at least one more.

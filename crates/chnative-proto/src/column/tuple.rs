@@ -3,7 +3,7 @@
 
 use super::check::{cannot_hold, Reason};
 use super::codec::{no_default, no_row_binary, ColumnCodec};
-use super::{ColumnData, Layout, ScanMemo, SerInfo};
+use super::{BodyForm, ColumnData, Layout, ScanMemo};
 use crate::buffer::BufferPool;
 use crate::error::{ProtoError, Result};
 use crate::types::DataType;
@@ -68,34 +68,20 @@ impl ColumnCodec for TupleColumn {
         self.elems.iter().for_each(|c| c.write_prefix(out));
     }
 
-    /// Reads `rows` rows of every element, each with its serialization info from `elems`.
-    fn read_body(
-        &mut self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        elems: Option<&[SerInfo]>,
-        layout: Layout,
-        pool: &mut BufferPool,
-    ) -> Result<()> {
+    /// Reads `rows` rows of every element, each with its serialization info from `form.elems`.
+    fn read_body(&mut self, r: &mut Reader<'_>, rows: usize, form: BodyForm<'_>, pool: &mut BufferPool) -> Result<()> {
         for (i, c) in self.elems.iter_mut().enumerate() {
-            let info = elems.and_then(|e| e.get(i));
-            c.read_data(r, rows, info, layout, pool)?;
+            let info = form.elems.and_then(|e| e.get(i));
+            c.read_data(r, rows, info, form.layout, pool)?;
         }
         Ok(())
     }
 
     /// `false` as soon as one element is not measured.
-    fn measure_body(
-        &self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        elems: Option<&[SerInfo]>,
-        layout: Layout,
-        memo: &mut ScanMemo,
-    ) -> Result<bool> {
+    fn measure_body(&self, r: &mut Reader<'_>, rows: usize, form: BodyForm<'_>, memo: &mut ScanMemo) -> Result<bool> {
         for (i, c) in self.elems.iter().enumerate() {
-            let elem = elems.and_then(|e| e.get(i));
-            if !c.measure_data(r, rows, elem, layout, memo)? {
+            let elem = form.elems.and_then(|e| e.get(i));
+            if !c.measure_data(r, rows, elem, form.layout, memo)? {
                 return Ok(false);
             }
         }
@@ -161,12 +147,12 @@ mod tests {
         let mut pool = BufferPool::new();
         let layout = Layout::for_revision(54492);
         let mut c = TupleColumn::new(vec![ColumnData::from_values::<u8>(&[]), ColumnData::from_values::<u16>(&[])]);
-        c.read_body(&mut Reader::new(&bytes), 2, None, layout, &mut pool).unwrap();
+        c.read_body(&mut Reader::new(&bytes), 2, layout.into(), &mut pool).unwrap();
         let mut out = Vec::new();
         c.write_body(&mut out, layout).unwrap();
         assert_eq!(out, bytes);
         let mut r = Reader::new(&bytes);
-        assert!(c.measure_body(&mut r, 2, None, layout, &mut ScanMemo::default()).unwrap());
+        assert!(c.measure_body(&mut r, 2, layout.into(), &mut ScanMemo::default()).unwrap());
         assert_eq!(r.remaining(), 0);
         let src = TupleColumn::new(vec![ColumnData::from_values(&[9u8]), ColumnData::from_values(&[7u16])]);
         let mut budget = Budget::UNLIMITED;

@@ -14,7 +14,7 @@ use crate::wire::{Budget, Reader, WriteExt};
 
 use super::check::{cannot_hold, Reason};
 use super::codec::{no_row_binary, not_measured, ColumnCodec};
-use super::{checked_len, ColumnData, Layout, SerInfo};
+use super::{checked_len, BodyForm, ColumnData, Layout};
 use crate::types::DataType;
 
 /// The discriminator of a NULL Variant row.
@@ -108,14 +108,7 @@ impl ColumnCodec for VariantData {
         self.variants.iter_mut().try_for_each(|v| v.read_prefix(r))
     }
 
-    fn read_body(
-        &mut self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        _: Option<&[SerInfo]>,
-        layout: Layout,
-        pool: &mut BufferPool,
-    ) -> Result<()> {
+    fn read_body(&mut self, r: &mut Reader<'_>, rows: usize, form: BodyForm<'_>, pool: &mut BufferPool) -> Result<()> {
         self.discriminators.clear();
         if rows > 0 {
             // A discriminator and an offset per row, however few bytes COMPACT granules take.
@@ -147,7 +140,7 @@ impl ColumnCodec for VariantData {
         }
         let counts = self.compute_offsets()?;
         for (v, &n) in self.variants.iter_mut().zip(counts.iter()) {
-            v.read_data(r, n, None, layout, pool)?;
+            v.read_data(r, n, None, form.layout, pool)?;
         }
         Ok(())
     }
