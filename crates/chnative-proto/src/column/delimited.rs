@@ -139,6 +139,7 @@ impl ColumnCodec for DelimitedColumn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::column::test_util::body_round_trip;
 
     /// Rows of one length byte and that many bytes.
     #[derive(Debug)]
@@ -161,17 +162,9 @@ mod tests {
     fn rows_are_found_kept_and_written_back() {
         let bytes = [1u8, 9, 0, 2, 7, 8];
         let mut c = counted();
-        let pool = &mut BufferPool::new();
-        let mut r = Reader::new(&bytes);
-        c.read_body(&mut r, 3, L.into(), pool).unwrap();
-        assert_eq!((r.remaining(), c.rows()), (0, 3));
+        body_round_trip(&mut c, 3, &bytes, L);
+        assert_eq!(c.rows(), 3);
         assert_eq!(c.offsets.typed::<u64>().unwrap(), [2, 3, 6]);
-        let mut out = Vec::new();
-        c.write_body(&mut out, L).unwrap();
-        assert_eq!(out, bytes);
-        let mut r = Reader::new(&bytes);
-        assert!(c.measure_body(&mut r, 3, L.into(), &mut ScanMemo::default()).unwrap());
-        assert_eq!(r.remaining(), 0);
     }
 
     #[test]

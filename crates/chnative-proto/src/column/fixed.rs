@@ -123,6 +123,7 @@ impl ColumnCodec for FixedColumn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::column::test_util::body_round_trip;
     use crate::column::ColumnData;
     use crate::error::ProtoError;
 
@@ -132,16 +133,8 @@ mod tests {
     fn read_write_measure_agree() {
         let bytes: Vec<u8> = (0u8..12).collect();
         let mut c = FixedColumn::new(4, AlignedBuf::new());
+        body_round_trip(&mut c, 3, &bytes, L);
         let pool = &mut BufferPool::new();
-        let mut r = Reader::new(&bytes);
-        c.read_body(&mut r, 3, L.into(), pool).unwrap();
-        assert_eq!(r.remaining(), 0);
-        let mut out = Vec::new();
-        c.write_body(&mut out, L).unwrap();
-        assert_eq!(out, bytes);
-        let mut r = Reader::new(&bytes);
-        assert!(c.measure_body(&mut r, 3, L.into(), &mut ScanMemo::default()).unwrap());
-        assert_eq!(r.remaining(), 0);
         // Short input asks for exactly what is missing.
         let mut r = Reader::new(&bytes[..10]);
         assert!(matches!(c.read_body(&mut r, 3, L.into(), pool), Err(ProtoError::Incomplete { needed: 12 })));

@@ -142,21 +142,15 @@ impl ColumnCodec for NullableColumn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::column::test_util::body_round_trip;
 
     #[test]
     fn nulls_then_values_both_ways() {
         let bytes = [0u8, 1, 0, 7, 0, 9];
-        let mut pool = BufferPool::new();
         let mut c = NullableColumn::new(AlignedBuf::new(), ColumnData::from_values::<u8>(&[]));
         let layout = Layout::for_revision(54492);
-        c.read_body(&mut Reader::new(&bytes), 3, layout.into(), &mut pool).unwrap();
+        body_round_trip(&mut c, 3, &bytes, layout);
         assert_eq!(c.nulls.as_bytes(), [0, 1, 0]);
-        let mut out = Vec::new();
-        c.write_body(&mut out, layout).unwrap();
-        assert_eq!(out, bytes);
-        let mut r = Reader::new(&bytes);
-        assert!(c.measure_body(&mut r, 3, layout.into(), &mut ScanMemo::default()).unwrap());
-        assert_eq!(r.remaining(), 0);
     }
 
     #[test]

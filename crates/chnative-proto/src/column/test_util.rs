@@ -1,6 +1,7 @@
 //! Helpers shared by the column codecs' unit tests.
 
-use super::{ColumnData, Layout};
+use super::codec::ColumnCodec;
+use super::{ColumnData, Layout, ScanMemo};
 use crate::buffer::BufferPool;
 use crate::error::ProtoError;
 use crate::types::DataType;
@@ -36,4 +37,18 @@ pub(crate) fn round_trip(ty: &str, rows: usize, bytes: &[u8], layout: Layout) ->
 
 pub(crate) fn view<'a>(ty: &'a DataType, name: &'a str, c: &'a ColumnData) -> ColumnView<'a> {
     ColumnView::new("c", ty, name, c)
+}
+
+/// Reads `bytes` as the body of `rows` rows into `c`, then checks that they are consumed,
+/// that writing `c` gives them back, and that measuring steps over exactly them.
+pub(crate) fn body_round_trip(c: &mut impl ColumnCodec, rows: usize, bytes: &[u8], layout: Layout) {
+    let mut r = Reader::new(bytes);
+    c.read_body(&mut r, rows, layout.into(), &mut BufferPool::new()).unwrap();
+    assert_eq!(r.remaining(), 0);
+    let mut out = Vec::new();
+    c.write_body(&mut out, layout).unwrap();
+    assert_eq!(out, bytes);
+    let mut r = Reader::new(bytes);
+    assert!(c.measure_body(&mut r, rows, layout.into(), &mut ScanMemo::default()).unwrap());
+    assert_eq!(r.remaining(), 0);
 }

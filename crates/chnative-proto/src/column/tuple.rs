@@ -140,6 +140,7 @@ impl ColumnCodec for TupleColumn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::column::test_util::body_round_trip;
 
     #[test]
     fn elements_one_after_the_other() {
@@ -147,13 +148,7 @@ mod tests {
         let mut pool = BufferPool::new();
         let layout = Layout::for_revision(54492);
         let mut c = TupleColumn::new(vec![ColumnData::from_values::<u8>(&[]), ColumnData::from_values::<u16>(&[])]);
-        c.read_body(&mut Reader::new(&bytes), 2, layout.into(), &mut pool).unwrap();
-        let mut out = Vec::new();
-        c.write_body(&mut out, layout).unwrap();
-        assert_eq!(out, bytes);
-        let mut r = Reader::new(&bytes);
-        assert!(c.measure_body(&mut r, 2, layout.into(), &mut ScanMemo::default()).unwrap());
-        assert_eq!(r.remaining(), 0);
+        body_round_trip(&mut c, 2, &bytes, layout);
         let src = TupleColumn::new(vec![ColumnData::from_values(&[9u8]), ColumnData::from_values(&[7u16])]);
         let mut budget = Budget::UNLIMITED;
         c.append_from(&src, &[0], &mut pool, &mut budget).unwrap();
