@@ -31,6 +31,9 @@ pub mod uuid_simd;
 pub mod view;
 pub mod wire;
 
+#[cfg(test)]
+mod test_rng;
+
 pub use block::{Block, BlockInfo, BlockLimits, Column};
 pub use buffer::{AlignedBuf, BufferPool};
 pub use column::ColumnData;

@@ -287,16 +287,7 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-    }
+    use crate::test_rng::Rng;
 
     /// The byte-at-a-time reference.
     fn reference(src: &[u8]) -> Vec<u8> {

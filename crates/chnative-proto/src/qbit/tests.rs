@@ -1,20 +1,7 @@
 use super::*;
 use crate::buffer::BufferPool;
 use crate::column::{FixedColumn, TupleColumn};
-
-/// xorshift64*: deterministic test data without dependencies.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
+use crate::test_rng::Rng;
 
 /// The obvious bit-at-a-time transposition (the reference).
 fn naive_encode(src: &[u8], b: usize, dim: usize) -> Vec<Vec<u8>> {
