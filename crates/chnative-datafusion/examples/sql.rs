@@ -63,8 +63,11 @@ async fn main() -> Res<()> {
     std::fs::write(&csv, text)?;
 
     // The provider: one partition set per shard of the cluster, two key ranges each.
-    let table =
-        ClickHouseTable::builder(url.as_str(), "example_visits_local").cluster(name.as_str()).key_ranges(2).build().await?;
+    let table = ClickHouseTable::builder(url.as_str(), "example_visits_local")
+        .cluster(name.as_str())
+        .key_ranges(2)
+        .build()
+        .await?;
     println!("{} partitions: {} shards x 2 key ranges", table.partitions().len(), cluster.topology().shards.len());
     let ctx = SessionContext::new();
     ctx.register_table("visits", Arc::new(table))?;

@@ -607,6 +607,8 @@ impl<'a> InsertData<'a> {
                     }
                 }
             }
+            // No rows (an empty array's elements may hold no offset at all): nothing to write.
+            InsertData::BlobStarts { .. } if lo == hi => {}
             InsertData::BlobStarts { offsets, data } => {
                 let (base, end) = (offsets.at(lo), offsets.at(hi));
                 let bytes: &'a [u8] = &data[base as usize..end as usize];

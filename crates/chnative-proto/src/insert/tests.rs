@@ -309,6 +309,11 @@ fn shapes_are_validated_once_before_encoding() {
     invalid(starts(&[0, 3], b"ab").validate("c"), "end at 3");
     assert_eq!(starts(&[1, 2], b"ab").rows(), 1);
     assert_eq!(starts(&[], b"").rows(), 0);
+    // Arrays whose elements are strings given by no offset at all (no elements): no panic.
+    let empty = InsertData::array(&[0, 0], starts(&[], b""));
+    let bytes = encode(&[("a", "Array(String)", empty)], 0, 2, 54492);
+    let b = decode(&bytes, 54492);
+    assert_eq!(b.column("a").unwrap().view().as_array().unwrap().offsets(), &[0, 0]);
     invalid(InsertData::nullable(&[0, 1], &[1u8][..]).validate("c"), "null map has 2 rows");
     invalid(InsertData::array(&[1, 0], &[1u8][..]).validate("c"), "not monotonic");
     invalid(InsertData::array(&[1, 2], &[1u8][..]).validate("c"), "end at 2");

@@ -316,7 +316,7 @@ async fn blocks_in_the_insert_order_allocate_nothing_once_warm() {
     let mut s = source
         .fetch_blocks(
             "SELECT number AS id, toString(number) AS s, toDateTime(number) AS t, toInt32(number) AS n \
-             FROM numbers(200000) SETTINGS max_block_size = 8192, max_threads = 1",
+             FROM numbers(200000) SETTINGS max_block_size = 2048, max_threads = 1",
         )
         .await
         .unwrap();
@@ -324,7 +324,7 @@ async fn blocks_in_the_insert_order_allocate_nothing_once_warm() {
         blocks.push(b.clone());
     }
     drop(s);
-    assert!(blocks.len() >= 20, "{} blocks", blocks.len());
+    assert!(blocks.len() >= 90, "{} blocks", blocks.len());
     let t = Table::create("insert_warm", "(id UInt64, s String, t DateTime, n Int32) ENGINE = Null");
     for comp in ["none", "lz4"] {
         let target = Client::connect(&url(&format!("compression={comp}"))).await.unwrap();
@@ -338,8 +338,10 @@ async fn blocks_in_the_insert_order_allocate_nothing_once_warm() {
         let sum = ins.end().await.unwrap();
         assert_eq!(sum.rows, 200_000, "{comp}");
         println!("{comp}: {} writes after the first made {calls} allocations", blocks.len() - 1);
-        // ProfileEvents packets the server sends meanwhile may take a few; a
-        // block's own encoding takes none (it took over ten before).
+        // A block's own encoding takes none (it took eleven before). What the
+        // server sends meanwhile may take a few, independent of the block
+        // count: a ProfileEvents block with more rows than any before grows
+        // its reused columns (up to ~50 allocations when the server is busy).
         assert!(calls < blocks.len() as u64, "{comp}: {calls} allocations for {} blocks", blocks.len() - 1);
     }
 }

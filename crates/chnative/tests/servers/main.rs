@@ -1,7 +1,8 @@
 //! chnative's integration tests that must not run beside the others: they stop or restart
 //! the shared test server (faults_restart, hosts), start servers of their own (chunked, and
-//! cluster with scripts/cluster.sh), watch a server-wide metric (pool_stress: the
-//! TCPConnection count) or set the process-wide tracing subscriber (tracing). Cargo runs test
+//! cluster with scripts/cluster.sh), count this process's sockets and the server's running
+//! queries after a storm of cancelled calls (pool_stress) or set the process-wide tracing
+//! subscriber (tracing). Cargo runs test
 //! binaries one after another, so nothing of `tests/it` runs meanwhile; within this binary
 //! every test takes [`alone`] first, so they take turns.
 
