@@ -158,7 +158,7 @@ pub(crate) struct TableColumn {
 /// that its Arrow type can go into that column's type (without looking at values).
 pub(crate) fn check_schema(schema: &arrow_schema::Schema, table: &[TableColumn], table_name: &str) -> Result<()> {
     for f in schema.fields() {
-        let col = find(table, f.name(), table_name)?;
+        let col = &table[find(table, f.name(), table_name)?];
         check_type(f.data_type(), &col.ty).map_err(|reason| Error::Mismatch {
             column: f.name().clone(),
             arrow: f.data_type().to_string(),
@@ -172,8 +172,9 @@ pub(crate) fn check_schema(schema: &arrow_schema::Schema, table: &[TableColumn],
     Ok(())
 }
 
-fn find<'t>(table: &'t [TableColumn], name: &str, table_name: &str) -> Result<&'t TableColumn> {
-    table.iter().find(|c| c.name == name).ok_or_else(|| {
+/// The index of the table column called `name`.
+fn find(table: &[TableColumn], name: &str, table_name: &str) -> Result<usize> {
+    table.iter().position(|c| c.name == name).ok_or_else(|| {
         let names: Vec<&str> = table.iter().map(|c| c.name.as_str()).collect();
         Error::Usage(format!("table {table_name} has no column `{name}` (it has {})", names.join(", ")))
     })
@@ -192,10 +193,7 @@ pub(crate) fn prepare_batch(
         // The batch's columns usually come in the table's order: look there first.
         let at = match table.get(i) {
             Some(c) if c.name == *f.name() => i,
-            _ => {
-                let col = find(table, f.name(), table_name)?;
-                table.iter().position(|c| std::ptr::eq(c, col)).unwrap_or(i)
-            }
+            _ => find(table, f.name(), table_name)?,
         };
         let col = &table[at];
         let p = match &col.ty {
