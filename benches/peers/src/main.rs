@@ -49,11 +49,13 @@ mod arrow_rb;
 mod ch_rows;
 mod counting;
 mod hits;
+mod host;
 mod official_native;
 mod peer_arrow;
 mod rows;
 mod tiers;
 
+use host::{loadavg, now_utc};
 use std::io::{Read, Write};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
@@ -705,21 +707,6 @@ fn machine() -> String {
         .unwrap_or_else(|| "unknown".into());
     let nproc = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
     format!("nproc {nproc}, CPU \"{model}\"")
-}
-
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "?".into())
-}
-
-fn now_utc() -> String {
-    std::process::Command::new("date")
-        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default()
 }
 
 // ---- the socket floor ----

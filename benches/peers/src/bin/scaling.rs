@@ -32,6 +32,7 @@
 //! at run time cannot be validated) and in Native (`fetch_native`, `Column::iter::<u64>`),
 //! clickhouse-rs (native TCP, `stream_blocks`, `Column::iter::<u64>`).
 
+use host::{loadavg, now_utc};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
@@ -39,6 +40,8 @@ use futures_util::{future::join_all, StreamExt};
 
 #[path = "../counting.rs"]
 mod counting;
+#[path = "../host.rs"]
+mod host;
 use counting::{BYTES, CALLS};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -288,21 +291,6 @@ fn median(mut v: Vec<f64>) -> f64 {
     } else {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
-}
-
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "?".into())
-}
-
-fn now_utc() -> String {
-    std::process::Command::new("date")
-        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default()
 }
 
 fn run_child(exe: &std::path::Path, client: &str, rows: u64, cols: usize, streams: usize, block: u64) -> Res<String> {
