@@ -186,6 +186,10 @@ pub(crate) struct Conn {
     /// (a stream takes them and puts them back): a repeated query reuses its
     /// columns' names, types and buffers instead of building them again.
     pub(crate) blocks: Option<Box<crate::blocks::Blocks>>,
+    /// The last INSERT's flow (the table's header and description), lent to
+    /// the next INSERT: one into the same table decodes its header into the
+    /// same columns instead of building them again.
+    insert_flow: Option<Box<chnative_proto::connection::InsertFlow>>,
     /// The one timer a read that has to wait is bounded by, made on the
     /// first wait and reset for each (cheaper than a new timer per read).
     timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
@@ -290,6 +294,7 @@ impl Conn {
             os_user: std::env::var("USER").unwrap_or_default(),
             base_settings,
             blocks: None,
+            insert_flow: None,
             timer: None,
         };
         // A port that does not answer the Hello may be an HTTP port: ask it.
@@ -380,9 +385,22 @@ impl Conn {
         self.proto.end_data().map_err(map_err)
     }
 
-    /// Gives an INSERT's blocks' buffers back to the connection's pool.
-    pub(crate) fn recycle_insert(&mut self, flow: &mut chnative_proto::connection::InsertFlow) {
-        flow.recycle(&mut self.proto);
+    /// Lends `flow` the flow of this connection's last INSERT (restarted),
+    /// for an INSERT about to start.
+    pub(crate) fn lend_insert_flow(&mut self, flow: &mut chnative_proto::connection::InsertFlow) {
+        if let Some(kept) = self.insert_flow.as_deref_mut() {
+            std::mem::swap(kept, flow);
+            flow.restart();
+        }
+    }
+
+    /// Keeps an ended INSERT's flow for the next INSERT on this connection
+    /// (`flow` gets the one kept before, if any).
+    pub(crate) fn keep_insert_flow(&mut self, flow: &mut chnative_proto::connection::InsertFlow) {
+        match self.insert_flow.as_deref_mut() {
+            Some(kept) => std::mem::swap(kept, flow),
+            None => self.insert_flow = Some(Box::new(std::mem::take(flow))),
+        }
     }
 
     /// The next event among the bytes the server has sent already, without
