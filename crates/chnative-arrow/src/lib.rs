@@ -537,8 +537,15 @@ impl<'c> ArrowInsert<'c> {
 
     /// Learns the table's columns from the server again.
     async fn relearn(&mut self) -> Result<()> {
+        // The INSERT's connection goes back to the pool first, so that a pool
+        // of one connection serves the DESCRIBE; an INSERT not started yet is
+        // opened again after it.
+        let reopen = self.ins.take().is_some() && !self.started;
         self.kept.columns = insertable_columns(self.client, &self.kept.table).await?;
         self.remembered = false;
+        if reopen {
+            self.ins = Some(self.client.insert_blocks(&self.kept.table).await?);
+        }
         Ok(())
     }
 
