@@ -591,9 +591,11 @@ impl<'c> ArrowInsert<'c> {
     /// nothing sent, the connection usable.
     async fn start(&mut self, batch: &RecordBatch) -> Result<()> {
         let schema = batch.schema();
-        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let mut names: Vec<&str> = recycle(std::mem::take(&mut self.kept.names));
+        names.extend(schema.fields().iter().map(|f| f.name().as_str()));
         let Some(ins) = self.ins.as_mut() else { return Err(refused(&self.kept.table)) };
         let started = ins.start(&names).await.map(|h| write::header_agrees(h, &self.kept.columns));
+        self.kept.names = recycle(names);
         self.started = true;
         match started {
             Ok(true) => {

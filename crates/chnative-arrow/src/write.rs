@@ -115,6 +115,8 @@ pub(crate) struct Kept {
     pub pool: Pool,
     pub prepared: Vec<(usize, Prep)>,
     pub data: Vec<(&'static str, InsertData<'static>)>,
+    /// The first batch's column names, for the INSERT statement.
+    pub names: Vec<&'static str>,
 }
 
 impl Kept {

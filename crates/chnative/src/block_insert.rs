@@ -8,8 +8,8 @@ use chnative_proto::Block;
 use crate::conn::{Conn, QueryWire};
 use crate::error::{Error, Repr, Result};
 use crate::insert_send::{
-    check_against_header, check_missing, end_insert, insert_sql, refuse_insert, send_rows, start_insert, InsertBlocks,
-    InsertSummary,
+    check_against_header, check_missing, end_insert, insert_sql_into, refuse_insert, send_rows, start_insert,
+    InsertBlocks, InsertSummary,
 };
 use crate::pool::Home;
 
@@ -261,6 +261,7 @@ impl<'c> BlockInsert<'c> {
         };
         let res = end_insert(conn, &mut self.sink).await;
         conn.keep_insert_flow(&mut self.sink.flow);
+        conn.keep_insert_text(std::mem::take(&mut self.q.sql), std::mem::take(&mut self.wire_types));
         self.state = if res.is_ok() { State::Done } else { State::Failed };
         Ok(InsertSummary { rows: self.rows, blocks: self.packets, progress: res? })
     }
@@ -390,6 +391,7 @@ impl<'c> BlockInsert<'c> {
         match refuse_insert(conn, &mut self.sink).await {
             Ok(()) => {
                 conn.keep_insert_flow(&mut self.sink.flow);
+                conn.keep_insert_text(std::mem::take(&mut self.q.sql), std::mem::take(&mut self.wire_types));
                 e
             }
             Err(e2) => e2,
@@ -453,8 +455,10 @@ impl<'c> BlockInsert<'c> {
                 return Err(Error::invalid_input(format!("column `{name}` given twice")));
             }
         }
-        self.q.sql = insert_sql(&self.quoted, names);
         let conn: &mut Conn = self.home.slot().get().await?;
+        // The statement and type names go into the last INSERT's memory.
+        (self.q.sql, self.wire_types) = conn.lend_insert_text();
+        insert_sql_into(&mut self.q.sql, &self.quoted, names);
         start_insert(conn, &self.q, &mut self.sink).await?;
         self.started = true;
         Ok(())
@@ -467,7 +471,8 @@ impl<'c> BlockInsert<'c> {
             return Ok(());
         }
         self.begin(columns.iter().map(|(n, _)| *n)).await?;
-        let typed = match check_against_header(checked, &self.sink, self.allow_missing) {
+        let types = std::mem::take(&mut self.wire_types);
+        let typed = match check_against_header(checked, &self.sink, self.allow_missing, types) {
             Ok(t) => t,
             // Nothing was sent: end the INSERT empty, the connection stays usable.
             Err(e) => return Err(self.refuse(e).await),

@@ -189,10 +189,18 @@ pub(crate) struct Conn {
     /// The last INSERT's flow (the table's header and description), lent to
     /// the next INSERT: one into the same table decodes its header into the
     /// same columns instead of building them again.
-    insert_flow: Option<Box<chnative_proto::connection::InsertFlow>>,
+    insert_flow: Option<Box<KeptInsert>>,
     /// The one timer a read that has to wait is bounded by, made on the
     /// first wait and reset for each (cheaper than a new timer per read).
     timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+/// What a connection keeps of its last INSERT for the next one.
+#[derive(Default)]
+struct KeptInsert {
+    flow: chnative_proto::connection::InsertFlow,
+    sql: String,
+    types: Vec<std::borrow::Cow<'static, str>>,
 }
 
 /// Runs `io`, bounded by the earlier of the machine's timer (`machine`) and
@@ -389,7 +397,7 @@ impl Conn {
     /// for an INSERT about to start.
     pub(crate) fn lend_insert_flow(&mut self, flow: &mut chnative_proto::connection::InsertFlow) {
         if let Some(kept) = self.insert_flow.as_deref_mut() {
-            std::mem::swap(kept, flow);
+            std::mem::swap(&mut kept.flow, flow);
             flow.restart();
         }
     }
@@ -397,10 +405,28 @@ impl Conn {
     /// Keeps an ended INSERT's flow for the next INSERT on this connection
     /// (`flow` gets the one kept before, if any).
     pub(crate) fn keep_insert_flow(&mut self, flow: &mut chnative_proto::connection::InsertFlow) {
-        match self.insert_flow.as_deref_mut() {
-            Some(kept) => std::mem::swap(kept, flow),
-            None => self.insert_flow = Some(Box::new(std::mem::take(flow))),
-        }
+        std::mem::swap(&mut self.kept_insert().flow, flow);
+    }
+
+    /// The last INSERT's statement and wire type names, emptied, for the
+    /// next one to write its own into (their memory reused).
+    pub(crate) fn lend_insert_text(&mut self) -> (String, Vec<std::borrow::Cow<'static, str>>) {
+        let kept = self.kept_insert();
+        let (mut sql, mut types) = (std::mem::take(&mut kept.sql), std::mem::take(&mut kept.types));
+        sql.clear();
+        types.clear();
+        (sql, types)
+    }
+
+    /// Keeps an ended INSERT's statement and wire type names' memory.
+    pub(crate) fn keep_insert_text(&mut self, sql: String, types: Vec<std::borrow::Cow<'static, str>>) {
+        let kept = self.kept_insert();
+        kept.sql = sql;
+        kept.types = types;
+    }
+
+    fn kept_insert(&mut self) -> &mut KeptInsert {
+        self.insert_flow.get_or_insert_with(Default::default)
     }
 
     /// The next event among the bytes the server has sent already, without

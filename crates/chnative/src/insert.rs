@@ -217,7 +217,7 @@ impl<'c, 'a> Insert<'c, 'a> {
         let mut sink = InsertBlocks::observed(observer);
         start_insert(conn, &q, &mut sink).await?;
 
-        let typed = match check_against_header(checked, &sink, allow_missing) {
+        let typed = match check_against_header(checked, &sink, allow_missing, Vec::new()) {
             Ok(t) => t,
             Err(e) => {
                 refuse_insert(conn, &mut sink).await?;

@@ -30,9 +30,20 @@ pub struct InsertSummary {
 
 /// `INSERT INTO <table> (<columns>) VALUES` (the table already quoted).
 pub(crate) fn insert_sql<'n>(quoted_table: &str, columns: impl Iterator<Item = &'n str> + Clone) -> String {
-    // One allocation: the statement is sized first, the names quoted into it.
+    let mut sql = String::new();
+    insert_sql_into(&mut sql, quoted_table, columns);
+    sql
+}
+
+/// [`insert_sql`] written into `sql` (empty; its memory reused, else one
+/// allocation: the statement is sized first).
+pub(crate) fn insert_sql_into<'n>(
+    sql: &mut String,
+    quoted_table: &str,
+    columns: impl Iterator<Item = &'n str> + Clone,
+) {
     let len = columns.clone().map(|c| c.len() + 4).sum::<usize>() + quoted_table.len() + 32;
-    let mut sql = String::with_capacity(len);
+    sql.reserve(len);
     sql.push_str("INSERT INTO ");
     sql.push_str(quoted_table);
     sql.push_str(" (");
@@ -40,10 +51,9 @@ pub(crate) fn insert_sql<'n>(quoted_table: &str, columns: impl Iterator<Item = &
         if i > 0 {
             sql.push_str(", ");
         }
-        push_quoted_ident(&mut sql, c);
+        push_quoted_ident(sql, c);
     }
     sql.push_str(") VALUES");
-    sql
 }
 
 /// Sends an INSERT's query and reads what the server sends up to the table's
@@ -188,12 +198,14 @@ async fn send_watching(conn: &mut Conn, sink: &mut InsertBlocks, splices: &Splic
 /// The columns checked against the table's header, and against its
 /// description: a column without a default may be left out only with
 /// `allow_missing`.
+/// The wire type names go into `types` (see [`InsertColumns::with_header_in`]).
 pub(crate) fn check_against_header<'s, 'a, N: AsRef<str>>(
     checked: InsertColumns<'s, 'a, N>,
     sink: &InsertBlocks,
     allow_missing: bool,
+    types: Vec<std::borrow::Cow<'static, str>>,
 ) -> Result<TypedInsert<'s, 'a, N>> {
-    let typed = checked.with_header(sink.flow.header())?;
+    let typed = checked.with_header_in(sink.flow.header(), types)?;
     if !allow_missing {
         check_missing(sink.flow.missing_without_default(&typed))?;
     }
