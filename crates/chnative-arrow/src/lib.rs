@@ -89,7 +89,10 @@
 //! # Writing (Arrow → ClickHouse)
 //!
 //! [`insert_arrow`] and [`ArrowInsert`] look up the table's column types first and
-//! check every batch's schema against them before anything is sent. Each type
+//! check every batch's schema against them before anything is sent (the types, and
+//! the vectors batches were converted into, are kept with the client for the next
+//! INSERT into the table; every INSERT's header from the server is compared with
+//! them before its data is sent). Each type
 //! above reads back from the Arrow type it produces, and also: any Arrow string or
 //! binary type into String, FixedString (padded) and JSON; Timestamp of any unit
 //! into DateTime/DateTime64 (exact rescaling: a value with more precision than the
@@ -518,7 +521,10 @@ impl<'c> ArrowInsert<'c> {
         Ok(ArrowInsert { client, ins: Some(ins), kept, remembered, started: false, checked: None })
     }
 
-    /// Checks `schema` against the table without sending anything.
+    /// Checks `schema` against the table without sending anything. For a
+    /// table this client inserted into before, the check is against the types
+    /// it learned then; the first write checks the batch again against the
+    /// server's header before sending it.
     pub fn check_schema(&self, schema: &Schema) -> Result<()> {
         write::check_schema(schema, &self.kept.columns, &self.kept.table)
     }
