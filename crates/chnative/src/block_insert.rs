@@ -263,7 +263,9 @@ impl<'c> BlockInsert<'c> {
         conn.keep_insert_flow(&mut self.sink.flow);
         conn.keep_insert_text(std::mem::take(&mut self.q.sql), std::mem::take(&mut self.wire_types));
         self.state = if res.is_ok() { State::Done } else { State::Failed };
-        Ok(InsertSummary { rows: self.rows, blocks: self.packets, progress: res? })
+        let compression = conn.compression_used();
+        self.span.compression(compression);
+        Ok(InsertSummary { rows: self.rows, blocks: self.packets, progress: res?, compression })
     }
 
     /// Aborts the INSERT: closes its connection without ending it, so the
