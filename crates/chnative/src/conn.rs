@@ -449,7 +449,7 @@ impl Conn {
     pub(crate) fn lend_insert_flow(&mut self, flow: &mut chnative_proto::connection::InsertFlow) {
         if let Some(kept) = self.insert_flow.as_deref_mut() {
             std::mem::swap(&mut kept.flow, flow);
-            flow.restart();
+            flow.restart(&mut self.proto);
         }
     }
 

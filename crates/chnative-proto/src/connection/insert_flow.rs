@@ -130,6 +130,9 @@ pub struct InsertFlow {
     header_seen: bool,
     /// Whether `columns` are this INSERT's (the server described the table).
     columns_described: bool,
+    /// The TableColumns packet's strings, whose memory goes back to the
+    /// connection for the next INSERT's.
+    text: (String, String),
 }
 
 impl BlockSink for InsertFlow {
@@ -154,9 +157,10 @@ impl InsertFlow {
     /// carried its data inline, or the server broke the sequence) is an error.
     pub fn on_event(&mut self, event: Event) -> Result<InsertStep, Error> {
         Ok(match event {
-            Event::TableColumns { description, .. } => {
+            Event::TableColumns { table, description } => {
                 parse_table_columns_into(&description, &mut self.columns);
                 self.columns_described = true;
+                self.text = (table, description);
                 InsertStep::Continue
             }
             Event::Header => {
@@ -182,12 +186,16 @@ impl InsertFlow {
         })
     }
 
-    /// Readies a flow that has served an INSERT for the next one on the same
-    /// connection. The header and profile events blocks keep their columns,
-    /// so an INSERT into the same table decodes its header into them without
-    /// allocating (a header of other names or types replaces them); what the
-    /// server said about the last INSERT is forgotten.
-    pub fn restart(&mut self) {
+    /// Readies a flow that has served an INSERT for the next one on `conn`.
+    /// The header and profile events blocks keep their columns, so an INSERT
+    /// into the same table decodes its header into them without allocating
+    /// (a header of other names or types replaces them), and `conn` reads the
+    /// table's description into the memory of the last one; what the server
+    /// said about the last INSERT is forgotten.
+    pub fn restart(&mut self, conn: &mut Connection) {
+        if self.text.1.capacity() > 0 {
+            conn.table_columns_text = std::mem::take(&mut self.text);
+        }
         self.header.forget_partial();
         self.profile_events.forget_partial();
         self.progress = Progress::default();
