@@ -569,6 +569,7 @@ impl<'c> ArrowInsert<'c> {
             self.start(batch).await?;
         }
         let mut prepared = std::mem::take(&mut self.kept.prepared);
+        let mut prepare_failed = false;
         let k = &mut self.kept;
         let res = match write::prepare_batch(batch, &k.columns, &k.table, &mut k.pool, &mut prepared) {
             Ok(()) => {
@@ -581,13 +582,33 @@ impl<'c> ArrowInsert<'c> {
                 self.kept.data = recycle(data);
                 res
             }
-            Err(e) => Err(e),
+            Err(e) => {
+                prepare_failed = true;
+                Err(e)
+            }
         };
         for (_, p) in prepared.drain(..) {
             self.kept.pool.give(p);
         }
         self.kept.prepared = prepared;
+        if prepare_failed && self.started && self.rows() == 0 {
+            // Refused before any data went out (a value the column does not
+            // take): end the started INSERT unsent, so that the connection
+            // stays usable, and be ready for another first batch, as before
+            // the statement was sent.
+            self.unstart().await?;
+        }
         res
+    }
+
+    /// Ends the started INSERT, which has sent no data, and opens a new one.
+    async fn unstart(&mut self) -> Result<()> {
+        if let Some(ins) = self.ins.take() {
+            ins.end().await?;
+        }
+        self.started = false;
+        self.ins = Some(self.client.insert_blocks(&self.kept.table).await?);
+        Ok(())
     }
 
     /// Starts the INSERT with `batch`'s columns and checks the table's header

@@ -134,6 +134,22 @@ async fn bad_batches_are_refused_before_sending() {
         assert!(matches!(err, Error::Mismatch { .. } | Error::Usage(_)), "{err:?}");
     }
     assert_eq!(http(&format!("SELECT count() FROM {}", t.0)), "0\n", "nothing stored");
+    // A value refused in the first batch: its INSERT had been started (to check
+    // the table's header) but had sent nothing; it is ended unsent, the
+    // connection stays in use, and the same ArrowInsert takes a good batch.
+    let mut ins = ArrowInsert::open(&client, &t.0).await.unwrap();
+    let bad = with("e", Arc::new(StringArray::from(vec!["a", "zz"])));
+    assert!(ins.write(&bad).await.unwrap_err().to_string().contains("'zz' is not one of the Enum's labels"));
+    assert!(client.is_usable());
+    ins.write(&batch(good())).await.unwrap();
+    assert_eq!(ins.end().await.unwrap().rows, 2);
+    assert!(client.is_usable());
+    http(&format!("TRUNCATE TABLE {}", t.0));
+    // Dropped after such a refusal, it leaves the connection open too.
+    let mut ins = ArrowInsert::open(&client, &t.0).await.unwrap();
+    assert!(ins.write(&bad).await.is_err());
+    drop(ins);
+    assert!(client.is_usable(), "the connection was closed");
     // The schema alone is refused by check_schema, before a single row is prepared.
     let ins = ArrowInsert::open(&client, &t.0).await.unwrap();
     let schema = Schema::new(vec![Field::new("e", DataType::Float64, false)]);
