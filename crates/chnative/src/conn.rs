@@ -208,6 +208,10 @@ pub(crate) struct Conn {
     /// (a stream takes them and puts them back): a repeated query reuses its
     /// columns' names, types and buffers instead of building them again.
     pub(crate) blocks: Option<Box<crate::blocks::Blocks>>,
+    /// The last INSERT's flow (the table's header and description), lent to
+    /// the next INSERT: one into the same table decodes its header into the
+    /// same columns instead of building them again.
+    insert_flow: Option<Box<KeptInsert>>,
     /// The one timer a read that has to wait is bounded by, made on the
     /// first wait and reset for each (cheaper than a new timer per read).
     timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
@@ -217,6 +221,14 @@ pub(crate) struct Conn {
     used: Option<Method>,
     /// The running query's measurement, under `compression=auto`.
     auto: Option<AutoRun>,
+}
+
+/// What a connection keeps of its last INSERT for the next one.
+#[derive(Default)]
+struct KeptInsert {
+    flow: chnative_proto::connection::InsertFlow,
+    sql: String,
+    types: Vec<std::borrow::Cow<'static, str>>,
 }
 
 /// Runs `io`, bounded by the earlier of the machine's timer (`machine`) and
@@ -318,6 +330,7 @@ impl Conn {
             os_user: std::env::var("USER").unwrap_or_default(),
             base_settings,
             blocks: None,
+            insert_flow: None,
             timer: None,
             wire_bytes: 0,
             used: None,
@@ -433,9 +446,40 @@ impl Conn {
         self.proto.end_data().map_err(map_err)
     }
 
-    /// Gives an INSERT's blocks' buffers back to the connection's pool.
-    pub(crate) fn recycle_insert(&mut self, flow: &mut chnative_proto::connection::InsertFlow) {
-        flow.recycle(&mut self.proto);
+    /// Lends `flow` the flow of this connection's last INSERT (restarted),
+    /// for an INSERT about to start.
+    pub(crate) fn lend_insert_flow(&mut self, flow: &mut chnative_proto::connection::InsertFlow) {
+        if let Some(kept) = self.insert_flow.as_deref_mut() {
+            std::mem::swap(&mut kept.flow, flow);
+            flow.restart(&mut self.proto);
+        }
+    }
+
+    /// Keeps an ended INSERT's flow for the next INSERT on this connection
+    /// (`flow` gets the one kept before, if any).
+    pub(crate) fn keep_insert_flow(&mut self, flow: &mut chnative_proto::connection::InsertFlow) {
+        std::mem::swap(&mut self.kept_insert().flow, flow);
+    }
+
+    /// The last INSERT's statement and wire type names, emptied, for the
+    /// next one to write its own into (their memory reused).
+    pub(crate) fn lend_insert_text(&mut self) -> (String, Vec<std::borrow::Cow<'static, str>>) {
+        let kept = self.kept_insert();
+        let (mut sql, mut types) = (std::mem::take(&mut kept.sql), std::mem::take(&mut kept.types));
+        sql.clear();
+        types.clear();
+        (sql, types)
+    }
+
+    /// Keeps an ended INSERT's statement and wire type names' memory.
+    pub(crate) fn keep_insert_text(&mut self, sql: String, types: Vec<std::borrow::Cow<'static, str>>) {
+        let kept = self.kept_insert();
+        kept.sql = sql;
+        kept.types = types;
+    }
+
+    fn kept_insert(&mut self) -> &mut KeptInsert {
+        self.insert_flow.get_or_insert_with(Default::default)
     }
 
     /// The next event among the bytes the server has sent already, without
