@@ -53,7 +53,7 @@ pub struct Cli {
     /// The name to verify in the server's certificate (default: the host).
     #[arg(long, value_name = "NAME")]
     pub tls_server_name: Option<String>,
-    /// Wire compression: none, lz4, zstd.
+    /// Wire compression: auto (the default: chosen per query from the link), none, lz4, zstd.
     #[arg(long, value_name = "METHOD")]
     pub compression: Option<String>,
     /// The query to run (several statements separated by `;` are run in turn).

@@ -85,10 +85,11 @@ pub fn config(cli: &Cli) -> Result<Config, String> {
     }
     if let Some(m) = &cli.compression {
         c = c.compression(match m.to_ascii_lowercase().as_str() {
+            "auto" => Compression::Auto,
             "none" => Compression::None,
             "lz4" => Compression::Lz4,
             "zstd" => Compression::Zstd(1),
-            _ => return Err(format!("--compression `{m}`: not one of none, lz4, zstd")),
+            _ => return Err(format!("--compression `{m}`: not one of auto, none, lz4, zstd")),
         });
     }
     if let Some(p) = &cli.password {
