@@ -5,7 +5,7 @@
 use chnative_proto::insert::{InsertColumns, InsertData, IntoInsertData};
 use chnative_proto::Block;
 
-use crate::conn::{Conn, QueryWire};
+use crate::driver::{Driver, QueryWire};
 use crate::error::{Error, Repr, Result};
 use crate::insert_send::{
     check_against_header, end_insert, insert_sql, refuse_insert, send_rows, start_insert, InsertBlocks, InsertSummary,
@@ -354,7 +354,7 @@ impl<'c> BlockInsert<'c> {
             self.wire_types = typed.into_wire_types();
             return Ok(());
         }
-        let conn: &mut Conn = self.home.slot().get().await?;
+        let conn: &mut Driver = self.home.slot().get().await?;
         let n = send_rows(conn, &typed, &mut self.sink, &mut self.splices).await?;
         self.rows += typed.rows() as u64;
         self.packets += n;
@@ -375,7 +375,7 @@ impl<'c> BlockInsert<'c> {
             return Ok(());
         }
         self.q.sql = insert_sql(&self.quoted, columns.iter().map(|(n, _)| *n));
-        let conn: &mut Conn = self.home.slot().get().await?;
+        let conn: &mut Driver = self.home.slot().get().await?;
         start_insert(conn, &self.q, &mut self.sink).await?;
         let typed = match check_against_header(checked, &self.sink, self.allow_missing) {
             Ok(t) => t,

@@ -9,7 +9,7 @@ use chnative_proto::Block;
 use tokio::sync::Notify;
 
 use crate::blocks::{present, Blocks};
-use crate::conn::{Conn, QueryId};
+use crate::driver::{Driver, QueryId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool::Home;
 
@@ -58,7 +58,7 @@ impl CancelHandle {
 /// ```
 pub struct QueryStream<'c> {
     /// The connection, owned while the query runs; `None` only inside `drop`.
-    conn: Option<Box<Conn>>,
+    conn: Option<Box<Driver>>,
     /// Where the connection goes back when the stream ends.
     home: Home<'c>,
     query_id: QueryId,
@@ -78,7 +78,7 @@ pub struct QueryStream<'c> {
 }
 
 impl<'c> QueryStream<'c> {
-    pub(crate) fn new(mut conn: Box<Conn>, home: Home<'c>, query_id: QueryId) -> Self {
+    pub(crate) fn new(mut conn: Box<Driver>, home: Home<'c>, query_id: QueryId) -> Self {
         let span = crate::trace::OpSpan::query(&query_id);
         let mut blocks = conn.blocks.take().unwrap_or_default();
         blocks.start();
@@ -175,7 +175,7 @@ impl<'c> QueryStream<'c> {
         }
     }
 
-    fn c(&mut self) -> &mut Conn {
+    fn c(&mut self) -> &mut Driver {
         match self.conn.as_deref_mut() {
             Some(c) => c,
             None => unreachable!("the connection leaves the stream only in drop"),
