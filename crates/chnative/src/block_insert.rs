@@ -10,7 +10,7 @@ use crate::error::{Error, Repr, Result};
 use crate::insert_send::{
     check_against_header, end_insert, insert_sql, refuse_insert, send_rows, start_insert, InsertBlocks, InsertSummary,
 };
-use crate::pool::Home;
+use crate::via::Home;
 
 /// An open INSERT: [`BlockInsert::write`] sends blocks, any number of them,
 /// and [`BlockInsert::end`] ends the statement and waits for the server to

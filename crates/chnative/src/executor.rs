@@ -12,32 +12,20 @@ use chnative_proto::{DataType, ProtoError};
 use chnative_proto::packet::Progress;
 
 use crate::block_insert::BlockInsert;
-use crate::connection::Connection;
-use crate::driver::{new_query_id, QueryId, QueryWire, ServerInfo, Slot};
+use crate::driver::{new_query_id, QueryId, QueryWire, Slot};
 use crate::error::{Error, Result};
 use crate::ident;
 use crate::insert::Insert;
 use crate::insert_send::InsertSummary;
-use crate::pool::{Client, Home, Shared};
+use crate::pool::{Client, Shared};
 use crate::query::Query;
 use crate::row::{field_mismatch, Inserter, OwnedRow, ReadContext, Row, RowStream, RowWrite};
 use crate::scalar::{scalar_of, Scalar};
-use crate::session::Session;
 use crate::stream::QueryStream;
 use crate::value::{ValueRow, ValueRowStream};
+use crate::via::{Home, Src, Via};
 
-/// Where a call gets its connection: the one socket of a [`Connection`] or
-/// [`Session`] (borrowed for `'c`), or a pooled [`Client`]'s pool (held by
-/// value, so what it makes is `'static`). Every call of the query surface is
-/// written once, here.
-pub struct Via<'c>(Src<'c>);
-
-enum Src<'c> {
-    Slot(&'c mut Slot, &'c ServerInfo),
-    Pool(Arc<Shared>),
-}
-
-mod sealed {
+pub(crate) mod sealed {
     /// Keeps [`super::Executor`] to this crate's three receivers.
     pub trait Sealed {
         /// The connection source of one call.
@@ -46,29 +34,6 @@ mod sealed {
 }
 
 impl<'c> Via<'c> {
-    pub(crate) fn slot(slot: &'c mut Slot, info: &'c ServerInfo) -> Self {
-        Via(Src::Slot(slot, info))
-    }
-
-    pub(crate) fn pool(shared: &Arc<Shared>) -> Via<'static> {
-        Via(Src::Pool(shared.clone()))
-    }
-
-    /// A second call on the same source (a slot borrowed again, the pool shared).
-    pub(crate) fn reborrow(&mut self) -> Via<'_> {
-        match &mut self.0 {
-            Src::Slot(s, i) => Via(Src::Slot(s, i)),
-            Src::Pool(p) => Via(Src::Pool(p.clone())),
-        }
-    }
-
-    fn info(&self) -> &ServerInfo {
-        match &self.0 {
-            Src::Slot(_, i) => i,
-            Src::Pool(p) => p.info(),
-        }
-    }
-
     /// DateTime columns that name no zone are in the query's
     /// `session_timezone`, else in the server's zone.
     fn read_context(&self, query: &Query) -> ReadContext {
@@ -148,15 +113,6 @@ impl<'c> Via<'c> {
 
     pub(crate) async fn insert_blocks(self, table: &str) -> Result<BlockInsert<'c>> {
         self.insert(table).open().await
-    }
-
-    /// Where the connection goes back to: the borrowed slot, or a lease of a
-    /// pooled connection (taken now, and held until the `Home` is dropped).
-    pub(crate) async fn home(self) -> Result<Home<'c>> {
-        Ok(match self.0 {
-            Src::Slot(s, _) => Home::Slot(s),
-            Src::Pool(p) => Home::Lease(p.acquire().await?, PhantomData),
-        })
     }
 
     pub(crate) async fn ping(self) -> Result<()> {
@@ -603,20 +559,6 @@ impl sealed::Sealed for Client {
 }
 impl Executor for Client {}
 
-impl sealed::Sealed for Session {
-    fn via(&mut self) -> Via<'_> {
-        Session::via(self)
-    }
-}
-impl Executor for Session {}
-
-impl sealed::Sealed for Connection {
-    fn via(&mut self) -> Via<'_> {
-        Connection::via(self)
-    }
-}
-impl Executor for Connection {}
-
 /// The pooled client's calls: `&self`, and what they return owns its pooled
 /// connection (`'static`, `Send`), so it can move into a spawned task and
 /// outlive the `Client` it came from.
@@ -750,8 +692,8 @@ impl Client {
 macro_rules! single_socket_api {
     ($($slot:tt)+) => {
         /// Where this type's calls get their connection.
-        pub(crate) fn via(&mut self) -> crate::executor::Via<'_> {
-            crate::executor::Via::slot(&mut self.$($slot)+, &self.info)
+        pub(crate) fn via(&mut self) -> crate::via::Via<'_> {
+            crate::via::Via::slot(&mut self.$($slot)+, &self.info)
         }
 
         /// What the server said about itself.

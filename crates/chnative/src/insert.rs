@@ -11,12 +11,12 @@ use chnative_proto::Block;
 pub use crate::block_insert::BlockInsert;
 use crate::driver::{new_query_id, Driver, QueryId, QueryWire};
 use crate::error::{Error, Result};
-use crate::executor::Via;
 use crate::ident::{check_setting_name, quote_table};
 pub use crate::insert_send::InsertSummary;
 use crate::insert_send::{
     check_against_header, end_insert, insert_sql, refuse_insert, send_rows, start_insert, InsertBlocks,
 };
+use crate::via::Via;
 
 /// An INSERT being assembled: `client.insert("t").column("a", &a[..]).send().await`.
 pub struct Insert<'c, 'a> {

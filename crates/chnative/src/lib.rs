@@ -261,6 +261,7 @@ pub mod value;
 mod value_insert;
 #[cfg(feature = "serde")]
 mod value_serde;
+mod via;
 
 // Lets the derive's `::chnative::…` paths resolve inside this crate too.
 extern crate self as chnative;

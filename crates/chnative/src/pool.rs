@@ -264,30 +264,6 @@ impl Drop for Lease {
     }
 }
 
-/// Where a stream returns its connection: the single-socket slot it borrows,
-/// or the pool lease it owns.
-pub(crate) enum Home<'c> {
-    Slot(&'c mut Slot),
-    Lease(Lease, std::marker::PhantomData<&'c ()>),
-}
-
-impl Home<'_> {
-    pub(crate) fn slot(&mut self) -> &mut Slot {
-        match self {
-            Home::Slot(s) => s,
-            Home::Lease(l, _) => &mut l.slot,
-        }
-    }
-
-    pub(crate) fn put(&mut self, conn: Box<Driver>) {
-        self.slot().put(conn)
-    }
-
-    pub(crate) fn drain_in_background(&mut self, conn: Box<Driver>) {
-        self.slot().drain_in_background(conn)
-    }
-}
-
 /// A shared ClickHouse client: a pool of connections behind a handle that is
 /// cheap to clone and `Send + Sync`, so many tasks can query at once.
 ///

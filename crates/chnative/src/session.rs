@@ -53,3 +53,10 @@ impl Client {
         Ok(Session::new(lease, self.shared().info().clone()))
     }
 }
+
+impl crate::executor::sealed::Sealed for Session {
+    fn via(&mut self) -> crate::via::Via<'_> {
+        Session::via(self)
+    }
+}
+impl crate::executor::Executor for Session {}

@@ -11,7 +11,7 @@ use tokio::sync::Notify;
 use crate::blocks::{present, Blocks};
 use crate::driver::{Driver, QueryId};
 use crate::error::{Error, ErrorKind, Result};
-use crate::pool::Home;
+use crate::via::Home;
 
 #[derive(Debug, Default)]
 struct CancelState {
