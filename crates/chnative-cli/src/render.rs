@@ -236,26 +236,8 @@ fn is_quoted_kind(v: &Value) -> bool {
 /// single quotes with backslash escapes, as `toString` writes them.
 pub fn write_nested(out: &mut Vec<u8>, v: &Value) {
     match v {
-        Value::Array(items) => {
-            out.push(b'[');
-            for (k, item) in items.iter().enumerate() {
-                if k > 0 {
-                    out.push(b',');
-                }
-                write_nested(out, item);
-            }
-            out.push(b']');
-        }
-        Value::Tuple(items) => {
-            out.push(b'(');
-            for (k, item) in items.iter().enumerate() {
-                if k > 0 {
-                    out.push(b',');
-                }
-                write_nested(out, item);
-            }
-            out.push(b')');
-        }
+        Value::Array(items) => write_list(out, b'[', items, b']'),
+        Value::Tuple(items) => write_list(out, b'(', items, b')'),
         Value::Map(pairs) => {
             out.push(b'{');
             for (k, (key, val)) in pairs.iter().enumerate() {
@@ -283,6 +265,18 @@ pub fn write_nested(out: &mut Vec<u8>, v: &Value) {
             None => display(out, v),
         },
     }
+}
+
+/// `items` between `open` and `close`, comma-separated, each as [`write_nested`].
+fn write_list(out: &mut Vec<u8>, open: u8, items: &[Value], close: u8) {
+    out.push(open);
+    for (k, item) in items.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        write_nested(out, item);
+    }
+    out.push(close);
 }
 
 /// The value as `toString` shows it, strings with all their bytes (Vertical,

@@ -570,29 +570,18 @@ fn strings(r: &Recycler, kind: StringType, data: &ColumnData, nulls: Option<Null
     let values = share(s.data());
     let len = ends.len();
     match kind {
-        StringType::Utf8 | StringType::Binary => {
-            let offsets = offsets_i32(r, ends)?;
+        StringType::Utf8 | StringType::Binary | StringType::LargeUtf8 => {
+            let (dt, offsets) = if kind == StringType::LargeUtf8 {
+                (A::LargeUtf8, offsets_i64(ends)?.into_inner().into_inner())
+            } else {
+                let dt = if kind == StringType::Utf8 { A::Utf8 } else { A::Binary };
+                (dt, offsets_i32(r, ends)?.into_inner().into_inner())
+            };
             utf8("String")?;
-            let dt = if kind == StringType::Utf8 { A::Utf8 } else { A::Binary };
-            let b = ArrayDataBuilder::new(dt)
-                .len(len)
-                .add_buffer(offsets.into_inner().into_inner())
-                .add_buffer(values)
-                .nulls(nulls);
+            let b = ArrayDataBuilder::new(dt).len(len).add_buffer(offsets).add_buffer(values).nulls(nulls);
             // SAFETY: offsets start at 0, are monotonic (checked by the decoder) and end at
             // the blob's length; the bytes are valid UTF-8 at every boundary (checked above,
-            // or known ASCII) for Utf8.
-            Ok(make_array(unsafe { b.build_unchecked() }))
-        }
-        StringType::LargeUtf8 => {
-            let offsets = offsets_i64(ends)?;
-            utf8("String")?;
-            let b = ArrayDataBuilder::new(A::LargeUtf8)
-                .len(len)
-                .add_buffer(offsets.into_inner().into_inner())
-                .add_buffer(values)
-                .nulls(nulls);
-            // SAFETY: as for Utf8 above.
+            // or known ASCII) for Utf8 and LargeUtf8.
             Ok(make_array(unsafe { b.build_unchecked() }))
         }
         StringType::Utf8View => {
