@@ -421,14 +421,7 @@ pub(crate) fn convert(
             for ((p, col), (_, f)) in plans.iter().zip(&v.variants).zip(fields.iter()) {
                 children.push(convert(r, p, col, None, f.data_type())?);
             }
-            children.push(Arc::new(arrow_array::NullArray::new(nulls_seen as usize)) as ArrayRef);
-            let u = arrow_array::UnionArray::try_new(
-                fields.clone(),
-                ScalarBuffer::from(type_ids),
-                Some(ScalarBuffer::from(offsets)),
-                children,
-            )?;
-            Ok(Arc::new(u))
+            dense_union(fields, type_ids, offsets, children, nulls_seen)
         }
         Plan::Dynamic(members, fields) => {
             let ColumnData::Dynamic { 0: d, .. } = data else {
@@ -514,6 +507,18 @@ fn dynamic_union(
             None => arrow_array::new_empty_array(f.data_type()),
         });
     }
+    dense_union(fields, type_ids, offsets, children, nulls_seen)
+}
+
+/// A dense union of `children` and, last, the child that holds the `nulls_seen`
+/// NULL rows (their type id and offsets already in `type_ids` and `offsets`).
+fn dense_union(
+    fields: &arrow_schema::UnionFields,
+    type_ids: Vec<i8>,
+    offsets: Vec<i32>,
+    mut children: Vec<ArrayRef>,
+    nulls_seen: i32,
+) -> Result<ArrayRef> {
     children.push(Arc::new(arrow_array::NullArray::new(nulls_seen as usize)) as ArrayRef);
     let u = arrow_array::UnionArray::try_new(
         fields.clone(),
