@@ -130,6 +130,7 @@ macro_rules! op_span {
         OpSpan::new(tracing::debug_span!(
             $name,
             query_id = $query_id,
+            compression = Empty,
             rows = Empty,
             bytes = Empty,
             elapsed_us = Empty,
@@ -153,6 +154,11 @@ impl OpSpan {
 
     pub(crate) fn span(&self) -> &tracing::Span {
         &self.span
+    }
+
+    /// Records the codec the query's blocks use.
+    pub(crate) fn compression(&self, c: crate::config::Compression) {
+        self.span.record("compression", tracing::field::display(c));
     }
 
     /// Counts result rows as blocks arrive.
