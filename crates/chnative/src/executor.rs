@@ -385,7 +385,7 @@ impl<'r> IntoFuture for InsertValues<'r> {
     }
 }
 
-/// The calls [`Client`], [`Session`] and [`Connection`] share, for code that
+/// The calls [`Client`], [`Session`](crate::Session) and [`Connection`](crate::Connection) share, for code that
 /// takes any of them (as tokio-postgres's `GenericClient` and sqlx's `Executor`
 /// do):
 ///
@@ -409,7 +409,7 @@ impl<'r> IntoFuture for InsertValues<'r> {
 /// # Ok(()) }
 /// ```
 ///
-/// Every call takes `&mut self` (a [`Session`] or [`Connection`] runs one call
+/// Every call takes `&mut self` (a [`Session`](crate::Session) or [`Connection`](crate::Connection) runs one call
 /// at a time), and what it returns borrows the receiver. [`Client`]'s inherent
 /// methods of the same names take `&self` and return owned (`'static`)
 /// streams and inserters that can move into spawned tasks.

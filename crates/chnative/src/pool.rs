@@ -290,7 +290,7 @@ impl Drop for Lease {
 ///
 /// Statements that change a connection's server-side state (`SET`, `USE`,
 /// temporary tables) land on whichever connection ran them: use a
-/// [`Session`] for those, or per-query settings ([`Query::setting`](crate::Query::setting)).
+/// [`Session`](crate::Session) for those, or per-query settings ([`Query::setting`](crate::Query::setting)).
 #[derive(Clone)]
 pub struct Client {
     shared: Arc<Shared>,
