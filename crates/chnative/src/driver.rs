@@ -137,6 +137,8 @@ struct AutoRun {
     wire_at_start: u64,
     /// The bulk's uncompressed bytes: the result's (ProfileInfo) or the blocks sent.
     raw: u64,
+    /// Time spent waiting for the socket.
+    io_wait: std::time::Duration,
 }
 
 /// Maps a state-machine error to the client's.
@@ -482,6 +484,8 @@ impl Driver {
     /// reading) closes the connection, as a half-written packet cannot be
     /// followed by a Cancel.
     pub(crate) async fn write_some_spliced(&mut self, splices: &Splices<'_>) -> Result<()> {
+        // Under `compression=auto`, the time the socket took to take the bytes.
+        let started = self.auto.is_some().then(Instant::now);
         let machine = self.proto.poll_timeout();
         let n = if self.proto.has_spliced_output() {
             let mut iov = [IoSlice::new(&[]); IOV_MAX];
@@ -504,6 +508,7 @@ impl Driver {
             Ok(0) => Err(self.poison(Error::from(std::io::Error::from(std::io::ErrorKind::WriteZero)))),
             Ok(n) => {
                 self.wire_bytes += n as u64;
+                self.add_io_wait(started);
                 self.proto.advance(n);
                 Ok(())
             }
@@ -658,7 +663,12 @@ impl Driver {
                     }
                     return Ok(e);
                 }
-                Poll::NeedInput { needed } => self.fill(needed, sink).await?,
+                Poll::NeedInput { needed } => {
+                    // Under `compression=auto`, the time the socket took to bring the bytes.
+                    let started = self.auto.is_some().then(Instant::now);
+                    self.fill(needed, sink).await?;
+                    self.add_io_wait(started);
+                }
                 Poll::Idle => return Err(Error::internal("waiting for the server with no command outstanding")),
                 other => return Err(Error::internal(format!("the machine polled {other:?}, unknown to this client"))),
             }
@@ -739,8 +749,16 @@ impl Driver {
             started: Instant::now(),
             wire_at_start: self.wire_bytes,
             raw: 0,
+            io_wait: std::time::Duration::ZERO,
         });
         Ok(choice.method)
+    }
+
+    /// Adds the time since `started` to the running query's socket wait (see `AutoRun`).
+    fn add_io_wait(&mut self, started: Option<Instant>) {
+        if let (Some(t), Some(run)) = (started, &mut self.auto) {
+            run.io_wait += t.elapsed();
+        }
     }
 
     /// What the running (or last) query's blocks are compressed with.
@@ -762,6 +780,7 @@ impl Driver {
                     wire_bytes: self.wire_bytes - run.wire_at_start,
                     raw_bytes: run.raw,
                     elapsed: run.started.elapsed(),
+                    io_wait: run.io_wait,
                 };
                 self.auto = None;
                 self.cfg.auto_links.with(&self.cfg, |a| a.record(&sample));
@@ -818,6 +837,7 @@ impl Driver {
         if let Some(run) = &mut self.auto {
             run.started = Instant::now();
             run.wire_at_start = self.wire_bytes;
+            run.io_wait = std::time::Duration::ZERO;
         }
         self.proto.set_deadline(deadline);
         self.write_out().await

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::ident::quote_ident;
 
 /// What an INSERT did.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct InsertSummary {
     /// Rows sent.
     pub rows: u64,
@@ -29,6 +29,13 @@ pub struct InsertSummary {
     /// What the blocks were compressed with (under [`Compression::Auto`](crate::config::Compression::Auto),
     /// the codec chosen for this INSERT).
     pub compression: crate::config::Compression,
+}
+
+/// Nothing sent, uncompressed.
+impl Default for InsertSummary {
+    fn default() -> Self {
+        InsertSummary { rows: 0, blocks: 0, progress: Progress::default(), compression: crate::Compression::None }
+    }
 }
 
 /// `INSERT INTO <table> (<columns>) VALUES` (the table already quoted).
