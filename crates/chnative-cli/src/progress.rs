@@ -9,26 +9,23 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// `1.23 million`: the server's readable quantity (units of 1000).
 pub fn quantity(x: f64) -> String {
-    const UNITS: [&str; 7] = ["", " thousand", " million", " billion", " trillion", " quadrillion", " quintillion"];
-    let mut x = x;
-    let mut i = 0;
-    while i + 1 < UNITS.len() && x.abs() >= 1000.0 {
-        x /= 1000.0;
-        i += 1;
-    }
-    format!("{x:.2}{}", UNITS[i])
+    scaled(x, &["", " thousand", " million", " billion", " trillion", " quadrillion", " quintillion"])
 }
 
 /// `98.40 MB`: a size with decimal units, as the server's progress shows it.
 pub fn size(x: f64) -> String {
-    const UNITS: [&str; 7] = [" B", " KB", " MB", " GB", " TB", " PB", " EB"];
-    let mut x = x;
+    scaled(x, &[" B", " KB", " MB", " GB", " TB", " PB", " EB"])
+}
+
+/// `x` in the largest of `units` (each 1000 times the one before) that keeps it
+/// at or above 1, with two decimals.
+fn scaled(mut x: f64, units: &[&str]) -> String {
     let mut i = 0;
-    while i + 1 < UNITS.len() && x.abs() >= 1000.0 {
+    while i + 1 < units.len() && x.abs() >= 1000.0 {
         x /= 1000.0;
         i += 1;
     }
-    format!("{x:.2}{}", UNITS[i])
+    format!("{x:.2}{}", units[i])
 }
 
 /// `Processed 1.23 million rows, 9.84 MB (12.30 million rows/s., 98.40 MB/s.)`

@@ -206,11 +206,26 @@ fn string_bytes(v: &Value) -> Option<&[u8]> {
 /// Whether a value is written quoted inside arrays (and in CSV): everything
 /// but numbers, Bool and NULL.
 fn is_quoted_kind(v: &Value) -> bool {
-    !matches!(
+    !(is_integer(v)
+        || matches!(
+            v,
+            Value::Null
+                | Value::Bool(_)
+                | Value::Float32(_)
+                | Value::Float64(_)
+                | Value::BFloat16(_)
+                | Value::Decimal(_)
+                | Value::Array(_)
+                | Value::Tuple(_)
+                | Value::Map(_)
+        ))
+}
+
+/// Whether a value is one of the integer kinds, 8 to 256 bits.
+fn is_integer(v: &Value) -> bool {
+    matches!(
         v,
-        Value::Null
-            | Value::Bool(_)
-            | Value::Int8(_)
+        Value::Int8(_)
             | Value::Int16(_)
             | Value::Int32(_)
             | Value::Int64(_)
@@ -222,13 +237,6 @@ fn is_quoted_kind(v: &Value) -> bool {
             | Value::UInt64(_)
             | Value::UInt128(_)
             | Value::UInt256(_)
-            | Value::Float32(_)
-            | Value::Float64(_)
-            | Value::BFloat16(_)
-            | Value::Decimal(_)
-            | Value::Array(_)
-            | Value::Tuple(_)
-            | Value::Map(_)
     )
 }
 
@@ -236,26 +244,8 @@ fn is_quoted_kind(v: &Value) -> bool {
 /// single quotes with backslash escapes, as `toString` writes them.
 pub fn write_nested(out: &mut Vec<u8>, v: &Value) {
     match v {
-        Value::Array(items) => {
-            out.push(b'[');
-            for (k, item) in items.iter().enumerate() {
-                if k > 0 {
-                    out.push(b',');
-                }
-                write_nested(out, item);
-            }
-            out.push(b']');
-        }
-        Value::Tuple(items) => {
-            out.push(b'(');
-            for (k, item) in items.iter().enumerate() {
-                if k > 0 {
-                    out.push(b',');
-                }
-                write_nested(out, item);
-            }
-            out.push(b')');
-        }
+        Value::Array(items) => write_list(out, b'[', items, b']'),
+        Value::Tuple(items) => write_list(out, b'(', items, b')'),
         Value::Map(pairs) => {
             out.push(b'{');
             for (k, (key, val)) in pairs.iter().enumerate() {
@@ -283,6 +273,18 @@ pub fn write_nested(out: &mut Vec<u8>, v: &Value) {
             None => display(out, v),
         },
     }
+}
+
+/// `items` between `open` and `close`, comma-separated, each as [`write_nested`].
+fn write_list(out: &mut Vec<u8>, open: u8, items: &[Value], close: u8) {
+    out.push(open);
+    for (k, item) in items.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        write_nested(out, item);
+    }
+    out.push(close);
 }
 
 /// The value as `toString` shows it, strings with all their bytes (Vertical,
@@ -464,19 +466,8 @@ pub fn as_f64(v: &Value) -> Option<f64> {
     match v {
         Value::Float32(x) | Value::BFloat16(x) => Some(f64::from(*x)),
         Value::Float64(x) => Some(*x),
-        Value::Int8(_)
-        | Value::Int16(_)
-        | Value::Int32(_)
-        | Value::Int64(_)
-        | Value::Int128(_)
-        | Value::Int256(_)
-        | Value::UInt8(_)
-        | Value::UInt16(_)
-        | Value::UInt32(_)
-        | Value::UInt64(_)
-        | Value::UInt128(_)
-        | Value::UInt256(_)
-        | Value::Decimal(_) => v.to_string().parse().ok(),
+        Value::Decimal(_) => v.to_string().parse().ok(),
+        v if is_integer(v) => v.to_string().parse().ok(),
         _ => None,
     }
 }

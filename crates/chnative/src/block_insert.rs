@@ -5,13 +5,13 @@
 use chnative_proto::insert::{InsertColumns, InsertData, IntoInsertData};
 use chnative_proto::Block;
 
-use crate::conn::{Conn, QueryWire};
+use crate::driver::{Driver, QueryWire};
 use crate::error::{Error, Repr, Result};
 use crate::insert_send::{
     check_against_header, check_missing, end_insert, insert_sql_into, refuse_insert, send_rows, start_insert,
     InsertBlocks, InsertSummary,
 };
-use crate::pool::Home;
+use crate::via::Home;
 
 /// An open INSERT: [`BlockInsert::write`] sends blocks, any number of them,
 /// and [`BlockInsert::end`] ends the statement and waits for the server to
@@ -386,7 +386,7 @@ impl<'c> BlockInsert<'c> {
     /// Ends the INSERT, which has sent no data yet, with nothing stored (the
     /// connection stays usable), and returns `e`.
     async fn refuse(&mut self, e: Error) -> Error {
-        let conn: &mut Conn = match self.home.slot().get().await {
+        let conn: &mut Driver = match self.home.slot().get().await {
             Ok(c) => c,
             Err(e2) => return e2,
         };
@@ -442,7 +442,7 @@ impl<'c> BlockInsert<'c> {
             self.wire_types = typed.into_wire_types();
             return Ok(());
         }
-        let conn: &mut Conn = self.home.slot().get().await?;
+        let conn: &mut Driver = self.home.slot().get().await?;
         let n = send_rows(conn, &typed, &mut self.sink, &mut self.splices).await?;
         self.rows += typed.rows() as u64;
         self.packets += n;
@@ -457,7 +457,7 @@ impl<'c> BlockInsert<'c> {
                 return Err(Error::invalid_input(format!("column `{name}` given twice")));
             }
         }
-        let conn: &mut Conn = self.home.slot().get().await?;
+        let conn: &mut Driver = self.home.slot().get().await?;
         // The statement and type names go into the last INSERT's memory.
         (self.q.sql, self.wire_types) = conn.lend_insert_text();
         insert_sql_into(&mut self.q.sql, &self.quoted, names);
@@ -479,7 +479,7 @@ impl<'c> BlockInsert<'c> {
             // Nothing was sent: end the INSERT empty, the connection stays usable.
             Err(e) => return Err(self.refuse(e).await),
         };
-        let conn: &mut Conn = self.home.slot().get().await?;
+        let conn: &mut Driver = self.home.slot().get().await?;
         let n = send_rows(conn, &typed, &mut self.sink, &mut self.splices).await?;
         self.rows += typed.rows() as u64;
         self.packets += n;

@@ -9,27 +9,23 @@ use std::sync::Arc;
 
 use chnative_proto::{DataType, ProtoError};
 
-use crate::conn::ConnSlot;
+use chnative_proto::packet::Progress;
+
+use crate::block_insert::BlockInsert;
+use crate::driver::{new_query_id, QueryId, QueryWire, Slot};
 use crate::error::{Error, Result};
-use crate::pool::{Home, Shared, Target};
+use crate::ident;
+use crate::insert::Insert;
+use crate::insert_send::InsertSummary;
+use crate::pool::{Client, Shared};
+use crate::query::Query;
 use crate::row::{field_mismatch, Inserter, OwnedRow, ReadContext, Row, RowStream, RowWrite};
-use crate::{
-    BlockInsert, Client, Connection, Insert, InsertSummary, Progress, Query, QueryStream, Scalar, ServerInfo, Session,
-    ValueRow, ValueRowStream,
-};
+use crate::scalar::{scalar_of, Scalar};
+use crate::stream::QueryStream;
+use crate::value::{ValueRow, ValueRowStream};
+use crate::via::{Home, Src, Via};
 
-/// Where a call gets its connection: the one socket of a [`Connection`] or
-/// [`Session`] (borrowed for `'c`), or a pooled [`Client`]'s pool (held by
-/// value, so what it makes is `'static`). Every call of the query surface is
-/// written once, here.
-pub struct Via<'c>(Src<'c>);
-
-enum Src<'c> {
-    Slot(&'c mut ConnSlot, &'c ServerInfo),
-    Pool(Arc<Shared>),
-}
-
-mod sealed {
+pub(crate) mod sealed {
     /// Keeps [`super::Executor`] to this crate's three receivers.
     pub trait Sealed {
         /// The connection source of one call.
@@ -38,29 +34,6 @@ mod sealed {
 }
 
 impl<'c> Via<'c> {
-    pub(crate) fn slot(slot: &'c mut ConnSlot, info: &'c ServerInfo) -> Self {
-        Via(Src::Slot(slot, info))
-    }
-
-    pub(crate) fn pool(shared: &Arc<Shared>) -> Via<'static> {
-        Via(Src::Pool(shared.clone()))
-    }
-
-    /// A second call on the same source (a slot borrowed again, the pool shared).
-    pub(crate) fn reborrow(&mut self) -> Via<'_> {
-        match &mut self.0 {
-            Src::Slot(s, i) => Via(Src::Slot(s, i)),
-            Src::Pool(p) => Via(Src::Pool(p.clone())),
-        }
-    }
-
-    fn info(&self) -> &ServerInfo {
-        match &self.0 {
-            Src::Slot(_, i) => i,
-            Src::Pool(p) => p.info(),
-        }
-    }
-
     /// DateTime columns that name no zone are in the query's
     /// `session_timezone`, else in the server's zone.
     fn read_context(&self, query: &Query) -> ReadContext {
@@ -84,11 +57,11 @@ impl<'c> Via<'c> {
             // The slot and the server's zone borrowed apart: no copy of the zone.
             Src::Slot(slot, info) => {
                 let s = slot_stream(slot, query).await?;
-                crate::scalar_of(s, session_tz.as_deref().unwrap_or(&info.timezone)).await
+                scalar_of(s, session_tz.as_deref().unwrap_or(&info.timezone)).await
             }
             Src::Pool(shared) => {
                 let s = pool_stream(shared.clone(), query).await?;
-                crate::scalar_of(s, session_tz.as_deref().unwrap_or(&shared.info().timezone)).await
+                scalar_of(s, session_tz.as_deref().unwrap_or(&shared.info().timezone)).await
             }
         }
     }
@@ -135,11 +108,7 @@ impl<'c> Via<'c> {
     }
 
     pub(crate) fn insert<'a>(self, table: &str) -> Insert<'c, 'a> {
-        let target = match self.0 {
-            Src::Slot(s, _) => Target::Slot(s),
-            Src::Pool(p) => Target::Pool(p),
-        };
-        Insert::new(target, table)
+        Insert::new(self, table)
     }
 
     pub(crate) async fn insert_blocks(self, table: &str) -> Result<BlockInsert<'c>> {
@@ -147,13 +116,7 @@ impl<'c> Via<'c> {
     }
 
     pub(crate) async fn ping(self) -> Result<()> {
-        match self.0 {
-            Src::Slot(s, _) => s.get().await?.ping().await,
-            Src::Pool(p) => {
-                let mut lease = p.acquire().await?;
-                lease.slot.get().await?.ping().await
-            }
-        }
+        self.home().await?.slot().get().await?.ping().await
     }
 
     /// The types of `columns` in `table`, from the header of an empty SELECT.
@@ -209,11 +172,29 @@ impl<'c> Via<'c> {
     }
 }
 
+/// The query as sent. Names are checked here, before anything is written: an
+/// empty one would end its list on the wire early.
+fn wire(q: Query) -> Result<QueryWire> {
+    for (name, _) in &q.settings {
+        ident::check_setting_name(name)?;
+    }
+    for (name, _) in &q.params {
+        ident::check_param_name(name)?;
+    }
+    Ok(QueryWire {
+        id: q.id.map_or_else(new_query_id, QueryId::Given),
+        sql: q.sql,
+        settings: q.settings.into_iter().map(|(k, v)| (k, v, chnative_proto::packet::SETTING_IMPORTANT)).collect(),
+        params: q.params.into_iter().map(|(k, v)| (k, chnative_proto::packet::encode_parameter(&v))).collect(),
+        trace: q.trace.map(|t| t.0),
+    })
+}
+
 /// Starts a query on the connection in `slot`.
-async fn slot_stream(slot: &mut ConnSlot, mut query: Query) -> Result<QueryStream<'_>> {
+async fn slot_stream(slot: &mut Slot, mut query: Query) -> Result<QueryStream<'_>> {
     let observer = std::mem::take(&mut query.observer);
-    let deadline = crate::conn::query_deadline(query.timeout, slot.query_timeout());
-    let q = crate::wire(query)?;
+    let deadline = crate::driver::query_deadline(query.timeout, slot.query_timeout());
+    let q = wire(query)?;
     // The connection stays in its slot until the Query is out: a future
     // dropped halfway (or cut short by the deadline) must leave it where
     // the next call finds (and finishes or closes) it.
@@ -222,7 +203,7 @@ async fn slot_stream(slot: &mut ConnSlot, mut query: Query) -> Result<QueryStrea
             slot.get().await?.send_query(&q, false, deadline).await?;
             slot.take().await
         });
-        crate::conn::within(deadline, start).await?
+        crate::driver::within(deadline, start).await?
     };
     Ok(QueryStream::new(conn, Home::Slot(slot), q.id).observed(observer))
 }
@@ -230,8 +211,8 @@ async fn slot_stream(slot: &mut ConnSlot, mut query: Query) -> Result<QueryStrea
 /// Starts a query on a pooled connection, which the stream owns until it is dropped.
 async fn pool_stream<'c>(shared: Arc<Shared>, mut query: Query) -> Result<QueryStream<'c>> {
     let observer = std::mem::take(&mut query.observer);
-    let deadline = crate::conn::query_deadline(query.timeout, shared.query_timeout());
-    let q = crate::wire(query)?;
+    let deadline = crate::driver::query_deadline(query.timeout, shared.query_timeout());
+    let q = wire(query)?;
     let (lease, conn) = {
         let start = std::pin::pin!(async {
             let mut lease = shared.acquire().await?;
@@ -240,7 +221,7 @@ async fn pool_stream<'c>(shared: Arc<Shared>, mut query: Query) -> Result<QueryS
             let conn = lease.slot.take().await?;
             Ok((lease, conn))
         });
-        crate::conn::within(deadline, start).await?
+        crate::driver::within(deadline, start).await?
     };
     Ok(QueryStream::new(conn, Home::Lease(lease, PhantomData), q.id).observed(observer))
 }
@@ -404,7 +385,7 @@ impl<'r> IntoFuture for InsertValues<'r> {
     }
 }
 
-/// The calls [`Client`], [`Session`] and [`Connection`] share, for code that
+/// The calls [`Client`], [`Session`](crate::Session) and [`Connection`](crate::Connection) share, for code that
 /// takes any of them (as tokio-postgres's `GenericClient` and sqlx's `Executor`
 /// do):
 ///
@@ -428,7 +409,7 @@ impl<'r> IntoFuture for InsertValues<'r> {
 /// # Ok(()) }
 /// ```
 ///
-/// Every call takes `&mut self` (a [`Session`] or [`Connection`] runs one call
+/// Every call takes `&mut self` (a [`Session`](crate::Session) or [`Connection`](crate::Connection) runs one call
 /// at a time), and what it returns borrows the receiver. [`Client`]'s inherent
 /// methods of the same names take `&self` and return owned (`'static`)
 /// streams and inserters that can move into spawned tasks.
@@ -578,20 +559,6 @@ impl sealed::Sealed for Client {
 }
 impl Executor for Client {}
 
-impl sealed::Sealed for Session {
-    fn via(&mut self) -> Via<'_> {
-        Session::via(self)
-    }
-}
-impl Executor for Session {}
-
-impl sealed::Sealed for Connection {
-    fn via(&mut self) -> Via<'_> {
-        Connection::via(self)
-    }
-}
-impl Executor for Connection {}
-
 /// The pooled client's calls: `&self`, and what they return owns its pooled
 /// connection (`'static`, `Send`), so it can move into a spawned task and
 /// outlive the `Client` it came from.
@@ -725,12 +692,12 @@ impl Client {
 macro_rules! single_socket_api {
     ($($slot:tt)+) => {
         /// Where this type's calls get their connection.
-        pub(crate) fn via(&mut self) -> crate::executor::Via<'_> {
-            crate::executor::Via::slot(&mut self.$($slot)+, &self.info)
+        pub(crate) fn via(&mut self) -> crate::via::Via<'_> {
+            crate::via::Via::slot(&mut self.$($slot)+, &self.info)
         }
 
         /// What the server said about itself.
-        pub fn server_info(&self) -> crate::ServerInfo {
+        pub fn server_info(&self) -> crate::driver::ServerInfo {
             self.info.clone()
         }
 
@@ -742,7 +709,7 @@ macro_rules! single_socket_api {
         }
 
         /// Runs a statement; see [`Executor::execute`](crate::Executor::execute).
-        pub async fn execute(&mut self, query: impl Into<crate::Query>) -> crate::Result<crate::Progress> {
+        pub async fn execute(&mut self, query: impl Into<crate::query::Query>) -> crate::error::Result<chnative_proto::packet::Progress> {
             self.via().execute(query.into()).await
         }
 
@@ -751,64 +718,64 @@ macro_rules! single_socket_api {
         /// The query deadline ([`crate::Query::timeout`], else [`crate::Config::query_timeout`])
         /// runs from this call: a query that timed out before is finished in the
         /// background, and the wait for that counts.
-        pub async fn fetch_blocks(&mut self, query: impl Into<crate::Query>) -> crate::Result<crate::QueryStream<'_>> {
+        pub async fn fetch_blocks(&mut self, query: impl Into<crate::query::Query>) -> crate::error::Result<crate::stream::QueryStream<'_>> {
             self.via().stream(query.into()).await
         }
 
         /// Streams typed rows; see [`Executor::fetch`](crate::Executor::fetch).
         pub async fn fetch<T: crate::row::Row>(
             &mut self,
-            query: impl Into<crate::Query>,
-        ) -> crate::Result<crate::RowStream<'_, T>> {
+            query: impl Into<crate::query::Query>,
+        ) -> crate::error::Result<crate::row::RowStream<'_, T>> {
             self.via().rows::<T>(query.into()).await
         }
 
         /// All the rows; see [`Executor::fetch_all`](crate::Executor::fetch_all).
         pub async fn fetch_all<T: crate::row::OwnedRow>(
             &mut self,
-            query: impl Into<crate::Query>,
-        ) -> crate::Result<Vec<T>> {
+            query: impl Into<crate::query::Query>,
+        ) -> crate::error::Result<Vec<T>> {
             self.via().fetch_all::<T>(query.into()).await
         }
 
         /// The one row; see [`Executor::fetch_one`](crate::Executor::fetch_one).
-        pub async fn fetch_one<T: crate::row::OwnedRow>(&mut self, query: impl Into<crate::Query>) -> crate::Result<T> {
+        pub async fn fetch_one<T: crate::row::OwnedRow>(&mut self, query: impl Into<crate::query::Query>) -> crate::error::Result<T> {
             self.via().fetch_one::<T>(query.into()).await
         }
 
         /// At most one row; see [`Executor::fetch_optional`](crate::Executor::fetch_optional).
         pub async fn fetch_optional<T: crate::row::OwnedRow>(
             &mut self,
-            query: impl Into<crate::Query>,
-        ) -> crate::Result<Option<T>> {
+            query: impl Into<crate::query::Query>,
+        ) -> crate::error::Result<Option<T>> {
             self.via().fetch_optional::<T>(query.into()).await
         }
 
         /// One value; see [`Executor::fetch_scalar`](crate::Executor::fetch_scalar).
-        pub async fn fetch_scalar<T: crate::Scalar>(&mut self, query: impl Into<crate::Query>) -> crate::Result<T> {
+        pub async fn fetch_scalar<T: crate::scalar::Scalar>(&mut self, query: impl Into<crate::query::Query>) -> crate::error::Result<T> {
             self.via().scalar::<T>(query.into()).await
         }
 
         /// Streams dynamic rows; see [`Executor::fetch_values`](crate::Executor::fetch_values).
         pub async fn fetch_values(
             &mut self,
-            query: impl Into<crate::Query>,
-        ) -> crate::Result<crate::ValueRowStream<'_>> {
+            query: impl Into<crate::query::Query>,
+        ) -> crate::error::Result<crate::value::ValueRowStream<'_>> {
             self.via().values(query.into()).await
         }
 
         /// All dynamic rows; see [`Executor::fetch_all_values`](crate::Executor::fetch_all_values).
-        pub async fn fetch_all_values(&mut self, query: impl Into<crate::Query>) -> crate::Result<Vec<crate::ValueRow>> {
+        pub async fn fetch_all_values(&mut self, query: impl Into<crate::query::Query>) -> crate::error::Result<Vec<crate::value::ValueRow>> {
             self.via().all_values(query.into()).await
         }
 
         /// Starts an INSERT of columns; see [`Executor::insert`](crate::Executor::insert).
-        pub fn insert<'a>(&mut self, table: &str) -> crate::Insert<'_, 'a> {
+        pub fn insert<'a>(&mut self, table: &str) -> crate::insert::Insert<'_, 'a> {
             self.via().insert(table)
         }
 
         /// Opens a many-block INSERT; see [`Executor::insert_blocks`](crate::Executor::insert_blocks).
-        pub async fn insert_blocks(&mut self, table: &str) -> crate::Result<crate::BlockInsert<'_>> {
+        pub async fn insert_blocks(&mut self, table: &str) -> crate::error::Result<crate::block_insert::BlockInsert<'_>> {
             self.via().insert_blocks(table).await
         }
 
@@ -817,34 +784,34 @@ macro_rules! single_socket_api {
             &'r mut self,
             table: &str,
             rows: &'r [T],
-        ) -> crate::InsertRows<'r, T> {
-            crate::InsertRows::new(self.via(), table, rows)
+        ) -> crate::executor::InsertRows<'r, T> {
+            crate::executor::InsertRows::new(self.via(), table, rows)
         }
 
         /// Inserts dynamic rows; see [`Executor::insert_values`](crate::Executor::insert_values).
-        pub fn insert_values<'r>(&'r mut self, table: &str, rows: &'r [crate::ValueRow]) -> crate::InsertValues<'r> {
-            crate::InsertValues::new(self.via(), table, rows)
+        pub fn insert_values<'r>(&'r mut self, table: &str, rows: &'r [crate::value::ValueRow]) -> crate::executor::InsertValues<'r> {
+            crate::executor::InsertValues::new(self.via(), table, rows)
         }
 
         /// A long-lived row writer; see [`Executor::inserter`](crate::Executor::inserter).
-        pub async fn inserter<T: crate::row::RowWrite>(&mut self, table: &str) -> crate::Result<crate::Inserter<'_, T>> {
+        pub async fn inserter<T: crate::row::RowWrite>(&mut self, table: &str) -> crate::error::Result<crate::row::Inserter<'_, T>> {
             self.via().inserter::<T>(table).await
         }
 
         /// Checks the server answers.
-        pub async fn ping(&mut self) -> crate::Result<()> {
+        pub async fn ping(&mut self) -> crate::error::Result<()> {
             self.via().ping().await
         }
 
         /// Old name of `fetch_blocks`.
         #[deprecated(since = "0.2.0", note = "renamed `fetch_blocks`")]
-        pub async fn stream(&mut self, query: impl Into<crate::Query>) -> crate::Result<crate::QueryStream<'_>> {
+        pub async fn stream(&mut self, query: impl Into<crate::query::Query>) -> crate::error::Result<crate::stream::QueryStream<'_>> {
             self.fetch_blocks(query).await
         }
 
         /// Old name of `fetch_scalar`.
         #[deprecated(since = "0.2.0", note = "renamed `fetch_scalar`")]
-        pub async fn query_scalar<T: crate::Scalar>(&mut self, query: impl Into<crate::Query>) -> crate::Result<T> {
+        pub async fn query_scalar<T: crate::scalar::Scalar>(&mut self, query: impl Into<crate::query::Query>) -> crate::error::Result<T> {
             self.fetch_scalar(query).await
         }
     };

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::config::Config;
-use crate::conn::Conn;
+use crate::driver::Driver;
 use crate::error::{Error, Repr, Result};
 use crate::netopts::LoadBalancing;
 use crate::tls::Tls;
@@ -66,7 +66,7 @@ impl Connector {
     /// with an I/O error of kind `TimedOut`, whose [`Error::kind`] is
     /// `Timeout`), naming the host and port: no query was sent, so it is
     /// retryable.
-    pub(crate) async fn connect(&self) -> Result<Conn> {
+    pub(crate) async fn connect(&self) -> Result<Driver> {
         self.connect_any().await.map_err(|e| match e.into_repr() {
             Repr::Io(e) => Error::connect(e),
             r => r.into(),
@@ -74,7 +74,7 @@ impl Connector {
     }
 
     /// [`Connector::connect`] before its errors are classified.
-    async fn connect_any(&self) -> Result<Conn> {
+    async fn connect_any(&self) -> Result<Driver> {
         let mut last = None;
         let mut failures: Vec<String> = Vec::new();
         for i in self.order() {
@@ -86,7 +86,7 @@ impl Connector {
             cfg.net.port_given = true;
             cfg.net.more_hosts.clear();
             let started = Instant::now();
-            let res = tracing::Instrument::instrument(Conn::connect(cfg, self.tls.as_ref()), span.clone()).await;
+            let res = tracing::Instrument::instrument(Driver::connect(cfg, self.tls.as_ref()), span.clone()).await;
             let e = match res {
                 Ok(c) => {
                     self.mark(i, false);

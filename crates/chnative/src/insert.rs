@@ -9,18 +9,18 @@ pub use chnative_proto::insert::{fixed, InsertData, IntoInsertData, StartOffsets
 use chnative_proto::Block;
 
 pub use crate::block_insert::BlockInsert;
-use crate::conn::{new_query_id, Conn, QueryId, QueryWire};
+use crate::driver::{new_query_id, Driver, QueryId, QueryWire};
 use crate::error::{Error, Result};
 use crate::ident::{check_setting_name, quote_table};
 pub use crate::insert_send::InsertSummary;
 use crate::insert_send::{
     check_against_header, end_insert, insert_sql, refuse_insert, send_rows, start_insert, InsertBlocks,
 };
-use crate::pool::{Home, Target};
+use crate::via::Via;
 
 /// An INSERT being assembled: `client.insert("t").column("a", &a[..]).send().await`.
 pub struct Insert<'c, 'a> {
-    conn: Target<'c>,
+    conn: Via<'c>,
     table: String,
     columns: Vec<(String, InsertData<'a>)>,
     settings: Vec<(String, String, u64)>,
@@ -32,7 +32,7 @@ pub struct Insert<'c, 'a> {
 }
 
 impl<'c, 'a> Insert<'c, 'a> {
-    pub(crate) fn new(conn: Target<'c>, table: &str) -> Self {
+    pub(crate) fn new(conn: Via<'c>, table: &str) -> Self {
         Insert {
             conn,
             table: table.to_string(),
@@ -141,10 +141,7 @@ impl<'c, 'a> Insert<'c, 'a> {
             ));
         }
         let quoted = quote_table(&table)?;
-        let home = match conn {
-            Target::Slot(s) => Home::Slot(s),
-            Target::Pool(pool) => Home::Lease(pool.acquire().await?, std::marker::PhantomData),
-        };
+        let home = conn.home().await?;
         let q = QueryWire {
             id: id.map_or_else(new_query_id, QueryId::Given),
             sql: String::new(),
@@ -172,7 +169,7 @@ impl<'c, 'a> Insert<'c, 'a> {
     /// assert_eq!(summary.rows, 1_000_000);
     /// # Ok(()) }
     /// ```
-    pub async fn from_stream(self, stream: &mut crate::QueryStream<'_>) -> Result<InsertSummary> {
+    pub async fn from_stream(self, stream: &mut crate::stream::QueryStream<'_>) -> Result<InsertSummary> {
         let mut ins = self.open().await?;
         loop {
             match stream.next().await {
@@ -187,7 +184,7 @@ impl<'c, 'a> Insert<'c, 'a> {
     }
 
     async fn send_as(self, id: QueryId) -> Result<InsertSummary> {
-        let Insert { conn: slot, table, columns, settings, allow_missing, error, trace, observer, id: _ } = self;
+        let Insert { conn: via, table, columns, settings, allow_missing, error, trace, observer, id: _ } = self;
         if let Some(e) = error {
             return Err(e);
         }
@@ -205,15 +202,8 @@ impl<'c, 'a> Insert<'c, 'a> {
         };
         // A pooled connection is held until `send` ends; dropped halfway, the
         // lease finishes or closes it (see pool.rs).
-        let mut lease;
-        let slot = match slot {
-            Target::Slot(s) => s,
-            Target::Pool(pool) => {
-                lease = pool.acquire().await?;
-                &mut lease.slot
-            }
-        };
-        let conn: &mut Conn = slot.get().await?;
+        let mut home = via.home().await?;
+        let conn: &mut Driver = home.slot().get().await?;
         let mut sink = InsertBlocks::observed(observer);
         start_insert(conn, &q, &mut sink).await?;
 

@@ -10,7 +10,7 @@ use chnative_proto::packet::{BlockKind, Exception, Progress};
 use chnative_proto::splice::Splices;
 use chnative_proto::Block;
 
-use crate::conn::{map_err, Conn, QueryWire};
+use crate::driver::{map_err, Driver, QueryWire};
 use crate::error::{Error, Result};
 use crate::ident::push_quoted_ident;
 
@@ -26,15 +26,15 @@ pub struct InsertSummary {
     /// `written_rows` / `written_bytes` then hold the sum of their
     /// `InsertedRows` / `InsertedBytes` increments (the rows the server wrote).
     pub progress: Progress,
-    /// What the blocks were compressed with (under [`Compression::Auto`](crate::Compression::Auto),
+    /// What the blocks were compressed with (under [`Compression::Auto`](crate::config::Compression::Auto),
     /// the codec chosen for this INSERT).
-    pub compression: crate::Compression,
+    pub compression: crate::config::Compression,
 }
 
 /// Nothing sent, uncompressed.
 impl Default for InsertSummary {
     fn default() -> Self {
-        InsertSummary { rows: 0, blocks: 0, progress: Progress::default(), compression: crate::Compression::None }
+        InsertSummary { rows: 0, blocks: 0, progress: Progress::default(), compression: crate::config::Compression::None }
     }
 }
 
@@ -68,8 +68,8 @@ pub(crate) fn insert_sql_into<'n>(
 
 /// Sends an INSERT's query and reads what the server sends up to the table's
 /// header block (left in `sink.flow`, with the table's description).
-pub(crate) async fn start_insert(conn: &mut Conn, q: &QueryWire, sink: &mut InsertBlocks) -> Result<()> {
-    let deadline = crate::conn::query_deadline(None, conn.cfg.query_timeout);
+pub(crate) async fn start_insert(conn: &mut Driver, q: &QueryWire, sink: &mut InsertBlocks) -> Result<()> {
+    let deadline = crate::driver::query_deadline(None, conn.cfg.query_timeout);
     conn.lend_insert_flow(&mut sink.flow);
     conn.send_query(q, true, deadline).await?;
     loop {
@@ -84,7 +84,7 @@ pub(crate) async fn start_insert(conn: &mut Conn, q: &QueryWire, sink: &mut Inse
 
 /// Ends an INSERT that has sent no data with the empty block, so that nothing
 /// is inserted and the connection stays usable.
-pub(crate) async fn refuse_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<()> {
+pub(crate) async fn refuse_insert(conn: &mut Driver, sink: &mut InsertBlocks) -> Result<()> {
     conn.end_data()?;
     finish_insert(conn, sink).await
 }
@@ -100,7 +100,7 @@ pub(crate) async fn refuse_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> R
 /// `keep` lends the memory of the splices' vector (see [`Splices::recycle`])
 /// and gets it back.
 pub(crate) async fn send_rows<N: AsRef<str>>(
-    conn: &mut Conn,
+    conn: &mut Driver,
     typed: &TypedInsert<'_, '_, N>,
     sink: &mut InsertBlocks,
     keep: &mut Splices<'static>,
@@ -112,7 +112,7 @@ pub(crate) async fn send_rows<N: AsRef<str>>(
 }
 
 async fn send_blocks<'a, N: AsRef<str>>(
-    conn: &mut Conn,
+    conn: &mut Driver,
     typed: &TypedInsert<'_, 'a, N>,
     sink: &mut InsertBlocks,
     splices: &mut Splices<'a>,
@@ -149,7 +149,7 @@ async fn send_blocks<'a, N: AsRef<str>>(
 }
 
 /// Sends the end of data and waits for the server to confirm the INSERT.
-pub(crate) async fn end_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<Progress> {
+pub(crate) async fn end_insert(conn: &mut Driver, sink: &mut InsertBlocks) -> Result<Progress> {
     conn.end_data()?;
     finish_insert(conn, sink).await?;
     Ok(sink.flow.progress())
@@ -191,7 +191,7 @@ impl InsertBlocks {
 /// Writes the queued Data packet while watching for what the server sends
 /// meanwhile; stops at the first Exception (the rest of the packet and the end
 /// of data still go out, see the caller).
-async fn send_watching(conn: &mut Conn, sink: &mut InsertBlocks, splices: &Splices<'_>) -> Result<Option<Exception>> {
+async fn send_watching(conn: &mut Driver, sink: &mut InsertBlocks, splices: &Splices<'_>) -> Result<Option<Exception>> {
     loop {
         while let Some(event) = conn.ready_event(sink)? {
             if let InsertStep::Exception(e) = sink.step(event)? {
@@ -234,7 +234,7 @@ pub(crate) fn check_missing(missing: Vec<&str>) -> Result<()> {
 }
 
 /// Reads the server's answer to the end of data, to its EndOfStream.
-async fn finish_insert(conn: &mut Conn, sink: &mut InsertBlocks) -> Result<()> {
+async fn finish_insert(conn: &mut Driver, sink: &mut InsertBlocks) -> Result<()> {
     loop {
         let event = conn.next_event(sink).await?;
         match sink.step(event)? {

@@ -236,8 +236,9 @@ mod block_insert;
 mod blocks;
 pub mod cluster;
 mod config;
-mod conn;
+mod connection;
 mod dial;
+mod driver;
 mod error;
 mod executor;
 mod hosts;
@@ -250,6 +251,7 @@ mod params;
 mod pool;
 mod query;
 pub mod row;
+mod scalar;
 mod session;
 mod stream;
 mod tls;
@@ -259,6 +261,7 @@ pub mod value;
 mod value_insert;
 #[cfg(feature = "serde")]
 mod value_serde;
+mod via;
 
 // Lets the derive's `::chnative::…` paths resolve inside this crate too.
 extern crate self as chnative;
@@ -313,6 +316,8 @@ pub use chnative_proto::view::{
 };
 pub use chnative_proto::{Block, Column, DataType};
 pub use config::{Compression, Config};
+pub use connection::Connection;
+pub use driver::ServerInfo;
 pub use error::{Error, ErrorKind, Result, ServerError, TypeMismatch};
 pub use executor::{Executor, InsertRows, InsertValues};
 pub use insert::{fixed, BlockInsert, Insert, InsertData, InsertSummary, IntoInsertData, StartOffsets};
@@ -321,154 +326,10 @@ pub use observe::Observer;
 pub use params::{Params, ToParam};
 pub use pool::{Client, PoolStatus};
 pub use query::Query;
+pub use scalar::Scalar;
 pub use session::Session;
 pub use stream::{CancelHandle, QueryStream};
 pub use trace::TraceContext;
-
-use chnative_proto::ProtoError;
-use conn::{new_query_id, Conn, ConnSlot, QueryId, QueryWire};
-
-/// One connection to a ClickHouse server: a single socket, one call at a time
-/// (`&mut self`). Most programs want the pooled [`Client`]; this is the layer
-/// below it, for programs that want exactly one socket.
-pub struct Connection {
-    slot: ConnSlot,
-    info: ServerInfo,
-}
-
-/// Facts the server told us at the handshake.
-#[derive(Debug, Clone)]
-pub struct ServerInfo {
-    /// Server name ("ClickHouse").
-    pub name: String,
-    /// `major.minor.patch`.
-    pub version: (u64, u64, u64),
-    /// The server's protocol revision.
-    pub revision: u64,
-    /// The revision in use: min(ours, server's).
-    pub negotiated_revision: u64,
-    /// Server time zone.
-    pub timezone: String,
-    /// The server's display name.
-    pub display_name: String,
-    /// Whether the packets the client sends are chunked (negotiated in the
-    /// handshake from the server's `proto_caps` and [`Config::chunked_send`]).
-    pub chunked_send: bool,
-    /// Whether the packets the client receives are chunked ([`Config::chunked_recv`]).
-    pub chunked_recv: bool,
-}
-
-impl ServerInfo {
-    fn of(conn: &Conn) -> ServerInfo {
-        let h = conn.server();
-        ServerInfo {
-            name: h.name.clone(),
-            version: (h.version_major, h.version_minor, h.version_patch),
-            revision: h.revision,
-            negotiated_revision: conn.revision(),
-            timezone: h.timezone.clone(),
-            display_name: h.display_name.clone(),
-            chunked_send: conn.chunking().send,
-            chunked_recv: conn.chunking().recv,
-        }
-    }
-}
-
-/// The query as sent. Names are checked here, before anything is written: an
-/// empty one would end its list on the wire early.
-fn wire(q: Query) -> Result<QueryWire> {
-    for (name, _) in &q.settings {
-        ident::check_setting_name(name)?;
-    }
-    for (name, _) in &q.params {
-        ident::check_param_name(name)?;
-    }
-    Ok(QueryWire {
-        id: q.id.map_or_else(new_query_id, QueryId::Given),
-        sql: q.sql,
-        settings: q.settings.into_iter().map(|(k, v)| (k, v, chnative_proto::packet::SETTING_IMPORTANT)).collect(),
-        params: q.params.into_iter().map(|(k, v)| (k, chnative_proto::packet::encode_parameter(&v))).collect(),
-        trace: q.trace.map(|t| t.0),
-    })
-}
-
-/// The first value of the first row of a result, read by `T`'s typed-row rules
-/// with `server_tz` (the server's time zone, or the query's `session_timezone`)
-/// for DateTime columns that name none.
-async fn scalar_of<T: Scalar>(mut s: QueryStream<'_>, server_tz: &str) -> Result<T> {
-    let mut out: Option<T> = None;
-    while let Some(block) = s.next().await? {
-        if out.is_none() && block.rows() > 0 {
-            let col = block
-                .columns()
-                .first()
-                .ok_or_else(|| Error::from(ProtoError::violation("a block with rows has no columns")))?;
-            // The zone only where a value may need it: no allocation for the rest.
-            let name = col.type_name();
-            let zoned = ["DateTime", "Dynamic", "JSON", "Object"].iter().any(|k| name.contains(k));
-            let zone = if zoned { server_tz.to_string() } else { String::new() };
-            let ctx = row::ReadContext { server_timezone: zone };
-            out = Some(T::from_column(&col.view(), &ctx)?);
-        }
-    }
-    if out.is_none() {
-        // No rows: still check the type, so that a mismatch is reported as one.
-        if let Some(col) = s.header().and_then(|h| h.columns().first()) {
-            T::check(&col.view())?;
-        }
-    }
-    out.ok_or_else(|| Error::no_rows("the query returned no rows"))
-}
-
-impl std::fmt::Debug for Connection {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Connection")
-            .field("server", &self.info.display_name)
-            .field("usable", &self.is_usable())
-            .finish()
-    }
-}
-
-impl Connection {
-    /// Connects with a connection string (see [`Config::from_url`]).
-    pub async fn connect(url: &str) -> Result<Connection> {
-        Self::connect_with(Config::from_url(url)?).await
-    }
-
-    /// Connects with a [`Config`] (to the first of its hosts that answers).
-    pub async fn connect_with(config: Config) -> Result<Connection> {
-        let conn = hosts::Connector::new(config)?.connect().await?;
-        let info = ServerInfo::of(&conn);
-        Ok(Connection { slot: ConnSlot::new(conn), info })
-    }
-
-    executor::single_socket_api!(slot);
-}
-
-/// A value [`Client::fetch_scalar`] can return: any type a typed-row field can
-/// have ([`row::FromColumn`]), read by the same rules (`u64` reads UInt8 … UInt64,
-/// `f64` reads Float32, `Option<T>` reads Nullable(T), `String` must be UTF-8, …).
-pub trait Scalar: Sized {
-    /// Checks that `Self` can read a column of `col`'s type (the typed-row check,
-    /// with the same error).
-    fn check(col: &ColumnView<'_>) -> Result<()>;
-    /// Reads row 0 of `col` (`ctx`: the server's time zone, for DateTime columns
-    /// that name none).
-    fn from_column(col: &ColumnView<'_>, ctx: &row::ReadContext) -> Result<Self>;
-}
-
-impl<T: for<'r> row::FromColumn<'r>> Scalar for T {
-    fn check(col: &ColumnView<'_>) -> Result<()> {
-        row::positional_check::<T>(col)
-    }
-    fn from_column(col: &ColumnView<'_>, ctx: &row::ReadContext) -> Result<Self> {
-        Self::check(col)?;
-        if col.is_empty() {
-            return Err(Error::internal("fetch_scalar read a column without rows"));
-        }
-        row::Reader::<T>::new(col, ctx)?.get(0)
-    }
-}
 
 /// Compiles the README's examples as doctests.
 #[doc = include_str!("../README.md")]

@@ -16,10 +16,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::config::Config;
-use crate::conn::{Conn, ConnSlot};
+use crate::driver::{Driver, ServerInfo, Slot};
 use crate::error::{Error, Result};
 use crate::hosts::Connector;
-use crate::{ServerInfo, Session};
 
 /// Counts open connections: one lives beside each pooled connection, so
 /// the count stays right however the connection goes away.
@@ -45,7 +44,7 @@ struct Meta {
 }
 
 struct Idle {
-    conn: Box<Conn>,
+    conn: Box<Driver>,
     meta: Meta,
     since: Instant,
 }
@@ -81,7 +80,7 @@ pub struct PoolStatus {
 /// One pooled connection lent out; it goes back (or is closed) on drop.
 pub(crate) struct Lease {
     shared: Arc<Shared>,
-    pub(crate) slot: ConnSlot,
+    pub(crate) slot: Slot,
     meta: Option<Meta>,
     permit: Option<OwnedSemaphorePermit>,
     /// Close the connection instead of pooling it (a session's state must not leak).
@@ -149,10 +148,10 @@ impl Shared {
         Ok(self.lease(conn, meta, permit))
     }
 
-    fn lease(self: &Arc<Self>, conn: Box<Conn>, meta: Meta, permit: OwnedSemaphorePermit) -> Lease {
+    fn lease(self: &Arc<Self>, conn: Box<Driver>, meta: Meta, permit: OwnedSemaphorePermit) -> Lease {
         Lease {
             shared: self.clone(),
-            slot: ConnSlot::from_box(conn),
+            slot: Slot::from_box(conn),
             meta: Some(meta),
             permit: Some(permit),
             discard: false,
@@ -160,7 +159,7 @@ impl Shared {
     }
 
     /// Takes a connection back: idle ones wait for the next caller, others close.
-    fn give_back(&self, conn: Box<Conn>, meta: Meta) {
+    fn give_back(&self, conn: Box<Driver>, meta: Meta) {
         let closed = conn.is_broken() || !conn.is_idle();
         self.last_closed.store(closed, Ordering::SeqCst);
         if closed || self.expired(&meta, None, Instant::now()) {
@@ -267,37 +266,6 @@ impl Drop for Lease {
     }
 }
 
-/// Where a stream returns its connection: the single-socket slot it borrows,
-/// or the pool lease it owns.
-pub(crate) enum Home<'c> {
-    Slot(&'c mut ConnSlot),
-    Lease(Lease, std::marker::PhantomData<&'c ()>),
-}
-
-impl Home<'_> {
-    pub(crate) fn slot(&mut self) -> &mut ConnSlot {
-        match self {
-            Home::Slot(s) => s,
-            Home::Lease(l, _) => &mut l.slot,
-        }
-    }
-
-    pub(crate) fn put(&mut self, conn: Box<Conn>) {
-        self.slot().put(conn)
-    }
-
-    pub(crate) fn drain_in_background(&mut self, conn: Box<Conn>) {
-        self.slot().drain_in_background(conn)
-    }
-}
-
-/// Where an INSERT gets its connection when it is sent. The pool is held by
-/// value, so what a [`Client`] makes does not borrow it.
-pub(crate) enum Target<'c> {
-    Slot(&'c mut ConnSlot),
-    Pool(Arc<Shared>),
-}
-
 /// A shared ClickHouse client: a pool of connections behind a handle that is
 /// cheap to clone and `Send + Sync`, so many tasks can query at once.
 ///
@@ -324,7 +292,7 @@ pub(crate) enum Target<'c> {
 ///
 /// Statements that change a connection's server-side state (`SET`, `USE`,
 /// temporary tables) land on whichever connection ran them: use a
-/// [`Session`] for those, or per-query settings ([`Query::setting`](crate::Query::setting)).
+/// [`Session`](crate::Session) for those, or per-query settings ([`Query::setting`](crate::Query::setting)).
 #[derive(Clone)]
 pub struct Client {
     shared: Arc<Shared>,
@@ -402,12 +370,5 @@ impl Client {
     /// closed after an error (the pool opens a new one for the next call).
     pub fn is_usable(&self) -> bool {
         !self.shared.last_closed.load(Ordering::SeqCst)
-    }
-
-    /// Pins one pooled connection for calls that share server-side state
-    /// (see [`Session`]).
-    pub async fn session(&self) -> Result<Session> {
-        let lease = self.shared.acquire().await?;
-        Ok(Session::new(lease, self.shared.info.clone()))
     }
 }

@@ -1,7 +1,8 @@
 //! A session: one pooled connection pinned for a sequence of calls.
 
-use crate::pool::Lease;
-use crate::ServerInfo;
+use crate::driver::ServerInfo;
+use crate::error::Result;
+use crate::pool::{Client, Lease};
 
 /// One pooled connection held for a sequence of calls that share server-side
 /// state: `SET`, `USE`, temporary tables and roles set by one call are seen by
@@ -43,3 +44,19 @@ impl Session {
 
     crate::executor::single_socket_api!(lease.slot);
 }
+
+impl Client {
+    /// Pins one pooled connection for calls that share server-side state
+    /// (see [`Session`]).
+    pub async fn session(&self) -> Result<Session> {
+        let lease = self.shared().acquire().await?;
+        Ok(Session::new(lease, self.shared().info().clone()))
+    }
+}
+
+impl crate::executor::sealed::Sealed for Session {
+    fn via(&mut self) -> crate::via::Via<'_> {
+        Session::via(self)
+    }
+}
+impl crate::executor::Executor for Session {}

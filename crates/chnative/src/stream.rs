@@ -9,9 +9,9 @@ use chnative_proto::Block;
 use tokio::sync::Notify;
 
 use crate::blocks::{present, Blocks};
-use crate::conn::{Conn, QueryId};
+use crate::driver::{Driver, QueryId};
 use crate::error::{Error, ErrorKind, Result};
-use crate::pool::Home;
+use crate::via::Home;
 
 #[derive(Debug, Default)]
 struct CancelState {
@@ -58,7 +58,7 @@ impl CancelHandle {
 /// ```
 pub struct QueryStream<'c> {
     /// The connection, owned while the query runs; `None` only inside `drop`.
-    conn: Option<Box<Conn>>,
+    conn: Option<Box<Driver>>,
     /// Where the connection goes back when the stream ends.
     home: Home<'c>,
     query_id: QueryId,
@@ -75,11 +75,11 @@ pub struct QueryStream<'c> {
     cancel_sent: bool,
     span: crate::trace::OpSpan,
     observer: crate::observe::ObserverSlot,
-    compression: crate::Compression,
+    compression: crate::config::Compression,
 }
 
 impl<'c> QueryStream<'c> {
-    pub(crate) fn new(mut conn: Box<Conn>, home: Home<'c>, query_id: QueryId) -> Self {
+    pub(crate) fn new(mut conn: Box<Driver>, home: Home<'c>, query_id: QueryId) -> Self {
         let span = crate::trace::OpSpan::query(&query_id);
         let compression = conn.compression_used();
         span.compression(compression);
@@ -118,9 +118,9 @@ impl<'c> QueryStream<'c> {
     }
 
     /// What the result's blocks are compressed with: the configured codec, or
-    /// under [`Compression::Auto`](crate::Compression::Auto) the one chosen for
+    /// under [`Compression::Auto`](crate::config::Compression::Auto) the one chosen for
     /// this query.
-    pub fn compression(&self) -> crate::Compression {
+    pub fn compression(&self) -> crate::config::Compression {
         self.compression
     }
 
@@ -186,7 +186,7 @@ impl<'c> QueryStream<'c> {
         }
     }
 
-    fn c(&mut self) -> &mut Conn {
+    fn c(&mut self) -> &mut Driver {
         match self.conn.as_deref_mut() {
             Some(c) => c,
             None => unreachable!("the connection leaves the stream only in drop"),

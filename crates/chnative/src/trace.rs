@@ -123,29 +123,29 @@ pub(crate) struct OpSpan {
     done: bool,
 }
 
-impl OpSpan {
-    pub(crate) fn query(query_id: &str) -> OpSpan {
-        Self::new(tracing::debug_span!(
-            "chnative.query",
-            query_id,
+/// An operation span: the name differs (a literal, as `tracing` needs it), the
+/// fields are the same.
+macro_rules! op_span {
+    ($name:literal, $query_id:expr) => {
+        OpSpan::new(tracing::debug_span!(
+            $name,
+            query_id = $query_id,
             compression = Empty,
             rows = Empty,
             bytes = Empty,
             elapsed_us = Empty,
             outcome = Empty
         ))
+    };
+}
+
+impl OpSpan {
+    pub(crate) fn query(query_id: &str) -> OpSpan {
+        op_span!("chnative.query", query_id)
     }
 
     pub(crate) fn insert(query_id: &str) -> OpSpan {
-        Self::new(tracing::debug_span!(
-            "chnative.insert",
-            query_id,
-            compression = Empty,
-            rows = Empty,
-            bytes = Empty,
-            elapsed_us = Empty,
-            outcome = Empty
-        ))
+        op_span!("chnative.insert", query_id)
     }
 
     fn new(span: tracing::Span) -> OpSpan {
@@ -157,7 +157,7 @@ impl OpSpan {
     }
 
     /// Records the codec the query's blocks use.
-    pub(crate) fn compression(&self, c: crate::Compression) {
+    pub(crate) fn compression(&self, c: crate::config::Compression) {
         self.span.record("compression", tracing::field::display(c));
     }
 

@@ -421,14 +421,7 @@ pub(crate) fn convert(
             for ((p, col), (_, f)) in plans.iter().zip(&v.variants).zip(fields.iter()) {
                 children.push(convert(r, p, col, None, f.data_type())?);
             }
-            children.push(Arc::new(arrow_array::NullArray::new(nulls_seen as usize)) as ArrayRef);
-            let u = arrow_array::UnionArray::try_new(
-                fields.clone(),
-                ScalarBuffer::from(type_ids),
-                Some(ScalarBuffer::from(offsets)),
-                children,
-            )?;
-            Ok(Arc::new(u))
+            dense_union(fields, type_ids, offsets, children, nulls_seen)
         }
         Plan::Dynamic(members, fields) => {
             let ColumnData::Dynamic { 0: d, .. } = data else {
@@ -514,6 +507,18 @@ fn dynamic_union(
             None => arrow_array::new_empty_array(f.data_type()),
         });
     }
+    dense_union(fields, type_ids, offsets, children, nulls_seen)
+}
+
+/// A dense union of `children` and, last, the child that holds the `nulls_seen`
+/// NULL rows (their type id and offsets already in `type_ids` and `offsets`).
+fn dense_union(
+    fields: &arrow_schema::UnionFields,
+    type_ids: Vec<i8>,
+    offsets: Vec<i32>,
+    mut children: Vec<ArrayRef>,
+    nulls_seen: i32,
+) -> Result<ArrayRef> {
     children.push(Arc::new(arrow_array::NullArray::new(nulls_seen as usize)) as ArrayRef);
     let u = arrow_array::UnionArray::try_new(
         fields.clone(),
@@ -570,29 +575,18 @@ fn strings(r: &Recycler, kind: StringType, data: &ColumnData, nulls: Option<Null
     let values = share(s.data());
     let len = ends.len();
     match kind {
-        StringType::Utf8 | StringType::Binary => {
-            let offsets = offsets_i32(r, ends)?;
+        StringType::Utf8 | StringType::Binary | StringType::LargeUtf8 => {
+            let (dt, offsets) = if kind == StringType::LargeUtf8 {
+                (A::LargeUtf8, offsets_i64(ends)?.into_inner().into_inner())
+            } else {
+                let dt = if kind == StringType::Utf8 { A::Utf8 } else { A::Binary };
+                (dt, offsets_i32(r, ends)?.into_inner().into_inner())
+            };
             utf8("String")?;
-            let dt = if kind == StringType::Utf8 { A::Utf8 } else { A::Binary };
-            let b = ArrayDataBuilder::new(dt)
-                .len(len)
-                .add_buffer(offsets.into_inner().into_inner())
-                .add_buffer(values)
-                .nulls(nulls);
+            let b = ArrayDataBuilder::new(dt).len(len).add_buffer(offsets).add_buffer(values).nulls(nulls);
             // SAFETY: offsets start at 0, are monotonic (checked by the decoder) and end at
             // the blob's length; the bytes are valid UTF-8 at every boundary (checked above,
-            // or known ASCII) for Utf8.
-            Ok(make_array(unsafe { b.build_unchecked() }))
-        }
-        StringType::LargeUtf8 => {
-            let offsets = offsets_i64(ends)?;
-            utf8("String")?;
-            let b = ArrayDataBuilder::new(A::LargeUtf8)
-                .len(len)
-                .add_buffer(offsets.into_inner().into_inner())
-                .add_buffer(values)
-                .nulls(nulls);
-            // SAFETY: as for Utf8 above.
+            // or known ASCII) for Utf8 and LargeUtf8.
             Ok(make_array(unsafe { b.build_unchecked() }))
         }
         StringType::Utf8View => {

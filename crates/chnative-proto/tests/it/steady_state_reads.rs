@@ -145,7 +145,7 @@ fn run(c: &mut Connection, sink: &mut Keep, wire: &[u8], sizes: impl Iterator<It
             Poll::Event(e) => panic!("unexpected {e:?}"),
             Poll::Idle => panic!("idle"),
             Poll::NeedInput { needed } => {
-                // conn.rs `fill`: one vectored read into the column and the buffer after it.
+                // driver.rs `fill`: one vectored read into the column and the buffer after it.
                 if c.direct_pending() {
                     if let Some((slot, tail)) = c.direct_slots(sink) {
                         let n = sock.read_pair(slot, tail);

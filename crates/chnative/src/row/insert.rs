@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use super::RowWrite;
 use crate::error::{Error, Repr, Result};
-use crate::executor::Via;
-use crate::InsertSummary;
+use crate::insert_send::InsertSummary;
+use crate::via::Via;
 
 /// Rows an [`Inserter`] buffers before sending, unless told otherwise.
 pub const DEFAULT_MAX_ROWS: usize = 100_000;

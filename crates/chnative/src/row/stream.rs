@@ -8,7 +8,7 @@ use chnative_proto::Block;
 
 use super::{OwnedRow, ReadContext, Row};
 use crate::error::{Error, Result};
-use crate::QueryStream;
+use crate::stream::QueryStream;
 
 /// A SELECT read as typed rows: `next().await` yields one `T` at a time.
 ///

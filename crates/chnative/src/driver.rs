@@ -7,7 +7,7 @@
 //! machine's timer (`poll_timeout`), and when that passes reports the time
 //! (`handle_timeout`): what a passed query deadline or Cancel bound does is
 //! the machine's decision. Sequencing, framing, timers and the state live in
-//! the machine; the rest of the crate reaches it only through `Conn`.
+//! the machine; the rest of the crate reaches it only through `Driver`.
 //!
 //! Every await point is cancel-safe: a write is recorded as it happens
 //! (`advance`), and read bytes land in the machine's input buffer (or the
@@ -196,7 +196,7 @@ enum Expired {
     Machine,
 }
 
-pub(crate) struct Conn {
+pub(crate) struct Driver {
     io: Box<dyn Transport>,
     proto: Connection,
     pub(crate) cfg: Config,
@@ -276,13 +276,13 @@ async fn bounded<F: std::future::Future>(
     .await
 }
 
-impl Conn {
+impl Driver {
     /// Connects to `cfg`'s first host (see `hosts::Connector` for the rest).
     ///
     /// A deadline passing (the connect timeout, or the read timeout during the
     /// handshake) is an I/O error of kind `TimedOut`, so that the caller names
     /// the host and port in it like any other connect failure.
-    pub(crate) async fn connect(cfg: Config, tls: Option<&crate::tls::Tls>) -> Result<Conn> {
+    pub(crate) async fn connect(cfg: Config, tls: Option<&crate::tls::Tls>) -> Result<Driver> {
         let limit = cfg.connect_deadline();
         let r = match limit {
             None => Self::connect_inner(cfg, tls).await,
@@ -305,7 +305,7 @@ impl Conn {
         })
     }
 
-    async fn connect_inner(cfg: Config, tls: Option<&crate::tls::Tls>) -> Result<Conn> {
+    async fn connect_inner(cfg: Config, tls: Option<&crate::tls::Tls>) -> Result<Driver> {
         let io = crate::dial::open(&cfg, tls).await?;
         let options = Options {
             revision: cfg.revision,
@@ -322,7 +322,7 @@ impl Conn {
             cancel_timeout: Some(cfg.cancel_timeout),
         };
         let base_settings = base_settings(&cfg);
-        let mut c = Conn {
+        let mut c = Driver {
             io,
             proto: Connection::new(options),
             cfg,
@@ -901,6 +901,44 @@ impl Conn {
     }
 }
 
+/// Facts the server told us at the handshake.
+#[derive(Debug, Clone)]
+pub struct ServerInfo {
+    /// Server name ("ClickHouse").
+    pub name: String,
+    /// `major.minor.patch`.
+    pub version: (u64, u64, u64),
+    /// The server's protocol revision.
+    pub revision: u64,
+    /// The revision in use: min(ours, server's).
+    pub negotiated_revision: u64,
+    /// Server time zone.
+    pub timezone: String,
+    /// The server's display name.
+    pub display_name: String,
+    /// Whether the packets the client sends are chunked (negotiated in the
+    /// handshake from the server's `proto_caps` and [`Config::chunked_send`]).
+    pub chunked_send: bool,
+    /// Whether the packets the client receives are chunked ([`Config::chunked_recv`]).
+    pub chunked_recv: bool,
+}
+
+impl ServerInfo {
+    pub(crate) fn of(conn: &Driver) -> ServerInfo {
+        let h = conn.server();
+        ServerInfo {
+            name: h.name.clone(),
+            version: (h.version_major, h.version_minor, h.version_patch),
+            revision: h.revision,
+            negotiated_revision: conn.revision(),
+            timezone: h.timezone.clone(),
+            display_name: h.display_name.clone(),
+            chunked_send: conn.chunking().send,
+            chunked_recv: conn.chunking().recv,
+        }
+    }
+}
+
 /// Where a client keeps its connection. While a stream runs, the stream owns the
 /// connection; an abandoned stream (dropped early, or ended by the query
 /// deadline) hands it to a background task that finishes the query, and the
@@ -908,21 +946,21 @@ impl Conn {
 /// deadline bounds; the task itself is bounded by the Cancel bound, past which
 /// it closes the connection).
 #[derive(Default)]
-pub(crate) struct ConnSlot {
-    conn: Option<Box<Conn>>,
-    draining: Option<tokio::sync::oneshot::Receiver<Box<Conn>>>,
+pub(crate) struct Slot {
+    conn: Option<Box<Driver>>,
+    draining: Option<tokio::sync::oneshot::Receiver<Box<Driver>>>,
     /// The config's query timeout (known while the connection is away).
     query_timeout: Option<std::time::Duration>,
 }
 
-impl ConnSlot {
-    pub(crate) fn new(conn: Conn) -> Self {
+impl Slot {
+    pub(crate) fn new(conn: Driver) -> Self {
         Self::from_box(Box::new(conn))
     }
 
-    pub(crate) fn from_box(conn: Box<Conn>) -> Self {
+    pub(crate) fn from_box(conn: Box<Driver>) -> Self {
         let query_timeout = conn.cfg.query_timeout;
-        ConnSlot { conn: Some(conn), draining: None, query_timeout }
+        Slot { conn: Some(conn), draining: None, query_timeout }
     }
 
     /// The config's query timeout, for the deadline of a query on this slot.
@@ -931,12 +969,12 @@ impl ConnSlot {
     }
 
     /// Gives the connection back to the slot.
-    pub(crate) fn put(&mut self, conn: Box<Conn>) {
+    pub(crate) fn put(&mut self, conn: Box<Driver>) {
         self.conn = Some(conn);
     }
 
     /// Finishes an abandoned query off the caller's path, when a runtime is at hand.
-    pub(crate) fn drain_in_background(&mut self, mut conn: Box<Conn>) {
+    pub(crate) fn drain_in_background(&mut self, mut conn: Box<Driver>) {
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => {
                 let (tx, rx) = tokio::sync::oneshot::channel();
@@ -967,30 +1005,30 @@ impl ConnSlot {
     }
 
     /// The connection, once any background drain has finished.
-    pub(crate) async fn get(&mut self) -> Result<&mut Conn> {
+    pub(crate) async fn get(&mut self) -> Result<&mut Driver> {
         self.settle().await?;
         self.conn.as_deref_mut().ok_or_else(|| Error::closed("the connection is gone"))
     }
 
     /// Takes the connection out (for a stream to own).
-    pub(crate) async fn take(&mut self) -> Result<Box<Conn>> {
+    pub(crate) async fn take(&mut self) -> Result<Box<Driver>> {
         self.settle().await?;
         self.conn.take().ok_or_else(|| Error::closed("the connection is gone"))
     }
 
     /// The connection if it is here right now.
-    pub(crate) fn peek(&self) -> Option<&Conn> {
+    pub(crate) fn peek(&self) -> Option<&Driver> {
         self.conn.as_deref()
     }
 
     /// The connection if it is here right now, to change.
-    pub(crate) fn peek_mut(&mut self) -> Option<&mut Conn> {
+    pub(crate) fn peek_mut(&mut self) -> Option<&mut Driver> {
         self.conn.as_deref_mut()
     }
 
     /// Empties the slot: the connection, or the drain that will return it.
     #[allow(clippy::type_complexity)]
-    pub(crate) fn take_parts(&mut self) -> (Option<Box<Conn>>, Option<tokio::sync::oneshot::Receiver<Box<Conn>>>) {
+    pub(crate) fn take_parts(&mut self) -> (Option<Box<Driver>>, Option<tokio::sync::oneshot::Receiver<Box<Driver>>>) {
         (self.conn.take(), self.draining.take())
     }
 }
