@@ -278,7 +278,11 @@ async fn the_same_blocks_with_the_same_token_are_stored_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_cancelled_halfway_aborts_the_insert() {
     let t = Table::create("insert_cancel", "(id UInt64) ENGINE = MergeTree ORDER BY id");
-    let c = client().await;
+    // Through a proxy that stops forwarding what the client sends, so the big
+    // write surely waits (straight to the server, a fast server could take
+    // 32 MB within one poll: the test used to fail so on a loaded machine).
+    let proxy = crate::common_proxy::Proxy::to_server().await;
+    let c = Client::connect(&proxy.url("")).await.unwrap();
     let small: Vec<u64> = (0..10).collect();
     let big: Vec<u64> = (0..4_000_000).collect();
     for first in [true, false] {
@@ -287,7 +291,8 @@ async fn a_write_cancelled_halfway_aborts_the_insert() {
         if !first {
             ins.write_columns(&[("id", fixed(&small))]).await.unwrap();
         }
-        // Polled once, then dropped: 32 MB do not fit in the socket at once.
+        proxy.stall(crate::common_proxy::Dir::Up);
+        // Polled once, then dropped: 32 MB do not fit in the sockets at once.
         let cols = [("id", fixed(&big))];
         tokio::select! {
             biased;
@@ -298,6 +303,8 @@ async fn a_write_cancelled_halfway_aborts_the_insert() {
         assert_eq!(e.kind(), ErrorKind::Closed, "{e}");
         assert!(e.to_string().contains("cancelled halfway"), "{e}");
         drop(ins);
+        // The server gets the half packet, then the end of the connection.
+        proxy.resume(crate::common_proxy::Dir::Up);
         wait_gone(&id).await;
         assert_eq!(t.count(), 0, "first: {first}");
         assert_eq!(c.fetch_scalar::<u64>("SELECT toUInt64(3)").await.unwrap(), 3);
