@@ -320,6 +320,23 @@ impl From<chnative_proto::convert::ConvertError> for Error {
     }
 }
 
+/// The type system's error (`chnative::row`, sans-IO in chnative-proto), as the
+/// same kind with the same text: a column error as a `ProtoError`, a conversion as
+/// [`ErrorKind::Conversion`], the caller's input as [`ErrorKind::InvalidInput`], a
+/// bug as [`ErrorKind::Internal`].
+impl From<chnative_proto::row::RowError> for Error {
+    #[cold]
+    fn from(e: chnative_proto::row::RowError) -> Self {
+        use chnative_proto::row::RowErrorKind as K;
+        match e.into_kind() {
+            K::Column(e) => Error::from(e),
+            K::Convert(e) => Repr::Convert(e).into(),
+            K::InvalidInput(m) => Repr::InvalidInput(m).into(),
+            K::Internal(m) => Repr::Internal(m).into(),
+        }
+    }
+}
+
 impl From<std::io::Error> for Error {
     #[cold]
     fn from(e: std::io::Error) -> Self {

@@ -4,15 +4,15 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use chnative_proto::convert::{self, Decimal, DecimalColumn};
-use chnative_proto::qbit::{Element as QBitElement, QBitView};
-use chnative_proto::view::{ColumnView, StrView, WireUuid};
-use chnative_proto::DataType as D;
+use crate::convert::{self, Decimal, DecimalColumn};
+use crate::qbit::{Element as QBitElement, QBitView};
+use crate::view::{ColumnView, StrView, WireUuid};
+use crate::DataType as D;
 
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
 use super::plain;
 use super::{accepts, out_of_bounds, refusal, FromColumn, ReadContext, Reader};
-use crate::error::{Error, Result};
+use crate::row::{RowError as Error, RowResult as Result};
 
 /// A fixed-width column: the values and the column name (for errors).
 pub struct Values<'r, T> {
@@ -154,7 +154,7 @@ impl<'r, const N: usize> FromColumn<'r> for [u8; N] {
     fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
         let (bytes, n) = view.as_fixed_strings()?;
         if n != N {
-            return Err(Error::from(crate::error::TypeMismatch {
+            return Err(Error::from(crate::ProtoError::TypeMismatch {
                 column: view.name().into(),
                 requested: format!("[u8; {N}]"),
                 actual: view.type_name().into(),
@@ -300,7 +300,7 @@ pub struct SliceReader<'r, T> {
 
 impl<'r, T> FromColumn<'r> for &'r [T]
 where
-    T: FromColumn<'r> + chnative_proto::view::FixedValue,
+    T: FromColumn<'r> + crate::view::FixedValue,
 {
     type Reader = BytesOrArray<'r, SliceReader<'r, T>>;
     fn accepts(ty: &D) -> bool {
@@ -496,7 +496,7 @@ impl<'r> FromColumn<'r> for Decimal {
 }
 
 #[cfg(feature = "rust_decimal")]
-impl<'r> FromColumn<'r> for chnative_proto::convert::ext::rust_decimal::Decimal {
+impl<'r> FromColumn<'r> for crate::convert::ext::rust_decimal::Decimal {
     type Reader = DecimalReader<'r>;
     fn accepts(ty: &D) -> bool {
         matches!(ty, D::Decimal { precision: ..=28, .. })
@@ -667,8 +667,8 @@ macro_rules! temporal {
 #[cfg(feature = "time")]
 mod time_impls {
     use super::*;
-    use chnative_proto::convert::ext::time::{Date, Duration, OffsetDateTime};
-    use chnative_proto::convert::time as tc;
+    use crate::convert::ext::time::{Date, Duration, OffsetDateTime};
+    use crate::convert::time as tc;
 
     temporal!(date Date, |d| tc::date(d), |d| tc::date32(d)?);
     // The `time` crate has no zone database: instants are read in UTC.
@@ -679,10 +679,10 @@ mod time_impls {
 #[cfg(feature = "jiff")]
 mod jiff_impls {
     use super::*;
-    use chnative_proto::convert::ext::jiff::civil::Date;
-    use chnative_proto::convert::ext::jiff::tz::TimeZone;
-    use chnative_proto::convert::ext::jiff::{SignedDuration, Timestamp, ZonedDateTime};
-    use chnative_proto::convert::jiff as jc;
+    use crate::convert::ext::jiff::civil::Date;
+    use crate::convert::ext::jiff::tz::TimeZone;
+    use crate::convert::ext::jiff::{SignedDuration, Timestamp, ZonedDateTime};
+    use crate::convert::jiff as jc;
 
     temporal!(date Date, |d| jc::date(d), |d| jc::date32(d)?);
     temporal!(instant Timestamp, (), |_n| (), |s, _z| jc::timestamp(s), |t, p, _z| jc::timestamp64(t, p)?);
@@ -694,9 +694,9 @@ mod jiff_impls {
 #[cfg(feature = "chrono")]
 mod chrono_impls {
     use super::*;
-    use chnative_proto::convert::chrono as cc;
-    use chnative_proto::convert::ext::chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
-    use chnative_proto::convert::ext::chrono_tz::Tz;
+    use crate::convert::chrono as cc;
+    use crate::convert::ext::chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+    use crate::convert::ext::chrono_tz::Tz;
 
     impl<'r> FromColumn<'r> for NaiveDate {
         type Reader = DateReader<'r>;
@@ -772,4 +772,4 @@ mod chrono_impls {
 }
 
 #[cfg(feature = "chrono")]
-use chnative_proto::convert::ext::chrono;
+use crate::convert::ext::chrono;
