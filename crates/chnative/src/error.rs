@@ -837,4 +837,36 @@ mod tests {
             assert!(!e.is_retryable(), "{e:?}");
         }
     }
+
+    #[test]
+    fn type_system_errors_keep_their_kind_and_text() {
+        use chnative_proto::convert::ConvertError;
+        use chnative_proto::row::RowError;
+        let inexact = || ConvertError::Inexact { value: "1.5".into(), target: "u8".into() };
+        let cases: Vec<(RowError, Error, ErrorKind)> = vec![
+            (RowError::invalid_input("x"), Error::invalid_input("x"), ErrorKind::InvalidInput),
+            (RowError::internal("x"), Error::internal("x"), ErrorKind::Internal),
+            (RowError::from(inexact()), Error::from(inexact()), ErrorKind::Conversion),
+            (
+                RowError::type_mismatch("c", "u8", "String"),
+                Error::from(TypeMismatch { column: "c".into(), requested: "u8".into(), actual: "String".into() }),
+                ErrorKind::TypeMismatch,
+            ),
+            (
+                RowError::from(ProtoError::violation("index 3 is out of bounds")),
+                Error::from(ProtoError::violation("index 3 is out of bounds")),
+                ErrorKind::Protocol,
+            ),
+        ];
+        for (row, direct, kind) in cases {
+            // The type system's own text is the client's.
+            assert_eq!(row.to_string(), direct.to_string());
+            let e = Error::from(row);
+            assert_eq!(e.kind(), kind, "{e}");
+            assert_eq!(e.to_string(), direct.to_string());
+            assert_eq!(e.is_closed(), direct.is_closed(), "{e}");
+        }
+        let e = Error::from(RowError::type_mismatch("c", "u8", "String"));
+        assert_eq!(e.as_type_mismatch().map(|m| m.column.as_str()), Some("c"));
+    }
 }
