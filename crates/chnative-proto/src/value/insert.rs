@@ -397,7 +397,7 @@ fn common_type<'v>(items: impl Iterator<Item = &'v Value>) -> Option<D> {
 }
 
 /// The column buffer of a typed-row field of type [`Value`]: each value converted
-/// exactly to the column's type, as [`Executor::insert_values`](crate::Executor::insert_values) does.
+/// exactly to the column's type, as the client's `Executor::insert_values` does.
 pub struct ValueBuffer {
     ty: D,
     buf: Buffer,
