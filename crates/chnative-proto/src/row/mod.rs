@@ -16,6 +16,21 @@
 //! row is read, naming both types. The same rules hold inside `Option`, `Vec`,
 //! maps and tuples.
 
+/// Calls `$m!(n; A 0, B 1, …)` for each tuple arity that is a column type (1 to 8
+/// elements), so that reading and writing cover the same tuples.
+macro_rules! tuple_arities {
+    ($m:ident) => {
+        $m!(1; A 0);
+        $m!(2; A 0, B 1);
+        $m!(3; A 0, B 1, C 2);
+        $m!(4; A 0, B 1, C 2, E 3);
+        $m!(5; A 0, B 1, C 2, E 3, F 4);
+        $m!(6; A 0, B 1, C 2, E 3, F 4, G 5);
+        $m!(7; A 0, B 1, C 2, E 3, F 4, G 5, H 6);
+        $m!(8; A 0, B 1, C 2, E 3, F 4, G 5, H 6, I 7);
+    };
+}
+
 pub(crate) mod derived;
 pub(crate) mod enums;
 mod error;

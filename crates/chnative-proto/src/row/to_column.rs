@@ -741,14 +741,7 @@ macro_rules! tuple_to_column {
         }
     };
 }
-tuple_to_column!(1; A 0);
-tuple_to_column!(2; A 0, B 1);
-tuple_to_column!(3; A 0, B 1, C 2);
-tuple_to_column!(4; A 0, B 1, C 2, E 3);
-tuple_to_column!(5; A 0, B 1, C 2, E 3, F 4);
-tuple_to_column!(6; A 0, B 1, C 2, E 3, F 4, G 5);
-tuple_to_column!(7; A 0, B 1, C 2, E 3, F 4, G 5, H 6);
-tuple_to_column!(8; A 0, B 1, C 2, E 3, F 4, G 5, H 6, I 7);
+tuple_arities!(tuple_to_column);
 
 /// Maps: end offsets and the flattened keys and values.
 #[derive(Debug, Default)]
