@@ -558,5 +558,7 @@ pub fn compress_frames(method: Method, data: &[u8], max_chunk: usize, out: &mut 
     THREAD_COMPRESSOR.with(|c| c.borrow_mut().compress_frames(method, data, max_chunk, out))
 }
 
+pub mod auto;
+
 #[cfg(test)]
 mod tests;

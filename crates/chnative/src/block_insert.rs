@@ -213,7 +213,9 @@ impl<'c> BlockInsert<'c> {
         let res = end_insert(conn, &mut self.sink).await;
         conn.recycle_insert(&mut self.sink.flow);
         self.state = if res.is_ok() { State::Done } else { State::Failed };
-        Ok(InsertSummary { rows: self.rows, blocks: self.packets, progress: res? })
+        let compression = conn.compression_used();
+        self.span.compression(compression);
+        Ok(InsertSummary { rows: self.rows, blocks: self.packets, progress: res?, compression })
     }
 
     /// Aborts the INSERT: closes its connection without ending it, so the

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use chnative_proto::chunked::Mode as ChunkMode;
+use chnative_proto::compression::auto::Auto;
 use chnative_proto::compression::Method;
 use chnative_proto::revision;
 
@@ -18,25 +19,88 @@ use crate::netopts::{parse_timeout, LoadBalancing, TlsRoots, SECURE_PORT};
 /// pays where the link is the bottleneck (about 1 Gbit or slower, WAN, metered
 /// traffic): there [`Compression::Zstd`] level 1 moved the fewest bytes and read
 /// fastest. The README's "Compression" section has the measurements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Compression {
     /// No compression (the default).
+    #[default]
     None,
     /// LZ4: cheaper on CPU than ZSTD, fewer bytes saved.
     Lz4,
     /// ZSTD at the given level: 1..=22, 0 for zstd's default (3), or a negative
     /// fast level down to -131072. Level 1 is the one to use on slow links.
     Zstd(i32),
+    /// Chosen per query from what the link did (`compression=auto`): none on a
+    /// fast link; on a slower one, each statement tries none, LZ4 and ZSTD(1)
+    /// and keeps the fastest. What is learned is shared by the connections made
+    /// from one [`Config`] (a [`Client`](crate::Client)'s pool), per server.
+    /// [`QueryStream::compression`](crate::QueryStream::compression) and
+    /// [`InsertSummary::compression`](crate::InsertSummary::compression) say what a
+    /// query used; the policy is `chnative_proto::compression::auto`'s.
+    Auto,
 }
 
 impl Compression {
+    /// The fixed codec (`None` for none, and for `Auto`, which chooses per query).
     pub(crate) fn method(self) -> Option<Method> {
         match self {
-            Compression::None => None,
+            Compression::None | Compression::Auto => None,
             Compression::Lz4 => Some(Method::Lz4),
             Compression::Zstd(level) => Some(Method::Zstd { level }),
         }
+    }
+
+    /// The codec as a [`Compression`] (what a query used).
+    pub(crate) fn of(method: Method) -> Compression {
+        match method {
+            Method::Lz4 => Compression::Lz4,
+            Method::Zstd { level } => Compression::Zstd(level),
+            _ => Compression::None,
+        }
+    }
+}
+
+/// The connection string's spelling: `none`, `lz4`, `zstd:LEVEL`, `auto`.
+impl std::fmt::Display for Compression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Compression::None => f.write_str("none"),
+            Compression::Lz4 => f.write_str("lz4"),
+            Compression::Zstd(level) => write!(f, "zstd:{level}"),
+            Compression::Auto => f.write_str("auto"),
+        }
+    }
+}
+
+/// What `compression=auto` has learned, by server: shared by every connection
+/// made from clones of one [`Config`].
+#[derive(Clone, Default)]
+pub(crate) struct AutoLinks(std::sync::Arc<std::sync::Mutex<Vec<AutoLink>>>);
+
+/// A server (host, port) and what `compression=auto` learned of its link.
+type AutoLink = ((String, u16), Auto);
+
+impl AutoLinks {
+    /// Runs `f` on what is known of `host:port`.
+    pub(crate) fn with<R>(&self, cfg: &Config, f: impl FnOnce(&mut Auto) -> R) -> R {
+        let (host, port) = (cfg.host.as_str(), cfg.effective_port());
+        let mut links = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let i = match links.iter().position(|((h, p), _)| h == host && *p == port) {
+            Some(i) => i,
+            None => {
+                let mut auto = Auto::new();
+                auto.set_fast_link(cfg.auto_fast_link);
+                links.push(((host.to_string(), port), auto));
+                links.len() - 1
+            }
+        };
+        f(&mut links[i].1)
+    }
+}
+
+impl std::fmt::Debug for AutoLinks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AutoLinks")
     }
 }
 
@@ -92,6 +156,10 @@ pub struct Config {
     pub(crate) chunked_recv: ChunkMode,
     /// Pool, TLS, hosts and keepalive (see netopts.rs).
     pub(crate) net: crate::netopts::NetOptions,
+    /// What `compression=auto` learned of each server.
+    pub(crate) auto_links: AutoLinks,
+    /// From what rate `compression=auto` counts a link as fast.
+    pub(crate) auto_fast_link: f64,
 }
 
 impl Default for Config {
@@ -124,6 +192,8 @@ impl Default for Config {
             chunked_send: ChunkMode::default(),
             chunked_recv: ChunkMode::default(),
             net: Default::default(),
+            auto_links: AutoLinks::default(),
+            auto_fast_link: chnative_proto::compression::auto::FAST_LINK,
         }
     }
 }
@@ -191,17 +261,20 @@ pub(crate) fn parse_host_port(hostport: &str) -> Result<(String, Option<u16>)> {
     Ok((host, port))
 }
 
-/// Reads `compression`: `lz4`, `zstd`, `zstd:LEVEL` or `none` (any case).
+/// Reads `compression`: `lz4`, `zstd`, `zstd:LEVEL`, `auto` or `none` (any case).
 fn parse_compression(v: &str) -> Result<Compression> {
     let lower = v.to_ascii_lowercase();
     let c = match lower.as_str() {
         "lz4" => Compression::Lz4,
+        "auto" => Compression::Auto,
         "none" | "off" | "false" => Compression::None,
         "zstd" => Compression::Zstd(1),
         z => match z.strip_prefix("zstd:") {
             Some(level) if is_integer(level) => Compression::Zstd(level.parse().unwrap_or(i32::MAX)),
             Some(_) => return Err(Error::config(format!("compression `{v}`: the level must be a number"))),
-            None => return Err(Error::config(format!("unknown compression `{v}` (lz4, zstd, zstd:LEVEL, none)"))),
+            None => {
+                return Err(Error::config(format!("unknown compression `{v}` (lz4, zstd, zstd:LEVEL, auto, none)")))
+            }
         },
     };
     check_compression(c)?;
@@ -242,8 +315,8 @@ impl Config {
     ///
     /// Options (each at most once, each with a non-empty value except `password`):
     /// - `compression`: `none` (default), `lz4`, `zstd` (level 1), `zstd:LEVEL`
-    ///   (-131072..=22; 0 is zstd's default, negative levels are its fast modes);
-    ///   see [`Compression`] for when to use which;
+    ///   (-131072..=22; 0 is zstd's default, negative levels are its fast modes),
+    ///   `auto` (chosen per query from the link); see [`Compression`] for when to use which;
     /// - `connect_timeout`: deadline for TCP connect plus handshake (default 10s);
     /// - `read_timeout`: longest wait for the server's next bytes (default 300s);
     /// - `query_timeout`: a deadline for each query (default none; see
@@ -450,6 +523,19 @@ impl Config {
     /// -131072..=22 is refused when connecting.
     pub fn compression(mut self, c: Compression) -> Self {
         self.compression = c;
+        self
+    }
+    /// Under [`Compression::Auto`], the transfer rate (wire bytes per second of
+    /// a query's wall time) from which a link counts as fast and is left
+    /// uncompressed; default 400 MB/s (`chnative_proto::compression::auto::FAST_LINK`).
+    /// `f64::INFINITY` makes every link slow (each statement then tries none,
+    /// LZ4 and ZSTD(1) and keeps the fastest).
+    ///
+    /// ```
+    /// let c = chnative::Config::new().compression(chnative::Compression::Auto).auto_fast_link(1e9);
+    /// ```
+    pub fn auto_fast_link(mut self, bytes_per_second: f64) -> Self {
+        self.auto_fast_link = bytes_per_second;
         self
     }
     /// The protocol revision to announce (54459..=54492). Lower values speak to

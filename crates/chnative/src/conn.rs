@@ -19,13 +19,15 @@
 use std::io::IoSlice;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use chnative_proto::compression::auto::{statement_key, Direction, Sample};
+use chnative_proto::compression::Method;
 use chnative_proto::connection::{self, BlockSink, Connection, Discard, Event, Options, Poll};
 use chnative_proto::packet::{ClientHello, ClientInfo, Query, ServerHello};
 use chnative_proto::splice::Splices;
 use chnative_proto::{BlockLimits, ProtoError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::config::Config;
+use crate::config::{Compression, Config};
 use crate::error::{Error, Repr, Result};
 use crate::transport::{Shut, Transport};
 
@@ -105,18 +107,36 @@ pub(crate) fn new_query_id() -> QueryId {
 /// compression method, then the config's own (marked important).
 fn base_settings(cfg: &Config) -> Vec<(String, String, u64)> {
     let mut settings = Vec::with_capacity(cfg.settings.len() + 2);
-    match cfg.compression {
-        crate::config::Compression::Lz4 => settings.push(("network_compression_method".into(), "LZ4".into(), 0)),
-        crate::config::Compression::Zstd(level) => {
-            settings.push(("network_compression_method".into(), "ZSTD".into(), 0));
-            settings.push(("network_zstd_compression_level".into(), level.to_string(), 0));
-        }
-        crate::config::Compression::None => {}
+    if let Some(method) = cfg.compression.method() {
+        push_method_settings(&mut settings, method);
     }
     for (k, v) in &cfg.settings {
         settings.push((k.clone(), v.clone(), chnative_proto::packet::SETTING_IMPORTANT));
     }
     settings
+}
+
+/// The settings that make the server compress with `method`.
+fn push_method_settings(settings: &mut Vec<(String, String, u64)>, method: Method) {
+    match method {
+        Method::Lz4 => settings.push(("network_compression_method".into(), "LZ4".into(), 0)),
+        Method::Zstd { level } => {
+            settings.push(("network_compression_method".into(), "ZSTD".into(), 0));
+            settings.push(("network_zstd_compression_level".into(), level.to_string(), 0));
+        }
+        _ => {}
+    }
+}
+
+/// A query running under `compression=auto`: what it is measured by when it ends.
+struct AutoRun {
+    key: u64,
+    direction: Direction,
+    method: Method,
+    started: Instant,
+    wire_at_start: u64,
+    /// The bulk's uncompressed bytes: the result's (ProfileInfo) or the blocks sent.
+    raw: u64,
 }
 
 /// Maps a state-machine error to the client's.
@@ -189,6 +209,12 @@ pub(crate) struct Conn {
     /// The one timer a read that has to wait is bounded by, made on the
     /// first wait and reset for each (cheaper than a new timer per read).
     timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+    /// Bytes read from and written to the socket, ever (for `compression=auto`).
+    wire_bytes: u64,
+    /// The codec of the running (or last) query.
+    used: Option<Method>,
+    /// The running query's measurement, under `compression=auto`.
+    auto: Option<AutoRun>,
 }
 
 /// Runs `io`, bounded by the earlier of the machine's timer (`machine`) and
@@ -291,6 +317,9 @@ impl Conn {
             base_settings,
             blocks: None,
             timer: None,
+            wire_bytes: 0,
+            used: None,
+            auto: None,
         };
         // A port that does not answer the Hello may be an HTTP port: ask it.
         let probe = crate::dial::http_probe(c.cfg.host.clone(), c.cfg.effective_port(), tls.cloned());
@@ -312,9 +341,16 @@ impl Conn {
             user: &self.cfg.user,
             password: &self.cfg.password,
         };
+        let started = Instant::now();
         self.proto.start_handshake(&hello, &self.cfg.quota_key).map_err(map_err)?;
         match self.next_event(&mut Discard).await? {
-            Event::Hello => {}
+            Event::Hello => {
+                if self.cfg.compression == Compression::Auto {
+                    let rtt = started.elapsed();
+                    self.cfg.auto_links.with(&self.cfg, |a| a.note_handshake(rtt));
+                    tracing::debug!(rtt_us = rtt.as_micros() as u64, "compression=auto: handshake round trip");
+                }
+            }
             Event::Exception(e) => return Err(Error::server(e)),
             other => {
                 let e = ProtoError::violation(format!("unexpected {other:?} in the handshake"));
@@ -372,7 +408,22 @@ impl Conn {
         splices: &mut Splices<'a>,
         encode: impl FnOnce(&mut Vec<u8>, &mut Splices<'a>, u64) -> Result<()>,
     ) -> Result<()> {
-        self.proto.send_data_spliced(splices, encode)
+        if self.auto.is_none() {
+            return self.proto.send_data_spliced(splices, encode);
+        }
+        // Under `compression=auto`, the block's uncompressed size: what the
+        // encoder wrote plus the runs it left in place.
+        let mut raw = 0;
+        let res = self.proto.send_data_spliced(splices, |out, runs, revision| {
+            let start = out.len();
+            let r = encode(out, runs, revision);
+            raw = (out.len() - start + runs.runs().iter().map(|(_, b)| b.len()).sum::<usize>()) as u64;
+            r
+        });
+        if let Some(run) = &mut self.auto {
+            run.raw = run.raw.saturating_add(raw);
+        }
+        res
     }
 
     /// Queues the end of an INSERT's data.
@@ -452,6 +503,7 @@ impl Conn {
         match n {
             Ok(0) => Err(self.poison(Error::from(std::io::Error::from(std::io::ErrorKind::WriteZero)))),
             Ok(n) => {
+                self.wire_bytes += n as u64;
                 self.proto.advance(n);
                 Ok(())
             }
@@ -477,7 +529,10 @@ impl Conn {
                 self.proto.peer_closed();
                 Err(self.closed())
             }
-            Ok(_) => Ok(()),
+            Ok(n) => {
+                self.wire_bytes += n as u64;
+                Ok(())
+            }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(()),
             Err(e) => Err(self.poison(Error::from(e))),
         }
@@ -506,6 +561,7 @@ impl Conn {
             return match n {
                 Ok(0) => Err(self.eof()),
                 Ok(n) => {
+                    self.wire_bytes += n as u64;
                     self.proto.direct_filled(sink, n);
                     Ok(())
                 }
@@ -525,7 +581,7 @@ impl Conn {
             };
             match n {
                 Ok(0) => return Err(self.eof()),
-                Ok(_) => {}
+                Ok(n) => self.wire_bytes += n as u64,
                 Err(e) => return Err(self.poison(Error::from(e))),
             }
         }
@@ -596,7 +652,12 @@ impl Conn {
                 self.io = Box::new(Shut);
             }
             match polled.map_err(map_err)? {
-                Poll::Event(e) => return Ok(e),
+                Poll::Event(e) => {
+                    if self.auto.is_some() {
+                        self.observe_auto(&e);
+                    }
+                    return Ok(e);
+                }
                 Poll::NeedInput { needed } => self.fill(needed, sink).await?,
                 Poll::Idle => return Err(Error::internal("waiting for the server with no command outstanding")),
                 other => return Err(Error::internal(format!("the machine polled {other:?}, unknown to this client"))),
@@ -606,12 +667,15 @@ impl Conn {
 
     /// Asks the server to stop the running query (once), starting the bound on its answer.
     pub(crate) fn cancel(&mut self) {
+        // A cancelled query's time says nothing of the link.
+        self.auto = None;
         // Refused only outside a query (an INSERT, a ping), where there is nothing to cancel.
         let _ = self.proto.cancel(Instant::now());
     }
 
     /// The user gave up on the outstanding command (see `Connection::abandon`).
     pub(crate) fn abandon(&mut self) {
+        self.auto = None;
         self.proto.abandon(Instant::now());
     }
 
@@ -660,16 +724,73 @@ impl Conn {
         Ok(())
     }
 
+    /// The codec a query under `compression=auto` runs with, set on the machine
+    /// (the blocks we send) and measured when the query ends.
+    fn choose_compression(&mut self, sql: &str, insert: bool) -> Result<Method> {
+        let direction = if insert { Direction::Write } else { Direction::Read };
+        let key = statement_key(sql, direction);
+        let choice = self.cfg.auto_links.with(&self.cfg, |a| a.choose(key));
+        tracing::debug!(compression = ?choice.method, reason = choice.reason.as_str(), "compression=auto");
+        self.proto.set_compression(Some(choice.method).filter(|m| *m != Method::None)).map_err(map_err)?;
+        self.auto = Some(AutoRun {
+            key,
+            direction,
+            method: choice.method,
+            started: Instant::now(),
+            wire_at_start: self.wire_bytes,
+            raw: 0,
+        });
+        Ok(choice.method)
+    }
+
+    /// What the running (or last) query's blocks are compressed with.
+    pub(crate) fn compression_used(&self) -> Compression {
+        self.used.map_or(Compression::None, Compression::of)
+    }
+
+    /// Under `compression=auto`, takes in what the query's events say: its
+    /// result's size, and its end (when the measurement is recorded).
+    fn observe_auto(&mut self, event: &Event) {
+        let Some(run) = &mut self.auto else { return };
+        match event {
+            Event::ProfileInfo(p) if run.direction == Direction::Read => run.raw = run.raw.saturating_add(p.bytes),
+            Event::EndOfStream => {
+                let sample = Sample {
+                    key: run.key,
+                    direction: run.direction,
+                    method: run.method,
+                    wire_bytes: self.wire_bytes - run.wire_at_start,
+                    raw_bytes: run.raw,
+                    elapsed: run.started.elapsed(),
+                };
+                self.auto = None;
+                self.cfg.auto_links.with(&self.cfg, |a| a.record(&sample));
+            }
+            Event::Exception(_) => self.auto = None,
+            _ => {}
+        }
+    }
+
     /// Sends a Query packet (and the empty external-tables block). The query
     /// must be over by `deadline` (see `query_deadline`).
     pub(crate) async fn send_query(&mut self, q: &QueryWire, insert: bool, deadline: Option<Instant>) -> Result<()> {
         self.prepare().await?;
-        let compression = self.cfg.compression.method().is_some();
+        let chosen = match self.cfg.compression {
+            Compression::Auto => Some(self.choose_compression(&q.sql, insert)?),
+            _ => None,
+        };
+        self.used = chosen.or(self.cfg.compression.method()).filter(|m| *m != Method::None);
+        let compression = self.used.is_some();
         let combined: Vec<(String, String, u64)>;
-        let settings = if q.settings.is_empty() {
+        let settings = if q.settings.is_empty() && !(chosen.is_some() && compression) {
             &self.base_settings
         } else {
-            combined = self.base_settings.iter().chain(&q.settings).cloned().collect();
+            let mut all = self.base_settings.clone();
+            if let (Some(method), true) = (chosen, compression) {
+                push_method_settings(&mut all, method);
+            }
+            all.extend(q.settings.iter().cloned());
+            combined = all;
             &combined
         };
         let start_time_us = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_micros() as u64;
@@ -694,6 +815,10 @@ impl Conn {
         };
         let res = if insert { self.proto.insert(&query) } else { self.proto.query(&query) };
         res.map_err(map_err)?;
+        if let Some(run) = &mut self.auto {
+            run.started = Instant::now();
+            run.wire_at_start = self.wire_bytes;
+        }
         self.proto.set_deadline(deadline);
         self.write_out().await
     }

@@ -228,7 +228,9 @@ impl<'c, 'a> Insert<'c, 'a> {
         };
         let blocks = send_rows(conn, &typed, &mut sink, &mut Default::default()).await?;
         let progress = end_insert(conn, &mut sink).await?;
-        Ok(InsertSummary { rows: rows as u64, blocks, progress })
+        let compression = conn.compression_used();
+        tracing::Span::current().record("compression", tracing::field::display(compression));
+        Ok(InsertSummary { rows: rows as u64, blocks, progress, compression })
     }
 }
 

@@ -26,6 +26,9 @@ pub struct InsertSummary {
     /// `written_rows` / `written_bytes` then hold the sum of their
     /// `InsertedRows` / `InsertedBytes` increments (the rows the server wrote).
     pub progress: Progress,
+    /// What the blocks were compressed with (under [`Compression::Auto`](crate::Compression::Auto),
+    /// the codec chosen for this INSERT).
+    pub compression: crate::Compression,
 }
 
 /// `INSERT INTO <table> (<columns>) VALUES` (the table already quoted).

@@ -75,11 +75,14 @@ pub struct QueryStream<'c> {
     cancel_sent: bool,
     span: crate::trace::OpSpan,
     observer: crate::observe::ObserverSlot,
+    compression: crate::Compression,
 }
 
 impl<'c> QueryStream<'c> {
     pub(crate) fn new(mut conn: Box<Conn>, home: Home<'c>, query_id: QueryId) -> Self {
         let span = crate::trace::OpSpan::query(&query_id);
+        let compression = conn.compression_used();
+        span.compression(compression);
         let mut blocks = conn.blocks.take().unwrap_or_default();
         blocks.start();
         QueryStream {
@@ -95,6 +98,7 @@ impl<'c> QueryStream<'c> {
             cancel_sent: false,
             span,
             observer: Default::default(),
+            compression,
         }
     }
 
@@ -111,6 +115,13 @@ impl<'c> QueryStream<'c> {
     /// A handle that cancels this query from elsewhere.
     pub fn cancel_handle(&self) -> CancelHandle {
         self.cancel.get_or_init(CancelHandle::default).clone()
+    }
+
+    /// What the result's blocks are compressed with: the configured codec, or
+    /// under [`Compression::Auto`](crate::Compression::Auto) the one chosen for
+    /// this query.
+    pub fn compression(&self) -> crate::Compression {
+        self.compression
     }
 
     /// Progress so far, summed from the server's Progress packets.

@@ -128,6 +128,7 @@ impl OpSpan {
         Self::new(tracing::debug_span!(
             "chnative.query",
             query_id,
+            compression = Empty,
             rows = Empty,
             bytes = Empty,
             elapsed_us = Empty,
@@ -139,6 +140,7 @@ impl OpSpan {
         Self::new(tracing::debug_span!(
             "chnative.insert",
             query_id,
+            compression = Empty,
             rows = Empty,
             bytes = Empty,
             elapsed_us = Empty,
@@ -152,6 +154,11 @@ impl OpSpan {
 
     pub(crate) fn span(&self) -> &tracing::Span {
         &self.span
+    }
+
+    /// Records the codec the query's blocks use.
+    pub(crate) fn compression(&self, c: crate::Compression) {
+        self.span.record("compression", tracing::field::display(c));
     }
 
     /// Counts result rows as blocks arrive.

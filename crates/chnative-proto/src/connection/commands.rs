@@ -32,6 +32,16 @@ impl Connection {
         self.start_query("query", query, Phase::Query)
     }
 
+    /// Sets the codec of the blocks the client sends from the next command on
+    /// ([`Options::compression`](super::Options::compression)): a driver that
+    /// chooses compression per query (`compression::auto`) sets it before each.
+    /// Refused while a command runs (its blocks must not change codec midway).
+    pub fn set_compression(&mut self, method: Option<Method>) -> Result<(), Error> {
+        self.require("set_compression", State::Idle)?;
+        self.options.compression = method;
+        Ok(())
+    }
+
     /// Writes an INSERT's Query packet (its SQL ends before the data, e.g.
     /// `INSERT INTO t (a, b) VALUES`) and the empty external-tables block:
     /// Idle → Busy(InsertHeader).

@@ -307,6 +307,7 @@ impl<'c, T: RowWrite> Inserter<'c, T> {
         self.total.rows += s.rows;
         self.total.blocks += s.blocks;
         self.total.progress.accumulate(&s.progress);
+        self.total.compression = s.compression;
         Ok(())
     }
 

@@ -18,6 +18,7 @@ mod aggregate_states;
 mod alloc;
 mod cancel;
 mod cancel_safety;
+mod compression_auto;
 mod conversions;
 mod deadline;
 mod direct_read;

@@ -1,0 +1,84 @@
+//! `compression=auto` against the real server: the codec each query runs with,
+//! as reported, and the values it moves. Whether loopback counts as a fast link
+//! depends on the machine's speed, so these tests set the threshold to the two
+//! ends (every link fast, every link slow) and never depend on time; the
+//! choices themselves are unit-tested in `chnative_proto::compression::auto`.
+
+use crate::common::*;
+
+use chnative::{Client, Compression, Config};
+
+const N: u64 = 2_000_000; // 16 MB of UInt64: above the 4 MiB a sample needs
+const SELECT: &str = "SELECT number FROM numbers(2000000)";
+
+async fn client(fast_link: f64) -> Client {
+    let cfg = Config::from_url(&url("")).unwrap().compression(Compression::Auto).auto_fast_link(fast_link);
+    Client::connect_with(cfg).await.unwrap()
+}
+
+/// Reads `SELECT`: the codec it ran with, after checking every value.
+async fn read(c: &Client) -> Compression {
+    let mut s = c.fetch_blocks(SELECT).await.unwrap();
+    let (mut rows, mut sum) = (0u64, 0u64);
+    while let Some(b) = s.next().await.unwrap() {
+        let v: &[u64] = b.column("number").unwrap().view().values().unwrap();
+        rows += v.len() as u64;
+        sum += v.iter().sum::<u64>();
+    }
+    assert_eq!((rows, sum), (N, N * (N - 1) / 2));
+    s.compression()
+}
+
+#[tokio::test]
+async fn auto_on_a_fast_link_never_compresses() {
+    let c = client(0.0).await;
+    // First unmeasured, then measured fast.
+    for _ in 0..3 {
+        assert_eq!(read(&c).await, Compression::None);
+    }
+}
+
+#[tokio::test]
+async fn auto_on_a_slow_link_tries_each_codec_per_statement_and_keeps_one() {
+    let c = client(f64::INFINITY).await;
+    // Unmeasured: none; its measurement shows a slow link, so the statement
+    // then tries LZ4 and ZSTD(1), and keeps one of the three.
+    assert_eq!(read(&c).await, Compression::None);
+    assert_eq!(read(&c).await, Compression::Lz4);
+    assert_eq!(read(&c).await, Compression::Zstd(1));
+    let kept = read(&c).await;
+    assert!(matches!(kept, Compression::None | Compression::Lz4 | Compression::Zstd(1)), "{kept:?}");
+    assert_eq!(read(&c).await, kept, "a learned choice stays");
+
+    // An INSERT statement is learned on its own, starting with LZ4 on a link known to be slow.
+    let t = unique_table("auto_insert");
+    c.execute(format!("CREATE TABLE {t} (n UInt64) ENGINE = MergeTree ORDER BY n")).await.unwrap();
+    let values: Vec<u64> = (0..N).collect();
+    let mut used = Vec::new();
+    for _ in 0..4 {
+        let s = c.insert(&t).column("n", &values[..]).send().await.unwrap();
+        assert_eq!(s.rows, N);
+        used.push(s.compression);
+    }
+    assert_eq!(&used[..3], &[Compression::Lz4, Compression::None, Compression::Zstd(1)]);
+    let (count, sum): (u64, u64) = c.fetch_one(format!("SELECT count(), sum(n) FROM {t}")).await.unwrap();
+    assert_eq!((count, sum), (4 * N, 4 * (N * (N - 1) / 2)));
+    c.execute(format!("DROP TABLE {t}")).await.unwrap();
+}
+
+#[tokio::test]
+async fn fixed_codecs_report_themselves() {
+    for (option, expected) in
+        [("compression=lz4", Compression::Lz4), ("compression=zstd", Compression::Zstd(1)), ("", Compression::None)]
+    {
+        let c = Client::connect(&url(option)).await.unwrap();
+        let mut s = c.fetch_blocks("SELECT 1").await.unwrap();
+        while s.next().await.unwrap().is_some() {}
+        assert_eq!(s.compression(), expected, "{option}");
+    }
+    // Display is the connection string's spelling.
+    assert_eq!(Compression::Auto.to_string(), "auto");
+    assert_eq!(Compression::Zstd(3).to_string(), "zstd:3");
+    let c = Config::from_url("clickhouse://default@127.0.0.1:9000/default?compression=auto").unwrap();
+    assert!(format!("{c:?}").contains("Auto"));
+}
