@@ -4,7 +4,7 @@ use crate::DataType as D;
 
 use super::to_column::{cannot, ColumnBuffer, FixedBuffer, ToColumn};
 use crate::insert::InsertData;
-use crate::row::{RowError as Error, RowResult as Result};
+use crate::row::RowResult as Result;
 
 mod temporal {
     use super::*;
@@ -353,13 +353,13 @@ mod chrono_impls {
             let t = match buf.zone.from_local_datetime(self) {
                 LocalResult::Single(t) => t,
                 LocalResult::Ambiguous(..) => {
-                    return Err(Error::invalid_input(format!(
+                    return Err(crate::row::RowError::invalid_input(format!(
                         "{self} is ambiguous in {} (the clock repeats it): write a DateTime<Tz>",
                         buf.zone
                     )))
                 }
                 LocalResult::None => {
-                    return Err(Error::invalid_input(format!(
+                    return Err(crate::row::RowError::invalid_input(format!(
                         "{self} does not exist in {} (the clock skips it)",
                         buf.zone
                     )))
