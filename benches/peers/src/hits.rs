@@ -133,7 +133,7 @@ pub async fn load(c: &chnative::Client, rows: usize) -> chnative::Result<HitsDat
             Kind::DateTime => Col::DateTime(Vec::new()),
         })
         .collect();
-    let mut s = c.stream(format!("SELECT * FROM hits LIMIT {rows}").as_str()).await?;
+    let mut s = c.fetch_blocks(format!("SELECT * FROM hits LIMIT {rows}")).await?;
     let mut n = 0;
     while let Some(block) = s.next().await? {
         for (col, dst) in block.columns().iter().zip(cols.iter_mut()) {
@@ -155,8 +155,37 @@ pub async fn load(c: &chnative::Client, rows: usize) -> chnative::Result<HitsDat
     Ok(HitsData { cols, rows: n })
 }
 
+/// The bench checksum of a hits block read by chnative: integers summed, strings by length.
+pub fn block_sum(block: &chnative::Block, kinds: &[Kind]) -> chnative::Result<u64> {
+    let mut s = 0u64;
+    for (col, kind) in block.columns().iter().zip(kinds) {
+        let v = col.view();
+        s = s.wrapping_add(match kind {
+            Kind::I16 => sum_ints(v.values::<i16>()?.iter().map(|&x| x as i64)),
+            Kind::I32 => sum_ints(v.values::<i32>()?.iter().map(|&x| x as i64)),
+            Kind::I64 => sum_ints(v.values::<i64>()?.iter().copied()),
+            Kind::Date => v.values::<u16>()?.iter().map(|&x| x as u64).sum(),
+            Kind::DateTime => v.values::<u32>()?.iter().map(|&x| x as u64).sum(),
+            Kind::Str => {
+                let strs = v.as_strings()?;
+                (0..strs.len()).map(|i| strs.bytes(i).len() as u64).sum()
+            }
+        });
+    }
+    Ok(s)
+}
+
 /// Inserts `d` into `table` through chnative's column tier; returns the rows sent.
 pub async fn insert_columns(c: &chnative::Client, table: &str, d: &HitsData) -> chnative::Result<u64> {
+    Ok(insert_summary(c, table, d).await?.rows)
+}
+
+/// Inserts `d` into `table` through chnative's column tier; returns what the INSERT did.
+pub async fn insert_summary(
+    c: &chnative::Client,
+    table: &str,
+    d: &HitsData,
+) -> chnative::Result<chnative::InsertSummary> {
     let schema = schema();
     let mut ins = c.insert(table);
     for ((name, _, _), col) in schema.iter().zip(&d.cols) {
@@ -169,5 +198,23 @@ pub async fn insert_columns(c: &chnative::Client, table: &str, d: &HitsData) -> 
             Col::DateTime(v) => ins.column(name, v.as_slice()),
         };
     }
-    Ok(ins.send().await?.rows)
+    ins.send().await
+}
+
+/// Creates and fills `hits` with exactly `rows` rows unless it has them
+/// (`SELECT * … LIMIT n` of a bigger table is not the same rows every time).
+pub async fn ensure(c: &chnative::Client, rows: u64) -> chnative::Result<()> {
+    let exists: u64 = c
+        .fetch_scalar("SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'hits'")
+        .await?;
+    let have: u64 = if exists > 0 { c.fetch_scalar("SELECT count() FROM hits").await? } else { 0 };
+    if have == rows {
+        return Ok(());
+    }
+    eprintln!("filling hits with {rows} rows (generateRandom, seed 42)…");
+    let s = structure();
+    c.execute("DROP TABLE IF EXISTS hits").await?;
+    c.execute(format!("CREATE TABLE hits ({s}) ENGINE = MergeTree ORDER BY tuple()").as_str()).await?;
+    c.execute(format!("INSERT INTO hits SELECT * FROM generateRandom('{s}', 42, 40, 4) LIMIT {rows}").as_str()).await?;
+    Ok(())
 }

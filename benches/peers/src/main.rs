@@ -503,11 +503,13 @@ fn parse_args() -> Res<Opts> {
 
 // ---- clients ----
 
-const CH_MODES: [(&str, &str); 4] = [
+const CH_MODES: [(&str, &str); 5] = [
     ("chnative, no compression", "none"),
     ("chnative, LZ4", "lz4"),
     ("chnative, ZSTD(1)", "zstd:1"),
     ("chnative, ZSTD(3)", "zstd:3"),
+    // Learns per statement (none on a fast link): its first rounds explore.
+    ("chnative, compression=auto", "auto"),
 ];
 const OFF_NONE: &str = "clickhouse (official, HTTP RowBinary), no compression";
 const OFF_LZ4: &str = "clickhouse (official, HTTP RowBinary), LZ4";
@@ -565,22 +567,7 @@ impl Env {
 
 /// chnative: every column of a block, by the schema's kinds.
 fn ch_block_sum(block: &chnative::Block, kinds: &[Kind]) -> Res<u64> {
-    let mut s = 0u64;
-    for (col, kind) in block.columns().iter().zip(kinds) {
-        let v = col.view();
-        s = s.wrapping_add(match kind {
-            Kind::I16 => sum_ints(v.values::<i16>()?.iter().map(|&x| x as i64)),
-            Kind::I32 => sum_ints(v.values::<i32>()?.iter().map(|&x| x as i64)),
-            Kind::I64 => sum_ints(v.values::<i64>()?.iter().copied()),
-            Kind::Date => v.values::<u16>()?.iter().map(|&x| x as u64).sum(),
-            Kind::DateTime => v.values::<u32>()?.iter().map(|&x| x as u64).sum(),
-            Kind::Str => {
-                let strs = v.as_strings()?;
-                (0..strs.len()).map(|i| strs.bytes(i).len() as u64).sum()
-            }
-        });
-    }
-    Ok(s)
+    Ok(hits::block_sum(block, kinds)?)
 }
 
 fn crs_block_sum(block: &clickhouse_rs::Block) -> Res<u64> {
@@ -659,22 +646,9 @@ fn ensure_server(host: &str, tcp: u16, http: u16) -> Res<()> {
     Ok(())
 }
 
-/// Creates and fills `hits` with exactly `rows` rows unless it has them
-/// (`SELECT * … LIMIT n` of a bigger table is not the same rows every time).
+/// Creates and fills `hits` with exactly `rows` rows unless it has them.
 async fn ensure_hits(c: &mut chnative::Client, rows: u64) -> Res<()> {
-    let exists: u64 = c
-        .query_scalar("SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'hits'")
-        .await?;
-    let have: u64 = if exists > 0 { c.query_scalar("SELECT count() FROM hits").await? } else { 0 };
-    if have == rows {
-        return Ok(());
-    }
-    eprintln!("filling hits with {rows} rows (generateRandom, seed 42)…");
-    let s = hits::structure();
-    c.execute("DROP TABLE IF EXISTS hits").await?;
-    c.execute(format!("CREATE TABLE hits ({s}) ENGINE = MergeTree ORDER BY tuple()").as_str()).await?;
-    c.execute(format!("INSERT INTO hits SELECT * FROM generateRandom('{s}', 42, 40, 4) LIMIT {rows}").as_str()).await?;
-    Ok(())
+    Ok(hits::ensure(c, rows).await?)
 }
 
 /// The bench checksum of a whole table, read back with chnative.
@@ -711,9 +685,9 @@ fn machine() -> String {
 
 // ---- the socket floor ----
 
-/// Runs `sql` through chnative (no compression) via a relay on loopback and
+/// Runs `sql` through chnative (with `compression`: none or lz4) via a relay on loopback and
 /// returns the bytes the server sent for the query (after the handshake).
-async fn capture_server_bytes(env: &Env, sql: &str) -> Res<Vec<u8>> {
+async fn capture_server_bytes(env: &Env, sql: &str, compression: &str) -> Res<Vec<u8>> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     let relay_port = listener.local_addr()?.port();
     let server = (env.host.as_str(), env.tcp);
@@ -743,8 +717,10 @@ async fn capture_server_bytes(env: &Env, sql: &str) -> Res<Vec<u8>> {
         let _ = up.join();
         Ok(())
     });
-    let c = chnative::Client::connect(&format!("clickhouse://default@127.0.0.1:{relay_port}/default?compression=none"))
-        .await?;
+    let c = chnative::Client::connect(&format!(
+        "clickhouse://default@127.0.0.1:{relay_port}/default?compression={compression}"
+    ))
+    .await?;
     let mark = captured.lock().unwrap().len();
     let mut s = c.stream(sql).await?;
     while let Some(b) = s.next().await? {
@@ -785,6 +761,61 @@ fn replay_floor(bytes: Arc<Vec<u8>>, buf_len: usize) -> Res<Sample> {
     std::hint::black_box(acc);
     sender.join().map_err(|_| "sender thread panicked")??;
     Ok(s)
+}
+
+/// The compressed frames in `bytes` (a captured answer): (body start, body length,
+/// uncompressed size) of each, found where a frame header's CityHash128 checksum
+/// matches its body (the bytes between frames are packet headers).
+fn lz4_frames(bytes: &[u8]) -> Vec<(usize, usize, usize)> {
+    let mut frames = Vec::new();
+    let mut p = 0;
+    while p + 25 <= bytes.len() {
+        let at = p + 16;
+        let csize = u32::from_le_bytes(bytes[at + 1..at + 5].try_into().unwrap()) as usize;
+        let usize_ = u32::from_le_bytes(bytes[at + 5..at + 9].try_into().unwrap()) as usize;
+        let fits = bytes[at] == 0x82 && csize >= 9 && at + csize <= bytes.len() && usize_ <= 1 << 30;
+        if fits {
+            let sum = u128::from_le_bytes(bytes[p..p + 16].try_into().unwrap());
+            let hash = chnative_proto::cityhash::city_hash128(&bytes[at..at + csize]);
+            // Low 64 bits then high, each little-endian: the u128's little-endian bytes.
+            if sum == hash {
+                frames.push((at + 9, csize - 9, usize_));
+                p = at + csize;
+                continue;
+            }
+        }
+        p += 1;
+    }
+    frames
+}
+
+/// Decompresses `frames` of `bytes` with liblz4 (the decoder chnative uses) on this
+/// thread, into one reused buffer; returns this thread's CPU time.
+fn lz4_decode_floor(bytes: &[u8], frames: &[(usize, usize, usize)]) -> Res<Sample> {
+    let mut out: Vec<u8> = Vec::with_capacity(frames.iter().map(|f| f.2).max().unwrap_or(0));
+    let m = Meter::start_for(libc::RUSAGE_THREAD);
+    let mut acc = 0u8;
+    for &(at, len, size) in frames {
+        // SAFETY: the source is `len` readable bytes, the destination has `size`
+        // bytes of capacity (allocated above for the largest frame); the decoder
+        // writes at most `size` bytes and returns how many, or a negative error.
+        let n = unsafe {
+            lz4_sys::LZ4_decompress_safe(
+                bytes[at..].as_ptr() as *const lz4_sys::c_char,
+                out.as_mut_ptr() as *mut lz4_sys::c_char,
+                len as i32,
+                size as i32,
+            )
+        };
+        if n < 0 || n as usize != size {
+            return Err(format!("LZ4 frame at {at}: decoded {n} of {size} bytes").into());
+        }
+        // SAFETY: the decoder initialised `n` bytes.
+        unsafe { out.set_len(n as usize) };
+        acc ^= out[n as usize - 1];
+    }
+    std::hint::black_box(acc);
+    Ok(m.stop(0))
 }
 
 // ---- the run ----
@@ -996,13 +1027,30 @@ async fn run(o: Opts) -> Res<()> {
         let sql = format!("SELECT number FROM numbers({n})");
         let w = format!("(b) read {} UInt64", human_count(n));
         eprintln!("(g) socket floor for {w}");
-        let bytes = Arc::new(capture_server_bytes(&env, &sql).await?);
+        let bytes = Arc::new(capture_server_bytes(&env, &sql, "none").await?);
         eprintln!("  captured {} bytes", bytes.len());
         let label = format!("floor: read the same bytes off a socket ({} KiB reads)", o.floor_buf >> 10);
         for _ in 0..o.rounds {
             let mut s = replay_floor(bytes.clone(), o.floor_buf)?;
             s.ops = n;
             // The floor reads, it does not decode: its "checksum" is the expected one.
+            let want = (n as u128 * (n as u128).saturating_sub(1) / 2) as u64;
+            res.add(&w, &label, s, want);
+        }
+        // LZ4: reading the compressed answer off a socket, plus liblz4 decoding its
+        // frames on the same thread (measured apart, summed): what an LZ4 read cannot
+        // go below (checksums, packet parsing and copying into columns not counted).
+        let lz4 = Arc::new(capture_server_bytes(&env, &sql, "lz4").await?);
+        let frames = lz4_frames(&lz4);
+        let raw: usize = frames.iter().map(|f| f.2).sum();
+        eprintln!("  LZ4: captured {} bytes, {} frames, {} bytes uncompressed", lz4.len(), frames.len(), raw);
+        let label = format!("floor: LZ4 bytes off a socket ({} KiB reads) + liblz4 decoding", o.floor_buf >> 10);
+        for _ in 0..o.rounds {
+            let mut s = replay_floor(lz4.clone(), o.floor_buf)?;
+            let d = lz4_decode_floor(&lz4, &frames)?;
+            s.wall += d.wall;
+            s.cpu += d.cpu;
+            s.ops = n;
             let want = (n as u128 * (n as u128).saturating_sub(1) / 2) as u64;
             res.add(&w, &label, s, want);
         }

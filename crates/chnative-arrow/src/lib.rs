@@ -89,7 +89,10 @@
 //! # Writing (Arrow → ClickHouse)
 //!
 //! [`insert_arrow`] and [`ArrowInsert`] look up the table's column types first and
-//! check every batch's schema against them before anything is sent. Each type
+//! check every batch's schema against them before anything is sent (the types, and
+//! the vectors batches were converted into, are kept with the client for the next
+//! INSERT into the table; every INSERT's header from the server is compared with
+//! them before its data is sent). Each type
 //! above reads back from the Arrow type it produces, and also: any Arrow string or
 //! binary type into String, FixedString (padded) and JSON; Timestamp of any unit
 //! into DateTime/DateTime64 (exact rescaling: a value with more precision than the
@@ -462,19 +465,41 @@ pub async fn table_schema(client: &Client, table: &str) -> Result<Schema> {
 /// An INSERT fed with record batches, all in one INSERT statement (a
 /// [`BlockInsert`] underneath: see it for what a failure leaves on the server).
 ///
-/// [`ArrowInsert::open`] reads the table's column types; each batch's schema is
-/// checked against them, and its values converted, before any of it is sent.
+/// [`ArrowInsert::open`] learns the table's column types; each batch's schema
+/// is checked against them, and its values converted, before any of it is
+/// sent. The first write starts the INSERT and checks the batch against the
+/// table's header (the server's own types of the columns) before sending it.
+///
+/// What an INSERT learned is kept with the client for the next INSERT into the
+/// same table: the column types (so `open` asks the server nothing; every
+/// INSERT's header is still compared with them before data is sent, and a
+/// table changed meanwhile is looked up again) and the vectors the batches
+/// were converted into.
 pub struct ArrowInsert<'c> {
-    ins: BlockInsert<'c>,
-    table: String,
-    columns: Vec<write::TableColumn>,
+    client: &'c Client,
+    /// `None` once the INSERT was ended after a refused header.
+    ins: Option<BlockInsert<'c>>,
+    kept: write::Kept,
+    /// Whether `kept.columns` came from this client's memory of the table
+    /// rather than from the server for this INSERT.
+    remembered: bool,
+    /// Whether the INSERT was started (by the first batch with rows).
+    started: bool,
     checked: Option<SchemaRef>,
-    // Kept from batch to batch so that a write allocates nothing once the
-    // first batch has sized them: the converted values' vectors, the
-    // prepared columns, and the (name, data) list handed to the INSERT.
-    pool: write::Pool,
-    prepared: Vec<(usize, write::Prep)>,
-    data: Vec<(&'static str, InsertData<'static>)>,
+}
+
+impl Drop for ArrowInsert<'_> {
+    fn drop(&mut self) {
+        // The types (remembered ones are checked against the next INSERT's
+        // header before use) and the conversion vectors, for the next INSERT.
+        if !self.kept.table.is_empty() {
+            self.client.extension::<write::KeptTables>().keep(std::mem::take(&mut self.kept));
+        }
+    }
+}
+
+fn refused(table: &str) -> Error {
+    Error::Usage(format!("the INSERT into {table} was refused before any data was sent; start a new one"))
 }
 
 /// An empty vector with `v`'s memory, for elements of another lifetime. The
@@ -488,60 +513,158 @@ fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
 impl<'c> ArrowInsert<'c> {
     /// Opens an INSERT into `table` (`table` or `database.table`).
     pub async fn open(client: &'c Client, table: &str) -> Result<ArrowInsert<'c>> {
-        let columns = insertable_columns(client, table).await?;
+        let (kept, remembered) = match client.extension::<write::KeptTables>().take(table) {
+            Some(k) => (k, true),
+            None => (write::Kept::new(table, insertable_columns(client, table).await?), false),
+        };
         let ins = client.insert_blocks(table).await?;
-        Ok(ArrowInsert {
-            ins,
-            table: table.to_string(),
-            columns,
-            checked: None,
-            pool: write::Pool::default(),
-            prepared: Vec::new(),
-            data: Vec::new(),
-        })
+        Ok(ArrowInsert { client, ins: Some(ins), kept, remembered, started: false, checked: None })
     }
 
-    /// Checks `schema` against the table without sending anything.
+    /// Checks `schema` against the table without sending anything. For a
+    /// table this client inserted into before, the check is against the types
+    /// it learned then; the first write checks the batch again against the
+    /// server's header before sending it.
     pub fn check_schema(&self, schema: &Schema) -> Result<()> {
-        write::check_schema(schema, &self.columns, &self.table)
+        write::check_schema(schema, &self.kept.columns, &self.kept.table)
+    }
+
+    /// [`ArrowInsert::check_schema`]; a refusal by types remembered from an
+    /// earlier INSERT is checked again against the table as it is now.
+    async fn check_schema_now(&mut self, schema: &Schema) -> Result<()> {
+        match self.check_schema(schema) {
+            Err(_) if self.remembered => {
+                self.relearn().await?;
+                self.check_schema(schema)
+            }
+            res => res,
+        }
+    }
+
+    /// Learns the table's columns from the server again.
+    async fn relearn(&mut self) -> Result<()> {
+        // The INSERT's connection goes back to the pool first, so that a pool
+        // of one connection serves the DESCRIBE; an INSERT not started yet is
+        // opened again after it.
+        let reopen = self.ins.take().is_some() && !self.started;
+        self.kept.columns = insertable_columns(self.client, &self.kept.table).await?;
+        self.remembered = false;
+        if reopen {
+            self.ins = Some(self.client.insert_blocks(&self.kept.table).await?);
+        }
+        Ok(())
     }
 
     /// Sends `batch`'s rows as part of the INSERT. Its columns are matched to the
     /// table's by name; table columns it leaves out must have a DEFAULT.
     pub async fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         if self.checked.as_ref() != Some(&batch.schema()) {
-            self.check_schema(&batch.schema())?;
+            self.check_schema_now(&batch.schema()).await?;
             self.checked = Some(batch.schema());
         }
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let mut prepared = std::mem::take(&mut self.prepared);
-        let res = match write::prepare_batch(batch, &self.columns, &self.table, &mut self.pool, &mut prepared) {
+        if !self.started {
+            self.start(batch).await?;
+        }
+        let mut prepared = std::mem::take(&mut self.kept.prepared);
+        let mut prepare_failed = false;
+        let k = &mut self.kept;
+        let res = match write::prepare_batch(batch, &k.columns, &k.table, &mut k.pool, &mut prepared) {
             Ok(()) => {
-                let mut data: Vec<(&str, InsertData<'_>)> = recycle(std::mem::take(&mut self.data));
-                data.extend(prepared.iter().map(|(i, p)| (self.columns[*i].name.as_str(), p.data())));
-                let res = self.ins.write_columns(&data).await;
-                self.data = recycle(data);
-                res.map_err(Error::from)
+                let mut data: Vec<(&str, InsertData<'_>)> = recycle(std::mem::take(&mut k.data));
+                data.extend(prepared.iter().map(|(i, p)| (k.columns[*i].name.as_str(), p.data())));
+                let res = match self.ins.as_mut() {
+                    Some(ins) => ins.write_columns(&data).await.map_err(Error::from),
+                    None => Err(refused(&k.table)),
+                };
+                self.kept.data = recycle(data);
+                res
             }
-            Err(e) => Err(e),
+            Err(e) => {
+                prepare_failed = true;
+                Err(e)
+            }
         };
         for (_, p) in prepared.drain(..) {
-            self.pool.give(p);
+            self.kept.pool.give(p);
         }
-        self.prepared = prepared;
+        self.kept.prepared = prepared;
+        if prepare_failed && self.started && self.rows() == 0 {
+            // Refused before any data went out (a value the column does not
+            // take): end the started INSERT unsent, so that the connection
+            // stays usable, and be ready for another first batch, as before
+            // the statement was sent.
+            self.unstart().await?;
+        }
         res
     }
 
+    /// Ends the started INSERT, which has sent no data, and opens a new one.
+    async fn unstart(&mut self) -> Result<()> {
+        if let Some(ins) = self.ins.take() {
+            ins.end().await?;
+        }
+        self.started = false;
+        self.ins = Some(self.client.insert_blocks(&self.kept.table).await?);
+        Ok(())
+    }
+
+    /// Starts the INSERT with `batch`'s columns and checks the table's header
+    /// (the server's types of those columns) against the types the batch was
+    /// checked with; a table changed since they were learned is looked up
+    /// again and the batch checked anew. A refused batch ends the INSERT with
+    /// nothing sent, the connection usable.
+    async fn start(&mut self, batch: &RecordBatch) -> Result<()> {
+        let schema = batch.schema();
+        let mut names: Vec<&str> = recycle(std::mem::take(&mut self.kept.names));
+        names.extend(schema.fields().iter().map(|f| f.name().as_str()));
+        let Some(ins) = self.ins.as_mut() else { return Err(refused(&self.kept.table)) };
+        let started = ins.start(&names).await.map(|h| write::header_agrees(h, &self.kept.columns));
+        self.kept.names = recycle(names);
+        self.started = true;
+        match started {
+            Ok(true) => {
+                self.remembered = false;
+                return Ok(());
+            }
+            Ok(false) => {}
+            // The table may have lost a column since its types were learned:
+            // the check against the table as it is now names the problem.
+            Err(e) if self.remembered => {
+                self.relearn().await?;
+                self.check_schema(&schema)?;
+                return Err(e.into());
+            }
+            Err(e) => return Err(e.into()),
+        }
+        // The table changed: its header has the truth for the batch's columns.
+        if let Some(ins) = &self.ins {
+            write::learn_header(ins.header(), &mut self.kept.columns);
+        }
+        self.remembered = false;
+        if let Err(e) = self.check_schema(&schema) {
+            self.checked = None;
+            if let Some(ins) = self.ins.take() {
+                ins.end().await?;
+            }
+            return Err(e);
+        }
+        Ok(())
+    }
+
     /// Ends the INSERT and waits for the server to confirm it.
-    pub async fn end(self) -> Result<InsertSummary> {
-        Ok(self.ins.end().await?)
+    pub async fn end(mut self) -> Result<InsertSummary> {
+        match self.ins.take() {
+            Some(ins) => Ok(ins.end().await?),
+            None => Err(refused(&self.kept.table)),
+        }
     }
 
     /// Rows sent so far.
     pub fn rows(&self) -> u64 {
-        self.ins.rows()
+        self.ins.as_ref().map_or(0, BlockInsert::rows)
     }
 }
 
@@ -566,10 +689,7 @@ async fn insertable_columns(client: &Client, table: &str) -> Result<Vec<write::T
 pub async fn insert_arrow(client: &Client, table: &str, batches: &[RecordBatch]) -> Result<InsertSummary> {
     let mut ins = ArrowInsert::open(client, table).await?;
     for b in batches {
-        if let Err(e) = ins.check_schema(&b.schema()) {
-            ins.ins.abort();
-            return Err(e);
-        }
+        ins.check_schema_now(&b.schema()).await?;
     }
     for b in batches {
         ins.write(b).await?;

@@ -103,6 +103,83 @@ impl Pool {
     }
 }
 
+/// What an [`ArrowInsert`](crate::ArrowInsert) into a table keeps from
+/// batch to batch, and its client keeps for the next INSERT into the table:
+/// the insertable columns, the conversion vectors, and the per-batch lists
+/// (prepared columns, (name, data) pairs handed to the INSERT).
+#[derive(Debug, Default)]
+pub(crate) struct Kept {
+    /// The table as the caller named it (empty: nothing to keep).
+    pub table: String,
+    pub columns: Vec<TableColumn>,
+    pub pool: Pool,
+    pub prepared: Vec<(usize, Prep)>,
+    pub data: Vec<(&'static str, InsertData<'static>)>,
+    /// The first batch's column names, for the INSERT statement.
+    pub names: Vec<&'static str>,
+}
+
+impl Kept {
+    pub(crate) fn new(table: &str, columns: Vec<TableColumn>) -> Kept {
+        Kept { table: table.to_string(), columns, ..Kept::default() }
+    }
+}
+
+/// The [`Kept`] of the tables a client inserted into last (a
+/// [`Client::extension`](chnative::Client::extension)).
+#[derive(Debug, Default)]
+pub(crate) struct KeptTables {
+    tables: std::sync::Mutex<Vec<Kept>>,
+}
+
+/// How many tables a client keeps [`Kept`] for.
+const KEPT_TABLES: usize = 8;
+
+impl KeptTables {
+    /// What was kept for `table` (taken: two INSERTs at once into a table
+    /// each have their own).
+    pub(crate) fn take(&self, table: &str) -> Option<Kept> {
+        let mut all = self.tables.lock().unwrap_or_else(|e| e.into_inner());
+        let at = all.iter().position(|k| k.table == table)?;
+        Some(all.remove(at))
+    }
+
+    /// Keeps `kept` in place of what was kept for its table; the table used
+    /// least recently goes when there are too many.
+    pub(crate) fn keep(&self, kept: Kept) {
+        let mut all = self.tables.lock().unwrap_or_else(|e| e.into_inner());
+        all.retain(|k| k.table != kept.table);
+        if all.len() == KEPT_TABLES {
+            all.remove(0);
+        }
+        all.push(kept);
+    }
+}
+
+/// Whether every column of an INSERT's header has the name and type of one
+/// of `columns`.
+pub(crate) fn header_agrees(header: &chnative::Block, columns: &[TableColumn]) -> bool {
+    header.columns().iter().enumerate().all(|(i, h)| {
+        let c = match columns.get(i) {
+            Some(c) if c.name == h.name() => Some(c),
+            _ => columns.iter().find(|c| c.name == h.name()),
+        };
+        c.is_some_and(|c| c.type_name == h.type_name())
+    })
+}
+
+/// Takes the names and types of an INSERT's header into `columns`.
+pub(crate) fn learn_header(header: &chnative::Block, columns: &mut Vec<TableColumn>) {
+    for h in header.columns() {
+        let col =
+            TableColumn { name: h.name().to_string(), ty: h.data_type().clone(), type_name: h.type_name().to_string() };
+        match columns.iter_mut().find(|c| c.name == h.name()) {
+            Some(c) => *c = col,
+            None => columns.push(col),
+        }
+    }
+}
+
 /// Appends `v`'s little-endian bytes.
 fn put<V: arrow_buffer::ArrowNativeType>(out: &mut Vec<u8>, v: V) {
     out.extend_from_slice(v.to_byte_slice());

@@ -405,6 +405,9 @@ pub struct Connection {
     plain: Vec<u8>,
     /// How many decompressed bytes the body needs before it is decoded again.
     plain_needed: usize,
+    /// The memory of an earlier TableColumns packet's strings, for the next
+    /// one's (given back by [`InsertFlow::restart`]).
+    table_columns_text: (String, String),
     pool: BufferPool,
     scratch: Block,
     /// Numbers the block packets, so a direct fill knows its block (see [`Block::holds_direct`]).
@@ -473,6 +476,7 @@ impl Connection {
             reading: Reading::Head,
             plain: Vec::new(),
             plain_needed: 0,
+            table_columns_text: Default::default(),
             pool: BufferPool::new(),
             scratch: Block::new(),
             block_seq: 0,

@@ -641,10 +641,21 @@ pub enum ServerPacket {
 
 /// Reads a TableColumns body: table name and column description.
 pub fn read_table_columns_body(r: &mut Reader<'_>) -> Result<ServerPacket> {
-    Ok(ServerPacket::TableColumns {
-        table: r.string_owned(MAX_META_STRING)?,
-        description: r.string_owned(MAX_META_STRING)?,
-    })
+    read_table_columns_body_in(r, &mut Default::default())
+}
+
+/// [`read_table_columns_body`] into the memory of `text` (table name and
+/// description strings kept from an earlier TableColumns packet), which is
+/// taken.
+pub(crate) fn read_table_columns_body_in(r: &mut Reader<'_>, text: &mut (String, String)) -> Result<ServerPacket> {
+    let table = r.string(MAX_META_STRING)?;
+    let description = r.string(MAX_META_STRING)?;
+    let (mut t, mut d) = std::mem::take(text);
+    t.clear();
+    t.push_str(table);
+    d.clear();
+    d.push_str(description);
+    Ok(ServerPacket::TableColumns { table: t, description: d })
 }
 
 /// Reads a server packet's code and body. A code a normal client never receives
@@ -653,6 +664,18 @@ pub fn read_table_columns_body(r: &mut Reader<'_>) -> Result<ServerPacket> {
 /// `compressed` says whether the running query asked for compression; at
 /// revision ≥ 54481 it also covers TableColumns bodies (seen on 26.9).
 pub fn read_server_packet(r: &mut Reader<'_>, our_revision: u64, v: u64, compressed: bool) -> Result<ServerPacket> {
+    read_server_packet_in(r, our_revision, v, compressed, &mut Default::default())
+}
+
+/// [`read_server_packet`], a TableColumns packet read into the memory of `text`
+/// (see [`read_table_columns_body_in`]).
+pub(crate) fn read_server_packet_in(
+    r: &mut Reader<'_>,
+    our_revision: u64,
+    v: u64,
+    compressed: bool,
+    text: &mut (String, String),
+) -> Result<ServerPacket> {
     let code = r.varuint()?;
     Ok(match code {
         server_code::HELLO => ServerPacket::Hello(ServerHello::read(r, our_revision)?),
@@ -673,7 +696,7 @@ pub fn read_server_packet(r: &mut Reader<'_>, our_revision: u64, v: u64, compres
         server_code::TABLE_COLUMNS if compressed && v >= rev::COMPRESSED_LOGS_PROFILE_EVENTS_COLUMNS => {
             ServerPacket::TableColumnsCompressed
         }
-        server_code::TABLE_COLUMNS => read_table_columns_body(r)?,
+        server_code::TABLE_COLUMNS => read_table_columns_body_in(r, text)?,
         server_code::TIMEZONE_UPDATE => ServerPacket::TimezoneUpdate(r.string_owned(4096)?),
         server_code::PART_UUIDS => {
             let n = r.varuint_bounded("part uuids", 1 << 24)?;

@@ -8,7 +8,8 @@ use chnative_proto::Block;
 use crate::conn::{Conn, QueryWire};
 use crate::error::{Error, Repr, Result};
 use crate::insert_send::{
-    check_against_header, end_insert, insert_sql, refuse_insert, send_rows, start_insert, InsertBlocks, InsertSummary,
+    check_against_header, check_missing, end_insert, insert_sql_into, refuse_insert, send_rows, start_insert,
+    InsertBlocks, InsertSummary,
 };
 use crate::pool::Home;
 
@@ -83,9 +84,8 @@ pub struct BlockInsert<'c> {
     q: QueryWire,
     allow_missing: bool,
     sink: InsertBlocks,
-    /// The INSERT's columns in the order sent (the first block's); empty
-    /// until the INSERT is sent.
-    columns: Vec<String>,
+    /// Whether the statement went out (its columns are the header's).
+    started: bool,
     /// The type names the last block was sent with, kept for the next one's.
     wire_types: Vec<std::borrow::Cow<'static, str>>,
     /// The (name, data) list of the last [`BlockInsert::write`], kept empty for the next one's.
@@ -127,7 +127,7 @@ impl<'c> BlockInsert<'c> {
             q,
             allow_missing,
             sink: InsertBlocks::observed(observer),
-            columns: Vec::new(),
+            started: false,
             wire_types: Vec::new(),
             block_data: Vec::new(),
             splices: Default::default(),
@@ -146,6 +146,55 @@ impl<'c> BlockInsert<'c> {
     /// Rows sent so far.
     pub fn rows(&self) -> u64 {
         self.rows
+    }
+
+    /// Sends the INSERT statement naming `columns` and waits for the table's
+    /// header, without sending any data: the server's names and types of the
+    /// columns (the header block) can be checked before a row goes out.
+    /// Every block written afterwards must have these columns. To give up
+    /// after looking at the header, call [`BlockInsert::end`]: the INSERT ends
+    /// with nothing stored and the connection stays usable.
+    ///
+    /// Fails like the first [`BlockInsert::write`] does when a column is left
+    /// out that has no DEFAULT (unless
+    /// [`Insert::allow_missing_columns`](crate::Insert::allow_missing_columns)
+    /// was given), and when the INSERT was started already.
+    pub async fn start(&mut self, columns: &[&str]) -> Result<&Block> {
+        let span = self.span.span().clone();
+        tracing::Instrument::instrument(self.start_inner(columns), span).await?;
+        Ok(self.sink.flow.header())
+    }
+
+    async fn start_inner(&mut self, columns: &[&str]) -> Result<()> {
+        self.enter()?;
+        let res = match self.started {
+            true => Err(Error::invalid_input(format!("the INSERT into {} was started already", self.table))),
+            false => self.begin(columns.iter().copied()).await,
+        };
+        let res = match res {
+            Ok(()) if !self.allow_missing => {
+                match check_missing(self.sink.flow.missing_without_default_of(|n| columns.contains(&n))) {
+                    Ok(()) => Ok(()),
+                    Err(e) => Err(self.refuse(e).await),
+                }
+            }
+            res => res,
+        };
+        match res {
+            Ok(()) => self.state = State::Ready,
+            Err(_) => {
+                self.state = State::Failed;
+                self.span.finish(Some(self.rows), 0, "error");
+            }
+        }
+        res
+    }
+
+    /// The table's header block: the INSERT's columns with the server's
+    /// types (empty until the INSERT is started by [`BlockInsert::start`] or
+    /// the first write).
+    pub fn header(&self) -> &Block {
+        self.sink.flow.header()
     }
 
     /// Sends the rows of `block` (e.g. one read from a SELECT) as part of this
@@ -199,7 +248,7 @@ impl<'c> BlockInsert<'c> {
 
     async fn end_inner(&mut self) -> Result<InsertSummary> {
         self.enter()?;
-        if self.columns.is_empty() {
+        if !self.started {
             self.state = State::Done;
             return Ok(InsertSummary::default());
         }
@@ -211,7 +260,8 @@ impl<'c> BlockInsert<'c> {
             }
         };
         let res = end_insert(conn, &mut self.sink).await;
-        conn.recycle_insert(&mut self.sink.flow);
+        conn.keep_insert_flow(&mut self.sink.flow);
+        conn.keep_insert_text(std::mem::take(&mut self.q.sql), std::mem::take(&mut self.wire_types));
         self.state = if res.is_ok() { State::Done } else { State::Failed };
         let compression = conn.compression_used();
         self.span.compression(compression);
@@ -293,15 +343,15 @@ impl<'c> BlockInsert<'c> {
 
     /// `columns` in the INSERT's column order, or why they do not fit it.
     fn ordered<'n, 'a>(&self, columns: &[(&'n str, InsertData<'a>)]) -> Result<Vec<(&'n str, InsertData<'a>)>> {
-        let mut out = Vec::with_capacity(self.columns.len());
-        for name in &self.columns {
-            match columns.iter().filter(|(n, _)| n == name).count() {
+        let mut out = Vec::with_capacity(self.columns().len());
+        for name in self.columns().iter().map(|c| c.name()) {
+            match columns.iter().filter(|(n, _)| *n == name).count() {
                 1 => {}
                 0 => {
                     return Err(Error::invalid_input(format!(
                         "block {}: no column `{name}` (this INSERT's columns are {})",
                         self.packets + 1,
-                        list(&self.columns)
+                        self.column_list()
                     )))
                 }
                 _ => {
@@ -311,46 +361,82 @@ impl<'c> BlockInsert<'c> {
                     )))
                 }
             }
-            let (n, data) = columns.iter().find(|(n, _)| n == name).expect("counted above");
+            let (n, data) = columns.iter().find(|(n, _)| *n == name).expect("counted above");
             out.push((*n, data.clone()));
         }
-        if let Some((extra, _)) = columns.iter().find(|(n, _)| !self.columns.iter().any(|c| c == n)) {
+        if let Some((extra, _)) = columns.iter().find(|(n, _)| !self.columns().iter().any(|c| c.name() == *n)) {
             return Err(Error::invalid_input(format!(
                 "block {}: column `{extra}` is not one of this INSERT's columns ({}, fixed by its first block)",
                 self.packets + 1,
-                list(&self.columns)
+                self.column_list()
             )));
         }
         Ok(out)
     }
 
+    /// The INSERT's columns (the header's, once started).
+    fn columns(&self) -> &[chnative_proto::Column] {
+        self.sink.flow.header().columns()
+    }
+
+    fn column_list(&self) -> String {
+        self.columns().iter().map(|c| format!("`{}`", c.name())).collect::<Vec<_>>().join(", ")
+    }
+
+    /// Ends the INSERT, which has sent no data yet, with nothing stored (the
+    /// connection stays usable), and returns `e`.
+    async fn refuse(&mut self, e: Error) -> Error {
+        let conn: &mut Conn = match self.home.slot().get().await {
+            Ok(c) => c,
+            Err(e2) => return e2,
+        };
+        match refuse_insert(conn, &mut self.sink).await {
+            Ok(()) => {
+                conn.keep_insert_flow(&mut self.sink.flow);
+                conn.keep_insert_text(std::mem::take(&mut self.q.sql), std::mem::take(&mut self.wire_types));
+                e
+            }
+            Err(e2) => e2,
+        }
+    }
+
+    /// Refuses `e`'s block: ends the INSERT unsent when no data went out yet,
+    /// aborts it otherwise.
+    async fn refuse_block(&mut self, e: Error) -> Error {
+        if self.packets == 0 {
+            self.refuse(e).await
+        } else {
+            self.abort_with(e)
+        }
+    }
+
     async fn send(&mut self, columns: &[(&str, InsertData<'_>)]) -> Result<()> {
         if columns.is_empty() {
             let e = Error::invalid_input("a block to insert needs at least one column");
-            return Err(if self.columns.is_empty() { e } else { self.abort_with(e) });
+            return Err(if !self.started { e } else { self.refuse_block(e).await });
         }
-        if self.columns.is_empty() {
+        if !self.started {
             return self.send_first(columns).await;
         }
         // Blocks usually come with the INSERT's columns in its order: then they
         // are used as given, and the type names' vector of the last block is
         // reused, so a block allocates nothing here.
-        let in_order =
-            columns.len() == self.columns.len() && columns.iter().zip(&self.columns).all(|((n, _), c)| n == c);
+        let in_order = columns.len() == self.columns().len()
+            && columns.iter().zip(self.columns()).all(|((n, _), c)| *n == c.name());
         let reordered;
         let cols = if in_order {
             columns
         } else {
             reordered = match self.ordered(columns) {
                 Ok(o) => o,
-                Err(e) => return Err(self.abort_with(e)),
+                Err(e) => return Err(self.refuse_block(e).await),
             };
             &reordered[..]
         };
         let types = std::mem::take(&mut self.wire_types);
         let typed = match InsertColumns::new(cols).and_then(|c| c.with_header_in(self.sink.flow.header(), types)) {
             Ok(t) => t,
-            Err(e) => return Err(self.abort_with(e.into())),
+            Err(e) => return Err(self.refuse_block(e.into()).await),
         };
         if typed.rows() == 0 {
             self.wire_types = typed.into_wire_types();
@@ -364,33 +450,40 @@ impl<'c> BlockInsert<'c> {
         Ok(())
     }
 
-    /// Sends the INSERT with the first block's columns, then the block.
-    async fn send_first(&mut self, columns: &[(&str, InsertData<'_>)]) -> Result<()> {
-        for (i, (name, _)) in columns.iter().enumerate() {
-            if columns[..i].iter().any(|(n, _)| n == name) {
+    /// Sends the INSERT statement naming `names` and reads the table's header.
+    async fn begin<'n>(&mut self, names: impl Iterator<Item = &'n str> + Clone) -> Result<()> {
+        for (i, name) in names.clone().enumerate() {
+            if names.clone().take(i).any(|n| n == name) {
                 return Err(Error::invalid_input(format!("column `{name}` given twice")));
             }
         }
-        let owned: Vec<(String, InsertData<'_>)> = columns.iter().map(|(n, d)| (n.to_string(), d.clone())).collect();
-        let checked = InsertColumns::new(&owned)?;
+        let conn: &mut Conn = self.home.slot().get().await?;
+        // The statement and type names go into the last INSERT's memory.
+        (self.q.sql, self.wire_types) = conn.lend_insert_text();
+        insert_sql_into(&mut self.q.sql, &self.quoted, names);
+        start_insert(conn, &self.q, &mut self.sink).await?;
+        self.started = true;
+        Ok(())
+    }
+
+    /// Sends the INSERT with the first block's columns, then the block.
+    async fn send_first(&mut self, columns: &[(&str, InsertData<'_>)]) -> Result<()> {
+        let checked = InsertColumns::new(columns)?;
         if checked.rows() == 0 {
             return Ok(());
         }
-        self.q.sql = insert_sql(&self.quoted, columns.iter().map(|(n, _)| *n));
-        let conn: &mut Conn = self.home.slot().get().await?;
-        start_insert(conn, &self.q, &mut self.sink).await?;
-        let typed = match check_against_header(checked, &self.sink, self.allow_missing) {
+        self.begin(columns.iter().map(|(n, _)| *n)).await?;
+        let types = std::mem::take(&mut self.wire_types);
+        let typed = match check_against_header(checked, &self.sink, self.allow_missing, types) {
             Ok(t) => t,
-            Err(e) => {
-                // Nothing was sent: end the INSERT empty, the connection stays usable.
-                refuse_insert(conn, &mut self.sink).await?;
-                return Err(e);
-            }
+            // Nothing was sent: end the INSERT empty, the connection stays usable.
+            Err(e) => return Err(self.refuse(e).await),
         };
-        self.columns = owned.iter().map(|(n, _)| n.clone()).collect();
+        let conn: &mut Conn = self.home.slot().get().await?;
         let n = send_rows(conn, &typed, &mut self.sink, &mut self.splices).await?;
         self.rows += typed.rows() as u64;
         self.packets += n;
+        self.wire_types = typed.into_wire_types();
         Ok(())
     }
 }
@@ -403,16 +496,12 @@ fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
     v.into_iter().map(|_| unreachable!("the vector was cleared")).collect()
 }
 
-fn list(names: &[String]) -> String {
-    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
-}
-
 impl std::fmt::Debug for BlockInsert<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BlockInsert")
             .field("table", &self.table)
             .field("query_id", &self.q.id)
-            .field("columns", &self.columns)
+            .field("columns", &self.columns().iter().map(|c| c.name()).collect::<Vec<_>>())
             .field("rows", &self.rows)
             .field("state", &self.state)
             .finish()
@@ -421,7 +510,7 @@ impl std::fmt::Debug for BlockInsert<'_> {
 
 impl Drop for BlockInsert<'_> {
     fn drop(&mut self) {
-        if !matches!(self.state, State::Ready | State::InCall) || self.columns.is_empty() {
+        if !matches!(self.state, State::Ready | State::InCall) || !self.started {
             return;
         }
         tracing::warn!(

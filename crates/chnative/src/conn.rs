@@ -137,6 +137,8 @@ struct AutoRun {
     wire_at_start: u64,
     /// The bulk's uncompressed bytes: the result's (ProfileInfo) or the blocks sent.
     raw: u64,
+    /// Time spent waiting for the socket.
+    io_wait: std::time::Duration,
 }
 
 /// Maps a state-machine error to the client's.
@@ -206,6 +208,10 @@ pub(crate) struct Conn {
     /// (a stream takes them and puts them back): a repeated query reuses its
     /// columns' names, types and buffers instead of building them again.
     pub(crate) blocks: Option<Box<crate::blocks::Blocks>>,
+    /// The last INSERT's flow (the table's header and description), lent to
+    /// the next INSERT: one into the same table decodes its header into the
+    /// same columns instead of building them again.
+    insert_flow: Option<Box<KeptInsert>>,
     /// The one timer a read that has to wait is bounded by, made on the
     /// first wait and reset for each (cheaper than a new timer per read).
     timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
@@ -215,6 +221,14 @@ pub(crate) struct Conn {
     used: Option<Method>,
     /// The running query's measurement, under `compression=auto`.
     auto: Option<AutoRun>,
+}
+
+/// What a connection keeps of its last INSERT for the next one.
+#[derive(Default)]
+struct KeptInsert {
+    flow: chnative_proto::connection::InsertFlow,
+    sql: String,
+    types: Vec<std::borrow::Cow<'static, str>>,
 }
 
 /// Runs `io`, bounded by the earlier of the machine's timer (`machine`) and
@@ -316,6 +330,7 @@ impl Conn {
             os_user: std::env::var("USER").unwrap_or_default(),
             base_settings,
             blocks: None,
+            insert_flow: None,
             timer: None,
             wire_bytes: 0,
             used: None,
@@ -431,9 +446,40 @@ impl Conn {
         self.proto.end_data().map_err(map_err)
     }
 
-    /// Gives an INSERT's blocks' buffers back to the connection's pool.
-    pub(crate) fn recycle_insert(&mut self, flow: &mut chnative_proto::connection::InsertFlow) {
-        flow.recycle(&mut self.proto);
+    /// Lends `flow` the flow of this connection's last INSERT (restarted),
+    /// for an INSERT about to start.
+    pub(crate) fn lend_insert_flow(&mut self, flow: &mut chnative_proto::connection::InsertFlow) {
+        if let Some(kept) = self.insert_flow.as_deref_mut() {
+            std::mem::swap(&mut kept.flow, flow);
+            flow.restart(&mut self.proto);
+        }
+    }
+
+    /// Keeps an ended INSERT's flow for the next INSERT on this connection
+    /// (`flow` gets the one kept before, if any).
+    pub(crate) fn keep_insert_flow(&mut self, flow: &mut chnative_proto::connection::InsertFlow) {
+        std::mem::swap(&mut self.kept_insert().flow, flow);
+    }
+
+    /// The last INSERT's statement and wire type names, emptied, for the
+    /// next one to write its own into (their memory reused).
+    pub(crate) fn lend_insert_text(&mut self) -> (String, Vec<std::borrow::Cow<'static, str>>) {
+        let kept = self.kept_insert();
+        let (mut sql, mut types) = (std::mem::take(&mut kept.sql), std::mem::take(&mut kept.types));
+        sql.clear();
+        types.clear();
+        (sql, types)
+    }
+
+    /// Keeps an ended INSERT's statement and wire type names' memory.
+    pub(crate) fn keep_insert_text(&mut self, sql: String, types: Vec<std::borrow::Cow<'static, str>>) {
+        let kept = self.kept_insert();
+        kept.sql = sql;
+        kept.types = types;
+    }
+
+    fn kept_insert(&mut self) -> &mut KeptInsert {
+        self.insert_flow.get_or_insert_with(Default::default)
     }
 
     /// The next event among the bytes the server has sent already, without
@@ -482,6 +528,8 @@ impl Conn {
     /// reading) closes the connection, as a half-written packet cannot be
     /// followed by a Cancel.
     pub(crate) async fn write_some_spliced(&mut self, splices: &Splices<'_>) -> Result<()> {
+        // Under `compression=auto`, the time the socket took to take the bytes.
+        let started = self.auto.is_some().then(Instant::now);
         let machine = self.proto.poll_timeout();
         let n = if self.proto.has_spliced_output() {
             let mut iov = [IoSlice::new(&[]); IOV_MAX];
@@ -504,6 +552,7 @@ impl Conn {
             Ok(0) => Err(self.poison(Error::from(std::io::Error::from(std::io::ErrorKind::WriteZero)))),
             Ok(n) => {
                 self.wire_bytes += n as u64;
+                self.add_io_wait(started);
                 self.proto.advance(n);
                 Ok(())
             }
@@ -658,7 +707,12 @@ impl Conn {
                     }
                     return Ok(e);
                 }
-                Poll::NeedInput { needed } => self.fill(needed, sink).await?,
+                Poll::NeedInput { needed } => {
+                    // Under `compression=auto`, the time the socket took to bring the bytes.
+                    let started = self.auto.is_some().then(Instant::now);
+                    self.fill(needed, sink).await?;
+                    self.add_io_wait(started);
+                }
                 Poll::Idle => return Err(Error::internal("waiting for the server with no command outstanding")),
                 other => return Err(Error::internal(format!("the machine polled {other:?}, unknown to this client"))),
             }
@@ -739,8 +793,16 @@ impl Conn {
             started: Instant::now(),
             wire_at_start: self.wire_bytes,
             raw: 0,
+            io_wait: std::time::Duration::ZERO,
         });
         Ok(choice.method)
+    }
+
+    /// Adds the time since `started` to the running query's socket wait (see `AutoRun`).
+    fn add_io_wait(&mut self, started: Option<Instant>) {
+        if let (Some(t), Some(run)) = (started, &mut self.auto) {
+            run.io_wait += t.elapsed();
+        }
     }
 
     /// What the running (or last) query's blocks are compressed with.
@@ -762,6 +824,7 @@ impl Conn {
                     wire_bytes: self.wire_bytes - run.wire_at_start,
                     raw_bytes: run.raw,
                     elapsed: run.started.elapsed(),
+                    io_wait: run.io_wait,
                 };
                 self.auto = None;
                 self.cfg.auto_links.with(&self.cfg, |a| a.record(&sample));
@@ -818,6 +881,7 @@ impl Conn {
         if let Some(run) = &mut self.auto {
             run.started = Instant::now();
             run.wire_at_start = self.wire_bytes;
+            run.io_wait = std::time::Duration::ZERO;
         }
         self.proto.set_deadline(deadline);
         self.write_out().await

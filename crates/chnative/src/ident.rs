@@ -12,6 +12,12 @@ use crate::error::{Error, Result};
 /// `name` as a backtick-quoted ClickHouse identifier.
 pub(crate) fn quote_ident(name: &str) -> String {
     let mut s = String::with_capacity(name.len() + 2);
+    push_quoted_ident(&mut s, name);
+    s
+}
+
+/// Appends `name` quoted as [`quote_ident`] does.
+pub(crate) fn push_quoted_ident(s: &mut String, name: &str) {
     s.push('`');
     for c in name.chars() {
         if c == '`' || c == '\\' {
@@ -20,7 +26,6 @@ pub(crate) fn quote_ident(name: &str) -> String {
         s.push(c);
     }
     s.push('`');
-    s
 }
 
 /// A table name for SQL: `table` or `db.table`, each part quoted as an identifier.

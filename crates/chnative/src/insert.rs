@@ -217,17 +217,17 @@ impl<'c, 'a> Insert<'c, 'a> {
         let mut sink = InsertBlocks::observed(observer);
         start_insert(conn, &q, &mut sink).await?;
 
-        let checked = check_against_header(checked, &sink, allow_missing);
-        conn.recycle_insert(&mut sink.flow);
-        let typed = match checked {
+        let typed = match check_against_header(checked, &sink, allow_missing, Vec::new()) {
             Ok(t) => t,
             Err(e) => {
                 refuse_insert(conn, &mut sink).await?;
+                conn.keep_insert_flow(&mut sink.flow);
                 return Err(e);
             }
         };
         let blocks = send_rows(conn, &typed, &mut sink, &mut Default::default()).await?;
         let progress = end_insert(conn, &mut sink).await?;
+        conn.keep_insert_flow(&mut sink.flow);
         let compression = conn.compression_used();
         tracing::Span::current().record("compression", tracing::field::display(compression));
         Ok(InsertSummary { rows: rows as u64, blocks, progress, compression })

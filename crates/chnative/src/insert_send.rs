@@ -12,10 +12,10 @@ use chnative_proto::Block;
 
 use crate::conn::{map_err, Conn, QueryWire};
 use crate::error::{Error, Result};
-use crate::ident::quote_ident;
+use crate::ident::push_quoted_ident;
 
 /// What an INSERT did.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct InsertSummary {
     /// Rows sent.
     pub rows: u64,
@@ -31,16 +31,46 @@ pub struct InsertSummary {
     pub compression: crate::Compression,
 }
 
+/// Nothing sent, uncompressed.
+impl Default for InsertSummary {
+    fn default() -> Self {
+        InsertSummary { rows: 0, blocks: 0, progress: Progress::default(), compression: crate::Compression::None }
+    }
+}
+
 /// `INSERT INTO <table> (<columns>) VALUES` (the table already quoted).
-pub(crate) fn insert_sql<'n>(quoted_table: &str, columns: impl Iterator<Item = &'n str>) -> String {
-    let list: Vec<String> = columns.map(quote_ident).collect();
-    format!("INSERT INTO {quoted_table} ({}) VALUES", list.join(", "))
+pub(crate) fn insert_sql<'n>(quoted_table: &str, columns: impl Iterator<Item = &'n str> + Clone) -> String {
+    let mut sql = String::new();
+    insert_sql_into(&mut sql, quoted_table, columns);
+    sql
+}
+
+/// [`insert_sql`] written into `sql` (empty; its memory reused, else one
+/// allocation: the statement is sized first).
+pub(crate) fn insert_sql_into<'n>(
+    sql: &mut String,
+    quoted_table: &str,
+    columns: impl Iterator<Item = &'n str> + Clone,
+) {
+    let len = columns.clone().map(|c| c.len() + 4).sum::<usize>() + quoted_table.len() + 32;
+    sql.reserve(len);
+    sql.push_str("INSERT INTO ");
+    sql.push_str(quoted_table);
+    sql.push_str(" (");
+    for (i, c) in columns.enumerate() {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        push_quoted_ident(sql, c);
+    }
+    sql.push_str(") VALUES");
 }
 
 /// Sends an INSERT's query and reads what the server sends up to the table's
 /// header block (left in `sink.flow`, with the table's description).
 pub(crate) async fn start_insert(conn: &mut Conn, q: &QueryWire, sink: &mut InsertBlocks) -> Result<()> {
     let deadline = crate::conn::query_deadline(None, conn.cfg.query_timeout);
+    conn.lend_insert_flow(&mut sink.flow);
     conn.send_query(q, true, deadline).await?;
     loop {
         let event = conn.next_event(sink).await?;
@@ -178,22 +208,29 @@ async fn send_watching(conn: &mut Conn, sink: &mut InsertBlocks, splices: &Splic
 /// The columns checked against the table's header, and against its
 /// description: a column without a default may be left out only with
 /// `allow_missing`.
-pub(crate) fn check_against_header<'s, 'a>(
-    checked: InsertColumns<'s, 'a>,
+/// The wire type names go into `types` (see [`InsertColumns::with_header_in`]).
+pub(crate) fn check_against_header<'s, 'a, N: AsRef<str>>(
+    checked: InsertColumns<'s, 'a, N>,
     sink: &InsertBlocks,
     allow_missing: bool,
-) -> Result<TypedInsert<'s, 'a>> {
-    let typed = checked.with_header(sink.flow.header())?;
+    types: Vec<std::borrow::Cow<'static, str>>,
+) -> Result<TypedInsert<'s, 'a, N>> {
+    let typed = checked.with_header_in(sink.flow.header(), types)?;
     if !allow_missing {
-        let missing = sink.flow.missing_without_default(&typed);
-        if !missing.is_empty() {
-            return Err(Error::invalid_input(format!(
-                "missing column(s) without a DEFAULT: {} (use allow_missing_columns() to insert type defaults)",
-                missing.join(", ")
-            )));
-        }
+        check_missing(sink.flow.missing_without_default(&typed))?;
     }
     Ok(typed)
+}
+
+/// Refuses table columns without a default that an INSERT leaves out.
+pub(crate) fn check_missing(missing: Vec<&str>) -> Result<()> {
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(Error::invalid_input(format!(
+        "missing column(s) without a DEFAULT: {} (use allow_missing_columns() to insert type defaults)",
+        missing.join(", ")
+    )))
 }
 
 /// Reads the server's answer to the end of data, to its EndOfStream.

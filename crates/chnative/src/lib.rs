@@ -184,7 +184,7 @@
 //!
 //! | option | default | meaning |
 //! |---|---|---|
-//! | `compression` | `none` | `none`, `lz4`, `zstd` (level 1), `zstd:LEVEL` (-131072..=22), `auto` (per query, from the link) |
+//! | `compression` | `auto` | `auto` (per query, from the link), `none`, `lz4`, `zstd` (level 1), `zstd:LEVEL` (-131072..=22) |
 //! | `connect_timeout` | `10s` | TCP connect plus handshake (`0`: none); durations are `250ms`, `5s`, `2m`, `1h` |
 //! | `read_timeout` | `300s` | longest silence between reads, and longest write (`0`: none) |
 //! | `query_timeout` | none | deadline per query (`0`: none); [`Query::timeout`] overrides it per query |

@@ -61,6 +61,8 @@ pub(crate) struct Shared {
     /// Whether the connection returned last had been closed (for `is_usable`).
     last_closed: AtomicBool,
     info: ServerInfo,
+    /// [`Client::extension`]'s values, one per type.
+    extensions: Mutex<Vec<Arc<dyn std::any::Any + Send + Sync>>>,
 }
 
 /// How many connections a [`Client`]'s pool has, and how they are used.
@@ -358,6 +360,7 @@ impl Client {
             open: open.clone(),
             last_closed: AtomicBool::new(false),
             info,
+            extensions: Mutex::new(Vec::new()),
         });
         shared.give_back(Box::new(conn), Meta { created: Instant::now(), _open: OpenToken::new(&open) });
         spawn_maintenance(&shared);
@@ -372,6 +375,22 @@ impl Client {
     /// What the server said about itself (at the first connection).
     pub fn server_info(&self) -> ServerInfo {
         self.shared.info.clone()
+    }
+
+    /// The value of type `T` this client and its clones keep for crates built
+    /// on chnative (made with `T::default()` on first use; one per type).
+    /// chnative-arrow keeps there what an INSERT learned about its table (the
+    /// column types, conversion buffers) for the next INSERT into it.
+    pub fn extension<T: std::any::Any + Send + Sync + Default>(&self) -> Arc<T> {
+        let mut all = self.shared.extensions.lock().unwrap_or_else(|e| e.into_inner());
+        for e in all.iter() {
+            if let Ok(t) = e.clone().downcast::<T>() {
+                return t;
+            }
+        }
+        let t = Arc::new(T::default());
+        all.push(t.clone());
+        t
     }
 
     /// How many connections are open, idle and in use.

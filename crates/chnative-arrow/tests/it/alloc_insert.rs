@@ -74,3 +74,67 @@ fn writes_after_the_first_batch_allocate_almost_nothing() {
         BATCHES - 1
     );
 }
+
+/// A table as wide as the benchmark's (hits: 105 columns): what an INSERT costs
+/// apart from its rows (the table's types, the statement, the header, the
+/// conversion vectors) shows only with many columns.
+const WIDE: usize = 100;
+
+fn wide_batch(rows: usize) -> RecordBatch {
+    let cols: Vec<(String, ArrayRef)> = (0..WIDE)
+        .map(|c| {
+            let a: ArrayRef = match c % 4 {
+                0 => Arc::new(StringArray::from_iter_values((0..rows).map(|i| format!("s{i}")))),
+                1 => Arc::new(Date32Array::from_iter_values((0..rows).map(|i| i as i32))),
+                2 => Arc::new(TimestampSecondArray::from_iter_values((0..rows).map(|i| 1_700_000_000 + i as i64))),
+                _ => Arc::new(Int32Array::from_iter_values((0..rows).map(|i| i as i32))),
+            };
+            (format!("column_number_{c}"), a)
+        })
+        .collect();
+    RecordBatch::try_from_iter(cols).unwrap()
+}
+
+fn wide_table_ddl(table: &str) -> String {
+    let cols: Vec<String> = (0..WIDE)
+        .map(|c| {
+            let ty = ["String", "Date", "DateTime", "Int32"][c % 4];
+            format!("column_number_{c} {ty}")
+        })
+        .collect();
+    format!("CREATE TABLE {table} ({}) ENGINE = Memory", cols.join(", "))
+}
+
+/// The second and later INSERTs into the same table on a warm client allocate
+/// next to nothing: the table's types, the INSERT's header and the conversion
+/// vectors of the first are kept (and checked against each INSERT's header).
+#[test]
+fn later_inserts_into_a_wide_table_allocate_almost_nothing() {
+    let table = "arrow_alloc_insert_wide";
+    http(&format!("DROP TABLE IF EXISTS {table}"));
+    http(&wide_table_ddl(table));
+    let batches = [wide_batch(1000), wide_batch(1000)];
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let client = rt.block_on(client());
+    let per_insert: Vec<u64> = rt.block_on(async {
+        let mut out = Vec::new();
+        for _ in 0..4 {
+            let before = alloc::bytes();
+            let mut ins = chnative_arrow::ArrowInsert::open(&client, table).await.unwrap();
+            for b in &batches {
+                ins.write(b).await.unwrap();
+            }
+            ins.end().await.unwrap();
+            out.push(alloc::bytes() - before);
+        }
+        out
+    });
+    let stored = http(&format!("SELECT count(), sum(column_number_3) FROM {table} FORMAT TabSeparated"));
+    http(&format!("DROP TABLE {table}"));
+    assert_eq!(stored, format!("8000\t{}\n", 4 * 2 * (0..1000u64).sum::<u64>()));
+    eprintln!("bytes allocated per INSERT of 2 × 1000 rows × {WIDE} columns: {per_insert:?}");
+    let bound = 4 * 1024;
+    for (i, &b) in per_insert.iter().enumerate().skip(1) {
+        assert!(b < bound, "INSERT {} allocated {b} bytes (bound {bound}; all: {per_insert:?})", i + 1);
+    }
+}

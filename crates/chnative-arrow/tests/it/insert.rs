@@ -134,6 +134,22 @@ async fn bad_batches_are_refused_before_sending() {
         assert!(matches!(err, Error::Mismatch { .. } | Error::Usage(_)), "{err:?}");
     }
     assert_eq!(http(&format!("SELECT count() FROM {}", t.0)), "0\n", "nothing stored");
+    // A value refused in the first batch: its INSERT had been started (to check
+    // the table's header) but had sent nothing; it is ended unsent, the
+    // connection stays in use, and the same ArrowInsert takes a good batch.
+    let mut ins = ArrowInsert::open(&client, &t.0).await.unwrap();
+    let bad = with("e", Arc::new(StringArray::from(vec!["a", "zz"])));
+    assert!(ins.write(&bad).await.unwrap_err().to_string().contains("'zz' is not one of the Enum's labels"));
+    assert!(client.is_usable());
+    ins.write(&batch(good())).await.unwrap();
+    assert_eq!(ins.end().await.unwrap().rows, 2);
+    assert!(client.is_usable());
+    http(&format!("TRUNCATE TABLE {}", t.0));
+    // Dropped after such a refusal, it leaves the connection open too.
+    let mut ins = ArrowInsert::open(&client, &t.0).await.unwrap();
+    assert!(ins.write(&bad).await.is_err());
+    drop(ins);
+    assert!(client.is_usable(), "the connection was closed");
     // The schema alone is refused by check_schema, before a single row is prepared.
     let ins = ArrowInsert::open(&client, &t.0).await.unwrap();
     let schema = Schema::new(vec![Field::new("e", DataType::Float64, false)]);
@@ -229,4 +245,68 @@ async fn unions_into_variants() {
     let b = batch(vec![("id", Arc::new(UInt64Array::from(vec![1]))), ("v", Arc::new(union))]);
     let err = insert_arrow(&client, &t.0, &[b]).await.unwrap_err().to_string();
     assert!(err.contains("union member `f`") && err.contains("String, UInt64"), "{err}");
+}
+
+/// The client keeps the types of a table it inserted into, and the next
+/// INSERT checks its batches against them without asking the server; but the
+/// INSERT's header (the server's types, sent before any data) decides. A table
+/// changed since gives the error a fresh client gives, nothing is stored, and
+/// the connection stays in use.
+#[tokio::test]
+async fn a_table_changed_since_the_last_insert_is_checked_by_the_header() {
+    let t = Table::new("arrow_changed_table", "id Int64, a Int64");
+    let c = client().await;
+    let ints = || {
+        batch(vec![
+            ("id", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
+            ("a", Arc::new(Int64Array::from(vec![5, 6]))),
+        ])
+    };
+    insert_arrow(&c, &t.0, &[ints()]).await.unwrap();
+
+    // a: Int64 → String. The kept types still say Int64.
+    http(&format!("DROP TABLE {}", t.0));
+    http(&format!("CREATE TABLE {} (id Int64, a String) ENGINE = Memory", t.0));
+    let fresh = insert_arrow(&client().await, &t.0, &[ints()]).await.unwrap_err().to_string();
+    assert!(fresh.contains("column `a`: Arrow Int64 does not fit String"), "{fresh}");
+    for round in 0..2 {
+        let mut ins = ArrowInsert::open(&c, &t.0).await.unwrap();
+        let err = ins.write(&ints()).await.unwrap_err();
+        assert!(matches!(err, Error::Mismatch { .. }), "round {round}: {err:?}");
+        assert_eq!(err.to_string(), fresh, "round {round}");
+        assert!(ins.write(&ints()).await.is_err());
+        if round == 0 {
+            // Found from the header: the INSERT was ended without data.
+            assert!(ins.end().await.is_err());
+        } else {
+            // Found from the types the first round learned: nothing was started.
+            assert_eq!(ins.end().await.unwrap().rows, 0);
+        }
+        assert!(c.is_usable(), "round {round}: the connection was closed");
+        assert_eq!(c.pool_status().size, 1, "round {round}");
+    }
+    let strings = batch(vec![
+        ("id", Arc::new(Int64Array::from(vec![3])) as ArrayRef),
+        ("a", Arc::new(StringArray::from(vec!["x"]))),
+    ]);
+    assert_eq!(insert_arrow(&c, &t.0, &[strings]).await.unwrap().rows, 1);
+    assert_eq!(t.tsv("id, a"), "3\tx\n");
+
+    // A column dropped: the server refuses the statement; the error names the
+    // table's columns as for a fresh client.
+    http(&format!("DROP TABLE {}", t.0));
+    http(&format!("CREATE TABLE {} (id Int64) ENGINE = Memory", t.0));
+    let one = batch(vec![
+        ("id", Arc::new(Int64Array::from(vec![4])) as ArrayRef),
+        ("a", Arc::new(StringArray::from(vec!["y"]))),
+    ]);
+    let mut ins = ArrowInsert::open(&c, &t.0).await.unwrap();
+    let err = ins.write(&one).await.unwrap_err().to_string();
+    assert!(err.contains("has no column `a` (it has id)"), "{err}");
+    drop(ins);
+    assert!(c.is_usable());
+    let only_id = batch(vec![("id", Arc::new(Int64Array::from(vec![5])) as ArrayRef)]);
+    assert_eq!(insert_arrow(&c, &t.0, &[only_id]).await.unwrap().rows, 1);
+    assert_eq!(t.tsv("id"), "5\n");
+    assert_eq!(c.pool_status().size, 1);
 }

@@ -6,10 +6,15 @@
 //!
 //! - **A fast link is left uncompressed.** Compression costs CPU on both ends
 //!   and pays only when the link, not the server or the client, limits a
-//!   transfer. A query that moved at least [`MIN_SAMPLE_BYTES`] at
-//!   [`FAST_LINK`] or more (wire bytes over wall time, in either direction)
-//!   shows the link is fast; until some query does, or while one has
-//!   recently, every query goes uncompressed. On loopback and fast LANs this
+//!   transfer. Each query that moved at least [`MIN_SAMPLE_BYTES`] is evidence
+//!   ([`link_evidence`]): wire bytes at [`FAST_LINK`] or more over its wall
+//!   time prove a fast link; an uncompressed one that was slower shows a slow
+//!   link only if the client spent most of it waiting for the socket
+//!   ([`Sample::io_wait`]) — a client busy with its rows (or a debug build) is
+//!   not a slow link, and compressing would only add to its work; a
+//!   compressed one that was slower proves nothing (its codec may be what took
+//!   the time). Until some query is evidence, or while a recent one shows a
+//!   fast link, every query goes uncompressed. On loopback and fast LANs this
 //!   is the whole policy: no query ever pays for exploring.
 //! - **On a slower link, each statement learns its codec.** How much a codec
 //!   saves depends on the data (random strings hardly shrink, sequences shrink
@@ -18,9 +23,11 @@
 //!   ZSTD(1) read 1M hits rows fastest, LZ4 read 20M integers fastest). A
 //!   statement (its text, the direction) first runs once with each of LZ4,
 //!   ZSTD(1) and none, then uses the one with the least wall time per
-//!   uncompressed byte; a codec within [`TIE`] of a cheaper one loses to it
-//!   (none is cheaper than LZ4, LZ4 than ZSTD). Every [`REEXPLORE`]th run
-//!   tries the next codec again, so a choice follows data that changes.
+//!   uncompressed byte, the best of its last [`KEEP`] runs (a run slowed by
+//!   something else on the machine does not turn the choice); a codec within
+//!   [`TIE`] of a cheaper one loses to it (none is cheaper than LZ4, LZ4 than
+//!   ZSTD). Every [`REEXPLORE`]th run tries another codec again, so a choice
+//!   follows data and links that change.
 //! - Statements not seen before on a slow link start with LZ4 (the cheap codec
 //!   that never moves more bytes than none).
 //!
@@ -46,6 +53,9 @@ pub const TIE: f64 = 0.05;
 
 /// Every this many runs of a statement on a slow link, one run tries another codec.
 pub const REEXPLORE: u32 = 32;
+
+/// How many recent runs of each codec a statement keeps; its cost is their best.
+pub const KEEP: usize = 4;
 
 /// How many statements are remembered (a full table starts again).
 const MAX_STATEMENTS: usize = 1024;
@@ -111,6 +121,9 @@ pub struct Sample {
     pub raw_bytes: u64,
     /// From sending the query to its end.
     pub elapsed: Duration,
+    /// The part of `elapsed` spent waiting for the socket (to bring bytes, or
+    /// to take them).
+    pub io_wait: Duration,
 }
 
 /// The codec for one query, and why.
@@ -132,12 +145,21 @@ pub fn statement_key(sql: &str, direction: Direction) -> u64 {
     h
 }
 
-/// What is known of one statement: seconds per uncompressed byte by codec
-/// (an average of the recent runs), and how many times it has run.
+/// What is known of one statement: seconds per uncompressed byte of the last
+/// [`KEEP`] runs of each codec (0.0: no run), and how many times it has run.
 #[derive(Debug, Default, Clone)]
 struct Statement {
-    cost: [Option<f64>; CANDIDATES.len()],
+    recent: [[f64; KEEP]; CANDIDATES.len()],
+    /// Where each codec's next run is written in `recent`.
+    next: [usize; CANDIDATES.len()],
     runs: u32,
+}
+
+impl Statement {
+    /// Each codec's best recent cost, `None` for a codec not run yet.
+    fn costs(&self) -> [Option<f64>; CANDIDATES.len()] {
+        self.recent.map(|r| r.iter().copied().filter(|c| *c > 0.0).reduce(f64::min))
+    }
 }
 
 /// The learned state of one link (one server): share it between the
@@ -173,7 +195,8 @@ impl Auto {
 
     /// Counts a link as fast from `bytes_per_second` (wire bytes over wall
     /// time) instead of [`FAST_LINK`]: `f64::INFINITY` treats every link as
-    /// slow, so every statement explores; 0 never compresses.
+    /// slow (every large transfer is evidence of a slow link), so every
+    /// statement explores; 0 never compresses.
     pub fn set_fast_link(&mut self, bytes_per_second: f64) {
         self.fast_link = bytes_per_second;
     }
@@ -209,10 +232,11 @@ impl Auto {
             return pick(Method::Lz4, Reason::SlowLinkDefault);
         };
         s.runs = s.runs.wrapping_add(1);
-        if let Some(i) = s.cost.iter().position(Option::is_none) {
+        let costs = s.costs();
+        if let Some(i) = costs.iter().position(Option::is_none) {
             return pick(CANDIDATES[i], Reason::Exploring);
         }
-        let best = best_of(&s.cost);
+        let best = best_of(&costs);
         if s.runs % REEXPLORE == 0 {
             let other = (best + 1 + (s.runs / REEXPLORE) as usize % (CANDIDATES.len() - 1)) % CANDIDATES.len();
             return pick(CANDIDATES[other], Reason::Exploring);
@@ -226,20 +250,37 @@ impl Auto {
             return;
         }
         let secs = s.elapsed.as_secs_f64();
-        let wire_rate = s.wire_bytes as f64 / secs;
-        let fast = wire_rate >= self.fast_link;
-        self.fast_bits = ((self.fast_bits << 1) | u32::from(fast)) & ((1 << LINK_MEMORY) - 1);
-        self.observed = (self.observed + 1).min(LINK_MEMORY);
+        if let Some(fast) = link_evidence(s, self.fast_link) {
+            self.fast_bits = ((self.fast_bits << 1) | u32::from(fast)) & ((1 << LINK_MEMORY) - 1);
+            self.observed = (self.observed + 1).min(LINK_MEMORY);
+        }
         let Some(i) = index_of(s.method) else { return };
         if self.statements.len() >= MAX_STATEMENTS && !self.statements.contains_key(&s.key) {
             self.statements.clear();
         }
         let st = self.statements.entry(s.key).or_default();
-        let cost = secs / s.raw_bytes as f64;
-        // The mean of the old and the new: recent runs count most, one odd run
-        // does not decide.
-        st.cost[i] = Some(st.cost[i].map_or(cost, |old| (old + cost) / 2.0));
+        st.recent[i][st.next[i]] = secs / s.raw_bytes as f64;
+        st.next[i] = (st.next[i] + 1) % KEEP;
     }
+}
+
+/// What a large transfer says of the link: `Some(true)` fast (or not what
+/// limited the transfer), `Some(false)` slow, `None` nothing (see the module
+/// documentation). `fast_link` is the rate in bytes per second.
+pub fn link_evidence(s: &Sample, fast_link: f64) -> Option<bool> {
+    if fast_link == f64::INFINITY {
+        return Some(false);
+    }
+    let secs = s.elapsed.as_secs_f64();
+    if s.wire_bytes as f64 >= fast_link * secs {
+        return Some(true);
+    }
+    if s.method != Method::None {
+        return None;
+    }
+    // Slower than a fast link, uncompressed: the link limited it if the client
+    // mostly waited for the socket; if the client was mostly busy, it did not.
+    Some(s.io_wait.as_secs_f64() * 2.0 < secs)
 }
 
 /// The cheapest codec whose cost is within `TIE` of the least cost.
@@ -254,6 +295,7 @@ mod tests {
 
     const MB: u64 = 1_000_000;
 
+    /// A run that waited for the socket all along (a link-bound transfer).
     fn sample(key: u64, method: Method, raw_mb: u64, wire_mb: u64, ms: u64) -> Sample {
         Sample {
             key,
@@ -262,6 +304,7 @@ mod tests {
             wire_bytes: wire_mb * MB,
             raw_bytes: raw_mb * MB,
             elapsed: Duration::from_millis(ms),
+            io_wait: Duration::from_millis(ms),
         }
     }
 
@@ -278,6 +321,34 @@ mod tests {
         // A slow transfer (a slow server) does not make a fast link slow.
         a.record(&sample(2, Method::None, 100, 100, 2000));
         assert_eq!(a.choose(2).method, Method::None);
+    }
+
+    #[test]
+    fn a_compressed_transfer_proves_only_a_fast_link() {
+        let mut a = Auto::new();
+        // LZ4 at 1 Gbit: 80 MB in 0.675 s, the client decompressing while the link
+        // kept filling the socket (0.19 s of waiting): nothing said of the link.
+        let lz4 = Sample { io_wait: Duration::from_millis(189), ..sample(1, Method::Lz4, 160, 80, 675) };
+        assert_eq!(link_evidence(&lz4, FAST_LINK), None);
+        a.record(&lz4);
+        assert_eq!(a.link_is_fast(), None);
+        // 500 MB in 1 s, compressed or not: a fast link.
+        let quick = sample(1, Method::Zstd { level: 1 }, 900, 500, 1000);
+        assert_eq!(link_evidence(&quick, FAST_LINK), Some(true));
+    }
+
+    #[test]
+    fn a_busy_client_is_not_a_slow_link() {
+        let mut a = Auto::new();
+        // 100 MB in 2 s of wall time (50 MB/s), of which 0.1 s waiting for the socket.
+        a.record(&Sample { io_wait: Duration::from_millis(100), ..sample(1, Method::None, 100, 100, 2000) });
+        assert_eq!(a.link_is_fast(), Some(true));
+        let mut a = Auto::new();
+        a.record(&Sample { io_wait: Duration::ZERO, ..sample(1, Method::None, 100, 100, 2000) });
+        assert_eq!(a.link_is_fast(), Some(true));
+        let mut a = Auto::new();
+        a.record(&Sample { io_wait: Duration::from_millis(1900), ..sample(1, Method::None, 100, 100, 2000) });
+        assert_eq!(a.link_is_fast(), Some(false));
     }
 
     #[test]
@@ -318,6 +389,23 @@ mod tests {
             }
         }
         assert_eq!(explored, 2);
+    }
+
+    #[test]
+    fn one_slow_run_does_not_turn_a_choice() {
+        let mut a = Auto::new();
+        a.record(&sample(4, Method::None, 160, 160, 1340));
+        a.record(&sample(4, Method::Lz4, 160, 80, 670));
+        a.record(&sample(4, Method::Zstd { level: 1 }, 160, 20, 560));
+        assert_eq!(a.choose(4).method, Method::Zstd { level: 1 });
+        // The machine was busy during one run.
+        a.record(&sample(4, Method::Zstd { level: 1 }, 160, 20, 900));
+        assert_eq!(a.choose(4).method, Method::Zstd { level: 1 });
+        // Only runs that stay slow (the last KEEP) move it.
+        for _ in 0..KEEP {
+            a.record(&sample(4, Method::Zstd { level: 1 }, 160, 20, 900));
+        }
+        assert_eq!(a.choose(4).method, Method::Lz4);
     }
 
     #[test]

@@ -220,7 +220,9 @@ impl Connection {
                     }
                     let compressing = self.compressing && matches!(self.state, State::Busy(_));
                     let mut r = Reader::new(&self.input[self.ipos..self.iend]);
-                    match packet::read_server_packet(&mut r, self.options.revision, self.revision, compressing) {
+                    let text = &mut self.table_columns_text;
+                    match packet::read_server_packet_in(&mut r, self.options.revision, self.revision, compressing, text)
+                    {
                         Ok(p) => {
                             self.ipos += r.position();
                             match self.on_packet(p, sink)? {
@@ -390,7 +392,7 @@ impl Connection {
                 return Ok(Body::Need(needed));
             }
             let mut r = Reader::new(&self.plain);
-            match packet::read_table_columns_body(&mut r) {
+            match packet::read_table_columns_body_in(&mut r, &mut self.table_columns_text) {
                 Ok(p) => {
                     if r.position() != self.plain.len() {
                         return Err(self.violation("compressed body does not end at a frame boundary".into()));

@@ -32,27 +32,38 @@ pub struct TableColumn {
 /// and type, then a tab and the default kind if any).
 pub fn parse_table_columns(description: &str) -> Vec<TableColumn> {
     let mut out = Vec::new();
+    parse_table_columns_into(description, &mut out);
+    out
+}
+
+/// [`parse_table_columns`] into `out`, reusing its columns' names (an INSERT
+/// into the table of the INSERT before allocates nothing here).
+fn parse_table_columns_into(description: &str, out: &mut Vec<TableColumn>) {
+    let mut n = 0;
     for line in description.lines().skip(2) {
         let mut parts = line.split('\t');
         let head = parts.next().unwrap_or("");
-        let name = if let Some(rest) = head.strip_prefix('`') {
-            let mut name = String::new();
+        if n == out.len() {
+            out.push(TableColumn { name: String::new(), has_default: false });
+        }
+        let col = &mut out[n];
+        n += 1;
+        col.name.clear();
+        if let Some(rest) = head.strip_prefix('`') {
             let mut chars = rest.chars();
             while let Some(c) = chars.next() {
                 match c {
-                    '\\' => name.extend(chars.next()),
+                    '\\' => col.name.extend(chars.next()),
                     '`' => break,
-                    c => name.push(c),
+                    c => col.name.push(c),
                 }
             }
-            name
         } else {
-            head.split(' ').next().unwrap_or("").to_string()
-        };
-        let has_default = matches!(parts.next(), Some("DEFAULT" | "MATERIALIZED" | "ALIAS" | "EPHEMERAL"));
-        out.push(TableColumn { name, has_default });
+            col.name.push_str(head.split(' ').next().unwrap_or(""));
+        }
+        col.has_default = matches!(parts.next(), Some("DEFAULT" | "MATERIALIZED" | "ALIAS" | "EPHEMERAL"));
     }
-    out
+    out.truncate(n);
 }
 
 /// The InsertedRows and InsertedBytes increments in a ProfileEvents block
@@ -117,6 +128,11 @@ pub struct InsertFlow {
     written_rows: u64,
     written_bytes: u64,
     header_seen: bool,
+    /// Whether `columns` are this INSERT's (the server described the table).
+    columns_described: bool,
+    /// The TableColumns packet's strings, whose memory goes back to the
+    /// connection for the next INSERT's.
+    text: (String, String),
 }
 
 impl BlockSink for InsertFlow {
@@ -141,8 +157,10 @@ impl InsertFlow {
     /// carried its data inline, or the server broke the sequence) is an error.
     pub fn on_event(&mut self, event: Event) -> Result<InsertStep, Error> {
         Ok(match event {
-            Event::TableColumns { description, .. } => {
-                self.columns = parse_table_columns(&description);
+            Event::TableColumns { table, description } => {
+                parse_table_columns_into(&description, &mut self.columns);
+                self.columns_described = true;
+                self.text = (table, description);
                 InsertStep::Continue
             }
             Event::Header => {
@@ -168,6 +186,25 @@ impl InsertFlow {
         })
     }
 
+    /// Readies a flow that has served an INSERT for the next one on `conn`.
+    /// The header and profile events blocks keep their columns, so an INSERT
+    /// into the same table decodes its header into them without allocating
+    /// (a header of other names or types replaces them), and `conn` reads the
+    /// table's description into the memory of the last one; what the server
+    /// said about the last INSERT is forgotten.
+    pub fn restart(&mut self, conn: &mut Connection) {
+        if self.text.1.capacity() > 0 {
+            conn.table_columns_text = std::mem::take(&mut self.text);
+        }
+        self.header.forget_partial();
+        self.profile_events.forget_partial();
+        self.progress = Progress::default();
+        self.written_rows = 0;
+        self.written_bytes = 0;
+        self.header_seen = false;
+        self.columns_described = false;
+    }
+
     /// The table's header block (empty until [`InsertStep::Header`]).
     pub fn header(&self) -> &Block {
         &self.header
@@ -181,12 +218,21 @@ impl InsertFlow {
     /// The table's columns, as described before its header (empty if the
     /// server did not describe them).
     pub fn columns(&self) -> &[TableColumn] {
-        &self.columns
+        if self.columns_described {
+            &self.columns
+        } else {
+            &[]
+        }
     }
 
     /// The table's columns without a default expression that `typed` leaves out.
     pub fn missing_without_default<N: AsRef<str>>(&self, typed: &TypedInsert<'_, '_, N>) -> Vec<&str> {
-        self.columns.iter().filter(|c| !c.has_default && !typed.has_column(&c.name)).map(|c| c.name.as_str()).collect()
+        self.missing_without_default_of(|n| typed.has_column(n))
+    }
+
+    /// The table's columns without a default expression for which `given` is false.
+    pub fn missing_without_default_of(&self, given: impl Fn(&str) -> bool) -> Vec<&str> {
+        self.columns().iter().filter(|c| !c.has_default && !given(&c.name)).map(|c| c.name.as_str()).collect()
     }
 
     /// The sum of the Progress increments so far.

@@ -127,9 +127,12 @@ fn zstd_levels_out_of_range_are_errors() {
         assert_eq!(c.compression, Compression::Zstd(level));
     }
     assert_eq!(Config::from_url("clickhouse://h?compression=ZSTD").unwrap().compression, Compression::Zstd(1));
-    // No compression unless asked for: the fastest choice on loopback and fast links (README, "Compression").
-    assert_eq!(Config::new().compression, Compression::None);
-    assert_eq!(Config::from_url("clickhouse://h").unwrap().compression, Compression::None);
+    // Chosen by the link unless asked for: none on loopback and fast links, measured per statement on
+    // slower ones (README, "Compression").
+    assert_eq!(Config::new().compression, Compression::Auto);
+    assert_eq!(Config::from_url("clickhouse://h").unwrap().compression, Compression::Auto);
+    assert_eq!(Config::from_url("clickhouse://h?compression=AUTO").unwrap().compression, Compression::Auto);
+    assert_eq!(Config::from_url("clickhouse://h?compression=none").unwrap().compression, Compression::None);
     for bad in [
         "zstd:99999",
         "zstd:23",
