@@ -139,13 +139,13 @@ fn expand_variant(input: &DeriveInput) -> syn::Result<Tokens> {
             fn reader(
                 view: &#krate::ColumnView<'__r>,
                 ctx: &#krate::__private::ReadContext,
-            ) -> #krate::Result<Self::Reader> {
+            ) -> #krate::__private::RowResult<Self::Reader> {
                 let v = #krate::__private::VariantReader::new(view, Self::__chnative_pick)?;
                 let readers = (#(#reader_inits,)*);
                 ::core::result::Result::Ok((v, readers))
             }
             #[inline]
-            fn read(r: &Self::Reader, i: usize) -> #krate::Result<Self> {
+            fn read(r: &Self::Reader, i: usize) -> #krate::__private::RowResult<Self> {
                 let ::core::option::Option::Some((j, k, at)) = r.0.row(i)? else {
                     return ::core::result::Result::Err(r.0.null_error(i));
                 };
@@ -197,14 +197,14 @@ fn expand_variant(input: &DeriveInput) -> syn::Result<Tokens> {
             fn writes(ty: &#krate::DataType) -> bool {
                 #krate::__private::VariantSlots::fits(&#buffer_name::WRITES, ty)
             }
-            fn buffer(ty: &#krate::DataType) -> #krate::Result<Self::Buffer> {
+            fn buffer(ty: &#krate::DataType) -> #krate::__private::RowResult<Self::Buffer> {
                 let slots = #krate::__private::VariantSlots::new(#name_str, &#buffer_name::NAMES, &#buffer_name::WRITES, ty)?;
                 ::core::result::Result::Ok(#buffer_name {
                     #(#buffer_fields: #krate::__private::buffer_of::<#alt_tys>(slots.alternative(#alt_index))?,)*
                     slots,
                 })
             }
-            fn write_to(&self, buf: &mut Self::Buffer) -> #krate::Result<()> {
+            fn write_to(&self, buf: &mut Self::Buffer) -> #krate::__private::RowResult<()> {
                 match self {
                     #(#write_arms)*
                 }
@@ -269,11 +269,11 @@ fn expand_enum(input: &DeriveInput) -> syn::Result<Tokens> {
             fn accepts(ty: &#krate::DataType) -> bool {
                 #krate::__private::enum_accepts::<Self>(ty)
             }
-            fn reader(view: &#krate::ColumnView<'__r>, _: &#krate::__private::ReadContext) -> #krate::Result<Self::Reader> {
+            fn reader(view: &#krate::ColumnView<'__r>, _: &#krate::__private::ReadContext) -> #krate::__private::RowResult<Self::Reader> {
                 #krate::__private::EnumReader::new::<Self>(view)
             }
             #[inline]
-            fn read(r: &Self::Reader, i: usize) -> #krate::Result<Self> {
+            fn read(r: &Self::Reader, i: usize) -> #krate::__private::RowResult<Self> {
                 r.get::<Self>(i)
             }
         }
@@ -283,11 +283,11 @@ fn expand_enum(input: &DeriveInput) -> syn::Result<Tokens> {
             fn writes(ty: &#krate::DataType) -> bool {
                 #krate::__private::enum_writes::<Self>(ty)
             }
-            fn buffer(ty: &#krate::DataType) -> #krate::Result<Self::Buffer> {
+            fn buffer(ty: &#krate::DataType) -> #krate::__private::RowResult<Self::Buffer> {
                 #krate::__private::EnumBuffer::new::<Self>(ty)
             }
             #[inline]
-            fn write_to(&self, buf: &mut Self::Buffer) -> #krate::Result<()> {
+            fn write_to(&self, buf: &mut Self::Buffer) -> #krate::__private::RowResult<()> {
                 buf.push(#krate::__private::EnumLabels::index(self));
                 ::core::result::Result::Ok(())
             }
@@ -518,11 +518,11 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             fn readers<'__r>(
                 cols: &[::core::option::Option<#krate::ColumnView<'__r>>],
                 ctx: &#krate::__private::ReadContext,
-            ) -> #krate::Result<Self::Readers<'__r>> {
+            ) -> #krate::__private::RowResult<Self::Readers<'__r>> {
                 ::core::result::Result::Ok((#(#reader_inits,)*))
             }
             #[inline]
-            fn read<'__r>(readers: &Self::Readers<'__r>, i: usize) -> #krate::Result<Self::Value<'__r>> {
+            fn read<'__r>(readers: &Self::Readers<'__r>, i: usize) -> #krate::__private::RowResult<Self::Value<'__r>> {
                 ::core::result::Result::Ok(#name { #(#field_reads),* })
             }
         }
@@ -535,12 +535,12 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             fn reader(
                 view: &#krate::ColumnView<'__r>,
                 ctx: &#krate::__private::ReadContext,
-            ) -> #krate::Result<Self::Reader> {
+            ) -> #krate::__private::RowResult<Self::Reader> {
                 let cols = #krate::__private::tuple_columns::<Self>(view)?;
                 <Self as #krate::__private::Row>::readers(&cols, ctx)
             }
             #[inline]
-            fn read(readers: &Self::Reader, i: usize) -> #krate::Result<Self> {
+            fn read(readers: &Self::Reader, i: usize) -> #krate::__private::RowResult<Self> {
                 <Self as #krate::__private::Row>::read(readers, i)
             }
         }
@@ -551,22 +551,22 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             fn writes(ty: &#krate::DataType) -> bool {
                 #krate::__private::nested_writes::<Self>(ty)
             }
-            fn buffer(ty: &#krate::DataType) -> #krate::Result<Self::Buffer> {
+            fn buffer(ty: &#krate::DataType) -> #krate::__private::RowResult<Self::Buffer> {
                 #krate::__private::NestedBuffer::new(ty)
             }
             #[inline]
-            fn write_to(&self, buf: &mut Self::Buffer) -> #krate::Result<()> {
+            fn write_to(&self, buf: &mut Self::Buffer) -> #krate::__private::RowResult<()> {
                 buf.push(self)
             }
         }
 
         impl #impl_generics #krate::__private::RowWrite for #name #ty_generics #where_clause {
             type Buffers = (#(#buffer_tys,)*);
-            fn buffers(types: &[#krate::DataType]) -> #krate::Result<Self::Buffers> {
+            fn buffers(types: &[#krate::DataType]) -> #krate::__private::RowResult<Self::Buffers> {
                 ::core::result::Result::Ok((#(#buffer_inits,)*))
             }
             #[inline]
-            fn push(row: &Self, buffers: &mut Self::Buffers) -> #krate::Result<()> {
+            fn push(row: &Self, buffers: &mut Self::Buffers) -> #krate::__private::RowResult<()> {
                 #(#pushes)*
                 ::core::result::Result::Ok(())
             }

@@ -25,9 +25,11 @@ pub mod insert;
 pub mod packet;
 pub mod qbit;
 pub mod revision;
+pub mod row;
 pub mod splice;
 pub mod types;
 pub mod uuid_simd;
+pub mod value;
 pub mod view;
 pub mod wire;
 

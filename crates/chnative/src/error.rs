@@ -320,6 +320,23 @@ impl From<chnative_proto::convert::ConvertError> for Error {
     }
 }
 
+/// The type system's error (`chnative::row`, sans-IO in chnative-proto), as the
+/// same kind with the same text: a column error as a `ProtoError`, a conversion as
+/// [`ErrorKind::Conversion`], the caller's input as [`ErrorKind::InvalidInput`], a
+/// bug as [`ErrorKind::Internal`].
+impl From<chnative_proto::row::RowError> for Error {
+    #[cold]
+    fn from(e: chnative_proto::row::RowError) -> Self {
+        use chnative_proto::row::RowErrorKind as K;
+        match e.into_kind() {
+            K::Column(e) => Error::from(e),
+            K::Convert(e) => Repr::Convert(e).into(),
+            K::InvalidInput(m) => Repr::InvalidInput(m).into(),
+            K::Internal(m) => Repr::Internal(m).into(),
+        }
+    }
+}
+
 impl From<std::io::Error> for Error {
     #[cold]
     fn from(e: std::io::Error) -> Self {
@@ -819,5 +836,37 @@ mod tests {
         ] {
             assert!(!e.is_retryable(), "{e:?}");
         }
+    }
+
+    #[test]
+    fn type_system_errors_keep_their_kind_and_text() {
+        use chnative_proto::convert::ConvertError;
+        use chnative_proto::row::RowError;
+        let inexact = || ConvertError::Inexact { value: "1.5".into(), target: "u8".into() };
+        let cases: Vec<(RowError, Error, ErrorKind)> = vec![
+            (RowError::invalid_input("x"), Error::invalid_input("x"), ErrorKind::InvalidInput),
+            (RowError::internal("x"), Error::internal("x"), ErrorKind::Internal),
+            (RowError::from(inexact()), Error::from(inexact()), ErrorKind::Conversion),
+            (
+                RowError::type_mismatch("c", "u8", "String"),
+                Error::from(TypeMismatch { column: "c".into(), requested: "u8".into(), actual: "String".into() }),
+                ErrorKind::TypeMismatch,
+            ),
+            (
+                RowError::from(ProtoError::violation("index 3 is out of bounds")),
+                Error::from(ProtoError::violation("index 3 is out of bounds")),
+                ErrorKind::Protocol,
+            ),
+        ];
+        for (row, direct, kind) in cases {
+            // The type system's own text is the client's.
+            assert_eq!(row.to_string(), direct.to_string());
+            let e = Error::from(row);
+            assert_eq!(e.kind(), kind, "{e}");
+            assert_eq!(e.to_string(), direct.to_string());
+            assert_eq!(e.is_closed(), direct.is_closed(), "{e}");
+        }
+        let e = Error::from(RowError::type_mismatch("c", "u8", "String"));
+        assert_eq!(e.as_type_mismatch().map(|m| m.column.as_str()), Some("c"));
     }
 }

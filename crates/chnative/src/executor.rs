@@ -158,7 +158,7 @@ impl<'c> Via<'c> {
         let mut types = Vec::with_capacity(T::FIELDS.len());
         for (f, (_, ty)) in T::FIELDS.iter().zip(&cols) {
             if !(f.writes)(ty) {
-                return Err(field_mismatch::<T>(f, &ty.to_string(), None));
+                return Err(field_mismatch::<T>(f, &ty.to_string(), None).into());
             }
             types.push(if zone.is_empty() { ty.clone() } else { ty.with_default_zone(&zone) });
         }
@@ -367,7 +367,7 @@ impl<'r> InsertValues<'r> {
         };
         let names: Vec<&str> = first.names().iter().map(String::as_str).collect();
         let types = via.column_types(&table, &names).await?;
-        let buffers = crate::value_insert::value_buffers(&types, rows)?;
+        let buffers = chnative_proto::value::value_buffers(&types, rows)?;
         let mut insert = via.insert(&table);
         for ((name, _), buf) in types.iter().zip(&buffers) {
             insert = insert.column(name, buf.data());

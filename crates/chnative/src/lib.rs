@@ -258,9 +258,6 @@ mod tls;
 mod trace;
 mod transport;
 pub mod value;
-mod value_insert;
-#[cfg(feature = "serde")]
-mod value_serde;
 mod via;
 
 // Lets the derive's `::chnative::…` paths resolve inside this crate too.

@@ -22,14 +22,14 @@ pub trait Scalar: Sized {
 
 impl<T: for<'r> row::FromColumn<'r>> Scalar for T {
     fn check(col: &ColumnView<'_>) -> Result<()> {
-        row::positional_check::<T>(col)
+        Ok(row::positional_check::<T>(col)?)
     }
     fn from_column(col: &ColumnView<'_>, ctx: &row::ReadContext) -> Result<Self> {
         Self::check(col)?;
         if col.is_empty() {
             return Err(Error::internal("fetch_scalar read a column without rows"));
         }
-        row::Reader::<T>::new(col, ctx)?.get(0)
+        Ok(row::Reader::<T>::new(col, ctx)?.get(0)?)
     }
 }
 

@@ -13,8 +13,8 @@ pub const DEFAULT_MAX_ROWS: usize = 100_000;
 /// Bytes an [`Inserter`] buffers before sending, unless told otherwise.
 pub const DEFAULT_MAX_BYTES: usize = 64 << 20;
 
-pub(crate) fn row_error(e: Error, i: usize) -> Error {
-    let mut e = e;
+pub(crate) fn row_error(e: impl Into<Error>, i: usize) -> Error {
+    let mut e = e.into();
     if let Repr::InvalidInput(m) = e.repr_mut() {
         *m = format!("row {i}: {m}");
     }

@@ -64,7 +64,7 @@ impl<'c, T: Row> RowStream<'c, T> {
                 // `self.inner.next()` runs or the stream is dropped. Both need
                 // `&mut self`, so they cannot happen while the returned row (which
                 // borrows `self`) is alive; `self.readers` is cleared before either.
-                return T::read(unsafe { &*readers }, i).map(Some);
+                return T::read(unsafe { &*readers }, i).map(Some).map_err(Error::from);
             }
             self.readers = None;
             self.rows = 0;
@@ -189,7 +189,7 @@ impl<'s, T: Row> Iterator for BlockRows<'s, T> {
             return None;
         }
         self.row = i + 1;
-        Some(T::read(self.readers, i))
+        Some(T::read(self.readers, i).map_err(Error::from))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -1,11 +1,11 @@
 //! Rust enums ↔ Enum8/Enum16 columns by label (`#[derive(chnative::Enum)]`).
 
-use chnative_proto::view::ColumnView;
-use chnative_proto::DataType as D;
+use crate::view::ColumnView;
+use crate::DataType as D;
 
 use super::out_of_bounds;
-use crate::error::{Error, Result};
-use crate::InsertData;
+use crate::insert::InsertData;
+use crate::row::{RowError as Error, RowResult as Result};
 
 /// A Rust enum whose variants are labels of a ClickHouse enum. Implemented by
 /// `#[derive(chnative::Enum)]`.
@@ -54,7 +54,7 @@ impl<'r> EnumReader<'r> {
     pub fn new<E: EnumLabels>(view: &ColumnView<'r>) -> Result<Self> {
         let ty = view.data_type();
         let items = items(ty).ok_or_else(|| {
-            Error::from(crate::error::TypeMismatch {
+            Error::from(crate::ProtoError::TypeMismatch {
                 column: view.name().into(),
                 requested: "an enum".into(),
                 actual: view.type_name().into(),
@@ -79,7 +79,7 @@ impl<'r> EnumReader<'r> {
         };
         let k = self.table.binary_search_by_key(&v, |p| p.0).map(|k| self.table[k].1);
         k.ok().and_then(E::from_index).ok_or_else(|| {
-            Error::from(chnative_proto::ProtoError::violation(format!(
+            Error::from(crate::ProtoError::violation(format!(
                 "column `{}` row {i}: {v} is not a value of its enum",
                 self.column
             )))

@@ -1,10 +1,10 @@
 //! [`ToColumn`] for the dates, instants and durations of chrono, time and jiff.
 
-use chnative_proto::DataType as D;
+use crate::DataType as D;
 
 use super::to_column::{cannot, ColumnBuffer, FixedBuffer, ToColumn};
-use crate::error::{Error, Result};
-use crate::InsertData;
+use crate::insert::InsertData;
+use crate::row::RowResult as Result;
 
 mod temporal {
     use super::*;
@@ -238,8 +238,8 @@ macro_rules! temporal_write {
 #[cfg(feature = "time")]
 mod time_impls {
     use super::*;
-    use chnative_proto::convert::ext::time::{Date, Duration, OffsetDateTime};
-    use chnative_proto::convert::time as tc;
+    use crate::convert::ext::time::{Date, Duration, OffsetDateTime};
+    use crate::convert::time as tc;
 
     temporal_write!(date Date, |v| tc::from_date(*v), tc::from_date32(*v));
     temporal_write!(instant OffsetDateTime, |v, p| tc::from_datetime(*v), tc::from_datetime64(*v, p));
@@ -249,9 +249,9 @@ mod time_impls {
 #[cfg(feature = "jiff")]
 mod jiff_impls {
     use super::*;
-    use chnative_proto::convert::ext::jiff::civil::Date;
-    use chnative_proto::convert::ext::jiff::{SignedDuration, Timestamp, ZonedDateTime};
-    use chnative_proto::convert::jiff as jc;
+    use crate::convert::ext::jiff::civil::Date;
+    use crate::convert::ext::jiff::{SignedDuration, Timestamp, ZonedDateTime};
+    use crate::convert::jiff as jc;
 
     temporal_write!(date Date, |v| jc::from_date(*v), jc::from_date32(*v));
     temporal_write!(instant Timestamp, |v, p| jc::from_timestamp(*v), jc::from_timestamp64(*v, p));
@@ -262,8 +262,8 @@ mod jiff_impls {
 #[cfg(feature = "chrono")]
 mod chrono_impls {
     use super::*;
-    use chnative_proto::convert::chrono as cc;
-    use chnative_proto::convert::ext::chrono::{DateTime, NaiveDate, NaiveDateTime, TimeDelta, TimeZone};
+    use crate::convert::chrono as cc;
+    use crate::convert::ext::chrono::{DateTime, NaiveDate, NaiveDateTime, TimeDelta, TimeZone};
 
     impl ToColumn for NaiveDate {
         type Buffer = DateBuffer;
@@ -311,7 +311,7 @@ mod chrono_impls {
     #[derive(Debug)]
     pub struct NaiveDateTimeBuffer {
         instants: DateTimeBuffer,
-        zone: chnative_proto::convert::ext::chrono_tz::Tz,
+        zone: crate::convert::ext::chrono_tz::Tz,
     }
 
     impl ColumnBuffer for NaiveDateTimeBuffer {
@@ -343,23 +343,23 @@ mod chrono_impls {
         fn buffer(ty: &D) -> Result<Self::Buffer> {
             let zone = match ty {
                 D::DateTime(Some(z)) | D::DateTime64(_, Some(z)) => cc::tz(z)?,
-                _ => chnative_proto::convert::ext::chrono_tz::Tz::UTC,
+                _ => crate::convert::ext::chrono_tz::Tz::UTC,
             };
             Ok(NaiveDateTimeBuffer { instants: datetime_buffer(ty, "NaiveDateTime")?, zone })
         }
         #[inline]
         fn write_to(&self, buf: &mut Self::Buffer) -> Result<()> {
-            use chnative_proto::convert::ext::chrono::LocalResult;
+            use crate::convert::ext::chrono::LocalResult;
             let t = match buf.zone.from_local_datetime(self) {
                 LocalResult::Single(t) => t,
                 LocalResult::Ambiguous(..) => {
-                    return Err(Error::invalid_input(format!(
+                    return Err(crate::row::RowError::invalid_input(format!(
                         "{self} is ambiguous in {} (the clock repeats it): write a DateTime<Tz>",
                         buf.zone
                     )))
                 }
                 LocalResult::None => {
-                    return Err(Error::invalid_input(format!(
+                    return Err(crate::row::RowError::invalid_input(format!(
                         "{self} does not exist in {} (the clock skips it)",
                         buf.zone
                     )))

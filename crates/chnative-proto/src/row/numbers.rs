@@ -1,22 +1,22 @@
 //! The number types: which number columns each reads and writes, both sides
 //! generated from one table per type (the lossless widenings; the conversions
-//! themselves are [`chnative_proto::convert::exact`]).
+//! themselves are [`crate::convert::exact`]).
 //!
 //! A type reads its own column type and every narrower one it holds exactly,
 //! and writes to the same columns: into a narrower one only the values that fit
 //! it (anything else is an error naming the value and the column type).
 
-use chnative_proto::convert::exact::{Bf16Bits, Narrow, Widen};
-use chnative_proto::convert::{self, I256, U256};
-use chnative_proto::qbit::{Element as QBitElement, QBitView};
-use chnative_proto::view::{ColumnView, FixedValue};
-use chnative_proto::DataType as D;
+use crate::convert::exact::{Bf16Bits, Narrow, Widen};
+use crate::convert::{self, I256, U256};
+use crate::qbit::{Element as QBitElement, QBitView};
+use crate::view::{ColumnView, FixedValue};
+use crate::DataType as D;
 
 use super::from_column::Values;
 use super::to_column::{cannot, ColumnBuffer, FixedBuffer, QBitBuffer, ToColumn};
 use super::{out_of_bounds, plain, FromColumn, ReadContext};
-use crate::error::{Error, Result};
-use crate::InsertData;
+use crate::insert::InsertData;
+use crate::row::{RowError as Error, RowResult as Result};
 
 /// A number column read as `T`: the column's own values when its type is `T`'s,
 /// else its values widened losslessly into `T` (UInt8 into `u64`, Float32 into

@@ -7,7 +7,7 @@
 //! sequential pass per column when the block arrives. This module does that pass and
 //! then hands out slices without touching the bytes again.
 
-use chnative_proto::view::StrView;
+use crate::view::StrView;
 
 /// A String column whose every row is known to be valid UTF-8.
 #[derive(Clone, Copy)]
@@ -70,9 +70,9 @@ impl<'r> CheckedText<'r> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chnative_proto::column::Layout;
-    use chnative_proto::wire::Reader;
-    use chnative_proto::{BufferPool, Column, ColumnData, DataType};
+    use crate::column::Layout;
+    use crate::wire::Reader;
+    use crate::{BufferPool, Column, ColumnData, DataType};
 
     fn column(strings: &[&[u8]]) -> Column {
         let mut pool = BufferPool::new();

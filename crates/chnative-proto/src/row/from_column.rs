@@ -4,15 +4,15 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use chnative_proto::convert::{self, Decimal, DecimalColumn};
-use chnative_proto::qbit::{Element as QBitElement, QBitView};
-use chnative_proto::view::{ColumnView, StrView, WireUuid};
-use chnative_proto::DataType as D;
+use crate::convert::{self, Decimal, DecimalColumn};
+use crate::qbit::{Element as QBitElement, QBitView};
+use crate::view::{ColumnView, StrView, WireUuid};
+use crate::DataType as D;
 
 #[cfg(any(feature = "chrono", feature = "time", feature = "jiff"))]
 use super::plain;
 use super::{accepts, out_of_bounds, refusal, FromColumn, ReadContext, Reader};
-use crate::error::{Error, Result};
+use crate::row::{RowError as Error, RowResult as Result};
 
 /// A fixed-width column: the values and the column name (for errors).
 pub struct Values<'r, T> {
@@ -27,26 +27,32 @@ impl<T: Copy> Values<'_, T> {
     }
 }
 
+/// `FromColumn` for a type whose column holds fixed-width values `$w` on the wire,
+/// each converted by `$conv` (no conversion for the wire type itself).
 macro_rules! fixed {
-    ($t:ty, $($pat:pat_param)|+) => {
+    ($t:ty => $w:ty, |$v:ident| $conv:expr, $($pat:pat_param)|+) => {
         impl<'r> FromColumn<'r> for $t {
-            type Reader = Values<'r, $t>;
+            type Reader = Values<'r, $w>;
             fn accepts(ty: &D) -> bool {
                 matches!(ty, $($pat)|+)
             }
             fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
-                Ok(Values { values: view.values::<$t>()?, column: view.name() })
+                Ok(Values { values: view.values::<$w>()?, column: view.name() })
             }
             #[inline(always)]
             fn read(r: &Self::Reader, i: usize) -> Result<Self> {
-                r.at(i)
+                let $v = r.at(i)?;
+                Ok($conv)
             }
-
         }
     };
 }
 
-fixed!(WireUuid, D::Uuid);
+fixed!(WireUuid => WireUuid, |v| v, D::Uuid);
+fixed!(Ipv4Addr => u32, |v| convert::net::ipv4(v), D::Ipv4);
+fixed!(Ipv6Addr => [u8; 16], |v| convert::net::ipv6(v), D::Ipv6);
+#[cfg(feature = "uuid")]
+fixed!(uuid::Uuid => WireUuid, |v| uuid::Uuid::from_u128(v.as_u128()), D::Uuid);
 
 impl<'r> FromColumn<'r> for bool {
     type Reader = Values<'r, u8>;
@@ -154,7 +160,7 @@ impl<'r, const N: usize> FromColumn<'r> for [u8; N] {
     fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
         let (bytes, n) = view.as_fixed_strings()?;
         if n != N {
-            return Err(Error::from(crate::error::TypeMismatch {
+            return Err(Error::from(crate::ProtoError::TypeMismatch {
                 column: view.name().into(),
                 requested: format!("[u8; {N}]"),
                 actual: view.type_name().into(),
@@ -300,7 +306,7 @@ pub struct SliceReader<'r, T> {
 
 impl<'r, T> FromColumn<'r> for &'r [T]
 where
-    T: FromColumn<'r> + chnative_proto::view::FixedValue,
+    T: FromColumn<'r> + crate::view::FixedValue,
 {
     type Reader = BytesOrArray<'r, SliceReader<'r, T>>;
     fn accepts(ty: &D) -> bool {
@@ -367,14 +373,7 @@ macro_rules! tuple {
         }
     };
 }
-tuple!(1; A 0);
-tuple!(2; A 0, B 1);
-tuple!(3; A 0, B 1, C 2);
-tuple!(4; A 0, B 1, C 2, E 3);
-tuple!(5; A 0, B 1, C 2, E 3, F 4);
-tuple!(6; A 0, B 1, C 2, E 3, F 4, G 5);
-tuple!(7; A 0, B 1, C 2, E 3, F 4, G 5, H 6);
-tuple!(8; A 0, B 1, C 2, E 3, F 4, G 5, H 6, I 7);
+tuple_arities!(tuple);
 
 /// A Map column: offsets and readers of the keys and the values.
 pub struct MapReader<'r, K: FromColumn<'r>, V: FromColumn<'r>> {
@@ -403,73 +402,26 @@ fn map_accepts<'r, K: FromColumn<'r>, V: FromColumn<'r>>(ty: &D) -> bool {
     matches!(ty, D::Map(k, v) if accepts::<K>(k) && accepts::<V>(v))
 }
 
-impl<'r, K: FromColumn<'r> + Eq + Hash, V: FromColumn<'r>> FromColumn<'r> for HashMap<K, V> {
-    type Reader = MapReader<'r, K, V>;
-    fn accepts(ty: &D) -> bool {
-        map_accepts::<K, V>(ty)
-    }
-    fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader> {
-        MapReader::new(view, ctx)
-    }
-    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
-        r.pairs(i)?.collect()
-    }
+/// `FromColumn` for a map type: a Map column's entries of each row, collected.
+macro_rules! map_from_column {
+    ($($map:ident: $($bound:path),+;)+) => {$(
+        impl<'r, K: FromColumn<'r> $(+ $bound)+, V: FromColumn<'r>> FromColumn<'r> for $map<K, V> {
+            type Reader = MapReader<'r, K, V>;
+            fn accepts(ty: &D) -> bool {
+                map_accepts::<K, V>(ty)
+            }
+            fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader> {
+                MapReader::new(view, ctx)
+            }
+            fn read(r: &Self::Reader, i: usize) -> Result<Self> {
+                r.pairs(i)?.collect()
+            }
+        }
+    )+};
 }
-
-impl<'r, K: FromColumn<'r> + Ord, V: FromColumn<'r>> FromColumn<'r> for BTreeMap<K, V> {
-    type Reader = MapReader<'r, K, V>;
-    fn accepts(ty: &D) -> bool {
-        map_accepts::<K, V>(ty)
-    }
-    fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader> {
-        MapReader::new(view, ctx)
-    }
-    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
-        r.pairs(i)?.collect()
-    }
-}
-
-impl<'r> FromColumn<'r> for Ipv4Addr {
-    type Reader = Values<'r, u32>;
-    fn accepts(ty: &D) -> bool {
-        matches!(ty, D::Ipv4)
-    }
-    fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
-        Ok(Values { values: view.values()?, column: view.name() })
-    }
-    #[inline]
-    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
-        Ok(convert::net::ipv4(r.at(i)?))
-    }
-}
-
-impl<'r> FromColumn<'r> for Ipv6Addr {
-    type Reader = Values<'r, [u8; 16]>;
-    fn accepts(ty: &D) -> bool {
-        matches!(ty, D::Ipv6)
-    }
-    fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
-        Ok(Values { values: view.values()?, column: view.name() })
-    }
-    #[inline]
-    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
-        Ok(convert::net::ipv6(r.at(i)?))
-    }
-}
-
-#[cfg(feature = "uuid")]
-impl<'r> FromColumn<'r> for uuid::Uuid {
-    type Reader = Values<'r, WireUuid>;
-    fn accepts(ty: &D) -> bool {
-        matches!(ty, D::Uuid)
-    }
-    fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
-        Ok(Values { values: view.values()?, column: view.name() })
-    }
-    #[inline]
-    fn read(r: &Self::Reader, i: usize) -> Result<Self> {
-        Ok(uuid::Uuid::from_u128(r.at(i)?.as_u128()))
-    }
+map_from_column! {
+    HashMap: Eq, Hash;
+    BTreeMap: Ord;
 }
 
 /// A Decimal column.
@@ -496,7 +448,7 @@ impl<'r> FromColumn<'r> for Decimal {
 }
 
 #[cfg(feature = "rust_decimal")]
-impl<'r> FromColumn<'r> for chnative_proto::convert::ext::rust_decimal::Decimal {
+impl<'r> FromColumn<'r> for crate::convert::ext::rust_decimal::Decimal {
     type Reader = DecimalReader<'r>;
     fn accepts(ty: &D) -> bool {
         matches!(ty, D::Decimal { precision: ..=28, .. })
@@ -667,8 +619,8 @@ macro_rules! temporal {
 #[cfg(feature = "time")]
 mod time_impls {
     use super::*;
-    use chnative_proto::convert::ext::time::{Date, Duration, OffsetDateTime};
-    use chnative_proto::convert::time as tc;
+    use crate::convert::ext::time::{Date, Duration, OffsetDateTime};
+    use crate::convert::time as tc;
 
     temporal!(date Date, |d| tc::date(d), |d| tc::date32(d)?);
     // The `time` crate has no zone database: instants are read in UTC.
@@ -679,10 +631,10 @@ mod time_impls {
 #[cfg(feature = "jiff")]
 mod jiff_impls {
     use super::*;
-    use chnative_proto::convert::ext::jiff::civil::Date;
-    use chnative_proto::convert::ext::jiff::tz::TimeZone;
-    use chnative_proto::convert::ext::jiff::{SignedDuration, Timestamp, ZonedDateTime};
-    use chnative_proto::convert::jiff as jc;
+    use crate::convert::ext::jiff::civil::Date;
+    use crate::convert::ext::jiff::tz::TimeZone;
+    use crate::convert::ext::jiff::{SignedDuration, Timestamp, ZonedDateTime};
+    use crate::convert::jiff as jc;
 
     temporal!(date Date, |d| jc::date(d), |d| jc::date32(d)?);
     temporal!(instant Timestamp, (), |_n| (), |s, _z| jc::timestamp(s), |t, p, _z| jc::timestamp64(t, p)?);
@@ -694,82 +646,24 @@ mod jiff_impls {
 #[cfg(feature = "chrono")]
 mod chrono_impls {
     use super::*;
-    use chnative_proto::convert::chrono as cc;
-    use chnative_proto::convert::ext::chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
-    use chnative_proto::convert::ext::chrono_tz::Tz;
+    use crate::convert::chrono as cc;
+    use crate::convert::ext::chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+    use crate::convert::ext::chrono_tz::Tz;
 
-    impl<'r> FromColumn<'r> for NaiveDate {
-        type Reader = DateReader<'r>;
-        fn accepts(ty: &D) -> bool {
-            matches!(ty, D::Date | D::Date32)
-        }
-        fn reader(view: &ColumnView<'r>, _: &ReadContext) -> Result<Self::Reader> {
-            DateReader::new(view)
-        }
-        #[inline]
-        fn read(r: &Self::Reader, i: usize) -> Result<Self> {
-            match r {
-                DateReader::Date(v) => Ok(cc::date(v.at(i)?)),
-                DateReader::Date32(v) => Ok(cc::date32(v.at(i)?)?),
-            }
-        }
-    }
-
+    temporal!(date NaiveDate, |d| cc::date(d), |d| cc::date32(d)?);
     temporal!(duration chrono::TimeDelta, |s| cc::time(s), |t, p| cc::time64(t, p)?);
-
-    #[inline]
-    fn instant<Z: chrono::TimeZone>(r: &DateTimeReader<'_, Z>, i: usize) -> Result<DateTime<Z>> {
-        match (&r.secs, &r.ticks) {
-            (Some(v), _) => Ok(cc::datetime(v.at(i)?, &r.zone)),
-            (_, Some((v, p))) => Ok(cc::datetime64(v.at(i)?, *p, &r.zone)?),
-            _ => Err(Error::internal("empty DateTime reader")),
-        }
-    }
-
-    /// In the column's time zone (else the server's).
-    impl<'r> FromColumn<'r> for DateTime<Tz> {
-        type Reader = DateTimeReader<'r, Tz>;
-        fn accepts(ty: &D) -> bool {
-            is_datetime(ty)
-        }
-        fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader> {
-            DateTimeReader::new(view, |name| Ok(cc::tz(name)?), ctx)
-        }
-        #[inline]
-        fn read(r: &Self::Reader, i: usize) -> Result<Self> {
-            instant(r, i)
-        }
-    }
-
-    impl<'r> FromColumn<'r> for DateTime<Utc> {
-        type Reader = DateTimeReader<'r, Utc>;
-        fn accepts(ty: &D) -> bool {
-            is_datetime(ty)
-        }
-        fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader> {
-            DateTimeReader::new(view, |_| Ok(Utc), ctx)
-        }
-        #[inline]
-        fn read(r: &Self::Reader, i: usize) -> Result<Self> {
-            instant(r, i)
-        }
-    }
-
-    /// The wall-clock time in the column's zone (else the server's), as `toString` shows it.
-    impl<'r> FromColumn<'r> for NaiveDateTime {
-        type Reader = DateTimeReader<'r, Tz>;
-        fn accepts(ty: &D) -> bool {
-            is_datetime(ty)
-        }
-        fn reader(view: &ColumnView<'r>, ctx: &ReadContext) -> Result<Self::Reader> {
-            DateTimeReader::new(view, |name| Ok(cc::tz(name)?), ctx)
-        }
-        #[inline]
-        fn read(r: &Self::Reader, i: usize) -> Result<Self> {
-            instant(r, i).map(|t| t.naive_local())
-        }
-    }
+    // In the column's time zone (else the server's).
+    temporal!(instant DateTime<Tz>, Tz, |name| cc::tz(name)?, |s, z| cc::datetime(s, z), |t, p, z| cc::datetime64(t, p, z)?);
+    temporal!(instant DateTime<Utc>, Utc, |_n| Utc, |s, z| cc::datetime(s, z), |t, p, z| cc::datetime64(t, p, z)?);
+    // The wall-clock time in the column's zone (else the server's), as `toString` shows it.
+    temporal!(
+        instant NaiveDateTime,
+        Tz,
+        |name| cc::tz(name)?,
+        |s, z| cc::datetime(s, z).naive_local(),
+        |t, p, z| cc::datetime64(t, p, z)?.naive_local()
+    );
 }
 
 #[cfg(feature = "chrono")]
-use chnative_proto::convert::ext::chrono;
+use crate::convert::ext::chrono;

@@ -1,11 +1,11 @@
 //! The support code of `#[derive(Row)]`, `#[derive(Enum)]` and `#[derive(Variant)]`:
 //! what their generated code calls (through [`crate::__private`]), not public API.
 
-use chnative_proto::view::ColumnView;
-use chnative_proto::DataType;
+use crate::view::ColumnView;
+use crate::DataType;
 
 use super::{field_mismatch, plain, ColumnBuffer, Field, FromColumn, Row, RowWrite};
-use crate::error::{Error, Result};
+use crate::row::{RowError as Error, RowResult as Result};
 
 /// Why `T` cannot read a column of type `ty` ([`FromColumn::refusal`]), with
 /// LowCardinality and SimpleAggregateFunction wrappers stripped like [`accepts`](super::accepts).
@@ -21,13 +21,13 @@ pub fn refusal<'r, T: FromColumn<'r>>(ty: &DataType) -> Option<&'static str> {
 #[cold]
 #[inline(never)]
 pub fn out_of_bounds(column: &str, i: usize) -> Error {
-    Error::from(chnative_proto::ProtoError::violation(format!("column `{column}`: index {i} is out of bounds")))
+    Error::from(crate::ProtoError::violation(format!("column `{column}`: index {i} is out of bounds")))
 }
 
 /// Binds a row type's fields to a result's columns by name and checks their types
 /// ([`Row::bind`] of derived rows). Returns the column index of each field (`None`
 /// for an absent default field).
-pub fn bind_by_name<T: Row + ?Sized>(columns: &[chnative_proto::Column]) -> Result<Vec<Option<usize>>> {
+pub fn bind_by_name<T: Row + ?Sized>(columns: &[crate::Column]) -> Result<Vec<Option<usize>>> {
     let mut out = Vec::with_capacity(T::FIELDS.len());
     for f in T::FIELDS {
         match columns.iter().position(|c| c.name() == f.column) {
@@ -84,7 +84,7 @@ pub fn tuple_accepts<T: Row + ?Sized>(ty: &DataType) -> bool {
 pub fn tuple_columns<'r, T: Row + ?Sized>(view: &ColumnView<'r>) -> Result<Vec<Option<ColumnView<'r>>>> {
     let shape = view.data_type().wire_shape().into_owned();
     let DataType::Tuple(elems) = shape else {
-        return Err(Error::from(crate::error::TypeMismatch {
+        return Err(Error::from(crate::ProtoError::TypeMismatch {
             column: view.name().into(),
             requested: T::NAME.into(),
             actual: view.type_name().into(),
@@ -104,7 +104,7 @@ pub fn tuple_columns<'r, T: Row + ?Sized>(view: &ColumnView<'r>) -> Result<Vec<O
 /// The reader of a Variant column for a `#[derive(chnative::Variant)]` enum: which
 /// Rust variant reads each alternative of the column's type, bound once per block.
 pub struct VariantReader<'r> {
-    view: chnative_proto::view::VariantView<'r>,
+    view: crate::view::VariantView<'r>,
     /// For alternative `k` of the column type, the Rust variant that reads it.
     bind: Vec<usize>,
     column: &'r str,
@@ -125,7 +125,7 @@ impl<'r> VariantReader<'r> {
             .iter()
             .map(|t| {
                 pick(t).ok_or_else(|| {
-                    Error::from(crate::error::TypeMismatch {
+                    Error::from(crate::ProtoError::TypeMismatch {
                         column: view.name().into(),
                         requested: "a Rust variant for each alternative".into(),
                         actual: view.type_name().into(),
@@ -227,7 +227,7 @@ impl VariantSlots {
 
     /// Records a NULL row.
     pub fn push_null(&mut self) {
-        self.discriminators.push(chnative_proto::insert::VARIANT_NULL);
+        self.discriminators.push(crate::insert::VARIANT_NULL);
     }
 
     /// Rows held.
@@ -244,12 +244,12 @@ impl VariantSlots {
     /// holds (what its buffer must be cut to).
     pub fn truncate(&mut self, rows: usize) -> Vec<usize> {
         self.discriminators.truncate(rows);
-        chnative_proto::insert::variant_counts(&self.discriminators, self.types.len())
+        crate::insert::variant_counts(&self.discriminators, self.types.len())
     }
 
     /// The rows as INSERT data, given each Rust alternative's buffer data in order.
-    pub fn data<'s>(&'s self, parts: Vec<crate::InsertData<'s>>) -> crate::InsertData<'s> {
-        crate::InsertData::variant(&self.discriminators, self.types.iter().cloned().zip(parts).collect())
+    pub fn data<'s>(&'s self, parts: Vec<crate::insert::InsertData<'s>>) -> crate::insert::InsertData<'s> {
+        crate::insert::InsertData::variant(&self.discriminators, self.types.iter().cloned().zip(parts).collect())
     }
 }
 
@@ -318,11 +318,11 @@ impl<T: RowWrite> NestedBuffer<T> {
 }
 
 impl<T: RowWrite> ColumnBuffer for NestedBuffer<T> {
-    fn data(&self) -> crate::InsertData<'_> {
-        let mut fields: Vec<Option<crate::InsertData<'_>>> =
+    fn data(&self) -> crate::insert::InsertData<'_> {
+        let mut fields: Vec<Option<crate::insert::InsertData<'_>>> =
             T::columns(&self.buffers).into_iter().map(|(_, d)| Some(d)).collect();
-        let elements = self.order.iter().map(|&k| fields[k].take().unwrap_or(crate::InsertData::Strs(&[])));
-        crate::InsertData::tuple(elements.collect())
+        let elements = self.order.iter().map(|&k| fields[k].take().unwrap_or(crate::insert::InsertData::Strs(&[])));
+        crate::insert::InsertData::tuple(elements.collect())
     }
     fn len(&self) -> usize {
         self.rows

@@ -2,16 +2,17 @@
 //! from the table) into a column buffer; any cell that does not convert exactly is
 //! an error naming its row, column, value and the column type, and nothing is sent.
 
-use chnative_proto::convert::{self, Decimal, EnumMap, I256, U256};
-use chnative_proto::insert::VARIANT_NULL;
-use chnative_proto::DataType as D;
+use crate::convert::{self, Decimal, EnumMap, I256, U256};
+use crate::insert::VARIANT_NULL;
+use crate::DataType as D;
 
-use crate::error::{Error, Result};
+use crate::insert::InsertData;
+use crate::row::{RowError as Error, RowResult as Result};
 use crate::value::{Value, ValueRow};
-use crate::InsertData;
 
 /// A column being filled from Values, in its wire layout.
-pub(crate) enum Buffer {
+#[doc(hidden)]
+pub enum Buffer {
     Fixed {
         bytes: Vec<u8>,
         width: usize,
@@ -105,7 +106,7 @@ impl Buffer {
         })
     }
 
-    pub(crate) fn data(&self) -> InsertData<'_> {
+    pub fn data(&self) -> InsertData<'_> {
         match self {
             Buffer::Fixed { bytes, width } => InsertData::Fixed {
                 bytes,
@@ -295,7 +296,7 @@ impl Buffer {
             }
             Buffer::Variant { discriminators, variants, .. } => {
                 discriminators.truncate(rows);
-                let counts = chnative_proto::insert::variant_counts(discriminators, variants.len());
+                let counts = crate::insert::variant_counts(discriminators, variants.len());
                 variants.iter_mut().zip(counts).for_each(|(b, n)| b.truncate(n));
             }
         }
@@ -396,7 +397,7 @@ fn common_type<'v>(items: impl Iterator<Item = &'v Value>) -> Option<D> {
 }
 
 /// The column buffer of a typed-row field of type [`Value`]: each value converted
-/// exactly to the column's type, as [`Executor::insert_values`](crate::Executor::insert_values) does.
+/// exactly to the column's type, as the client's `Executor::insert_values` does.
 pub struct ValueBuffer {
     ty: D,
     buf: Buffer,
@@ -646,7 +647,8 @@ fn rescale(ticks: i64, from: u8, to: u8) -> std::result::Result<i64, ()> {
 
 /// One buffer per column of `types`, filled with `rows` (all with the first
 /// row's column names), every cell converted exactly.
-pub(crate) fn value_buffers(types: &[(String, D)], rows: &[ValueRow]) -> Result<Vec<Buffer>> {
+#[doc(hidden)]
+pub fn value_buffers(types: &[(String, D)], rows: &[ValueRow]) -> Result<Vec<Buffer>> {
     let Some(first) = rows.first() else { return Ok(Vec::new()) };
     let mut buffers = Vec::with_capacity(types.len());
     for (name, ty) in types {

@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
-use chnative_proto::convert::{self, DecimalColumn, EnumMap, I256, U256};
-use chnative_proto::view::{ColumnView, DynamicView, Keys, StrView, VariantView, WireUuid};
-use chnative_proto::DataType as D;
+use crate::convert::{self, DecimalColumn, EnumMap, I256, U256};
+use crate::view::{ColumnView, DynamicView, Keys, StrView, VariantView, WireUuid};
+use crate::DataType as D;
 
 use super::Value;
-use crate::error::{Error, Result};
+use crate::row::{RowError as Error, RowResult as Result};
 
 /// A column resolved for one block: per row, a match on the kind and an index.
 enum Reader<'r> {
@@ -68,7 +68,7 @@ impl Labels {
     fn get(&self, value: i16, column: &str) -> Result<Value> {
         match self.0.binary_search_by_key(&value, |p| p.0) {
             Ok(k) => Ok(Value::Enum { label: self.0[k].1.clone(), value }),
-            Err(_) => Err(Error::from(chnative_proto::ProtoError::violation(format!(
+            Err(_) => Err(Error::from(crate::ProtoError::violation(format!(
                 "column `{column}`: {value} is not a value of its enum"
             )))),
         }
@@ -94,16 +94,17 @@ fn range(offsets: &[u64], i: usize, column: &str) -> Result<std::ops::Range<usiz
     Ok(start..end)
 }
 
-pub(super) struct ColumnReader<'r> {
+#[doc(hidden)]
+pub struct ColumnReader<'r> {
     reader: Reader<'r>,
     column: &'r str,
 }
 
 impl<'r> ColumnReader<'r> {
-    pub(super) fn new(view: &ColumnView<'r>, server_tz: &Arc<str>) -> Result<Self> {
+    pub fn new(view: &ColumnView<'r>, server_tz: &Arc<str>) -> Result<Self> {
         Ok(ColumnReader { reader: reader(view, server_tz)?, column: view.name() })
     }
-    pub(super) fn get(&self, i: usize) -> Result<Value> {
+    pub fn get(&self, i: usize) -> Result<Value> {
         get(&self.reader, i, self.column)
     }
 }
@@ -255,7 +256,7 @@ fn reader<'r>(view: &ColumnView<'r>, server_tz: &Arc<str>) -> Result<Reader<'r>>
                 (0..elems.len()).map(|k| reader(&view.tuple_element(k)?, server_tz)).collect::<Result<Vec<_>>>()?,
             ),
             _ => {
-                return Err(Error::from(crate::error::TypeMismatch {
+                return Err(Error::from(crate::ProtoError::TypeMismatch {
                     column: view.name().to_string(),
                     requested: "a dynamic Value".into(),
                     actual: view.type_name().to_string(),

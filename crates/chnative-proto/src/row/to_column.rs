@@ -9,13 +9,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use chnative_proto::convert::{self, Decimal, I256};
-use chnative_proto::qbit::Element as QBitElement;
-use chnative_proto::view::{FixedValue, WireUuid};
-use chnative_proto::DataType as D;
+use crate::convert::{self, Decimal, I256};
+use crate::qbit::Element as QBitElement;
+use crate::view::{FixedValue, WireUuid};
+use crate::DataType as D;
 
-use crate::error::{Error, Repr, Result};
-use crate::InsertData;
+use crate::insert::InsertData;
+use crate::row::{RowError as Error, RowErrorKind, RowResult as Result};
 
 /// A column being filled row by row.
 pub trait ColumnBuffer: Send {
@@ -77,7 +77,7 @@ pub struct QBitBuffer {
     f32s: Vec<f32>,
     f64s: Vec<f64>,
     rows: usize,
-    planes: std::sync::OnceLock<Option<chnative_proto::Column>>,
+    planes: std::sync::OnceLock<Option<crate::Column>>,
 }
 
 impl QBitBuffer {
@@ -119,8 +119,8 @@ impl QBitBuffer {
         Ok(())
     }
 
-    fn transpose(&self) -> Option<chnative_proto::Column> {
-        use chnative_proto::qbit;
+    fn transpose(&self) -> Option<crate::Column> {
+        use crate::qbit;
         match self.element {
             QBitElement::Float32 => qbit::column("", self.dim, &self.f32s).ok(),
             QBitElement::Float64 => qbit::column("", self.dim, &self.f64s).ok(),
@@ -128,8 +128,6 @@ impl QBitBuffer {
                 let bits: Vec<u16> = self.f32s.iter().map(|v| (v.to_bits() >> 16) as u16).collect();
                 qbit::column("", self.dim, &bits).ok()
             }
-            // An element type added to proto later: not written (see `data`).
-            _ => None,
         }
     }
 }
@@ -192,9 +190,9 @@ pub fn buffer_for<T: ToColumn + ?Sized>(types: &[D], k: usize) -> Result<T::Buff
 
 /// Adds the column name to an error from writing a field.
 pub fn push_error(e: Error, column: &str) -> Error {
-    match e.repr() {
-        Repr::Convert(c) => Error::invalid_input(format!("column `{column}`: {c}")),
-        Repr::InvalidInput(m) => Error::invalid_input(format!("column `{column}`: {m}")),
+    match e.kind() {
+        RowErrorKind::Convert(c) => Error::invalid_input(format!("column `{column}`: {c}")),
+        RowErrorKind::InvalidInput(m) => Error::invalid_input(format!("column `{column}`: {m}")),
         _ => e,
     }
 }
@@ -209,7 +207,7 @@ pub struct FixedBuffer<T>(pub Vec<T>);
 
 impl<T: FixedValue + Send> ColumnBuffer for FixedBuffer<T> {
     fn data(&self) -> InsertData<'_> {
-        crate::fixed(&self.0)
+        crate::insert::fixed(&self.0)
     }
     fn len(&self) -> usize {
         self.0.len()
@@ -611,10 +609,10 @@ enum DecimalWidth {
 impl ColumnBuffer for DecimalBuffer {
     fn data(&self) -> InsertData<'_> {
         match &self.width {
-            DecimalWidth::D32(v) => crate::fixed(v),
-            DecimalWidth::D64(v) => crate::fixed(v),
-            DecimalWidth::D128(v) => crate::fixed(v),
-            DecimalWidth::D256(v) => crate::fixed(v),
+            DecimalWidth::D32(v) => crate::insert::fixed(v),
+            DecimalWidth::D64(v) => crate::insert::fixed(v),
+            DecimalWidth::D128(v) => crate::insert::fixed(v),
+            DecimalWidth::D256(v) => crate::insert::fixed(v),
         }
     }
     fn len(&self) -> usize {
@@ -681,7 +679,7 @@ impl ToColumn for Decimal {
 }
 
 #[cfg(feature = "rust_decimal")]
-impl ToColumn for chnative_proto::convert::ext::rust_decimal::Decimal {
+impl ToColumn for crate::convert::ext::rust_decimal::Decimal {
     type Buffer = DecimalBuffer;
     fn writes(ty: &D) -> bool {
         Decimal::writes(ty)
@@ -743,14 +741,7 @@ macro_rules! tuple_to_column {
         }
     };
 }
-tuple_to_column!(1; A 0);
-tuple_to_column!(2; A 0, B 1);
-tuple_to_column!(3; A 0, B 1, C 2);
-tuple_to_column!(4; A 0, B 1, C 2, E 3);
-tuple_to_column!(5; A 0, B 1, C 2, E 3, F 4);
-tuple_to_column!(6; A 0, B 1, C 2, E 3, F 4, G 5);
-tuple_to_column!(7; A 0, B 1, C 2, E 3, F 4, G 5, H 6);
-tuple_to_column!(8; A 0, B 1, C 2, E 3, F 4, G 5, H 6, I 7);
+tuple_arities!(tuple_to_column);
 
 /// Maps: end offsets and the flattened keys and values.
 #[derive(Debug, Default)]

@@ -7,12 +7,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use chnative_proto::convert::{Decimal, I256, U256};
-use chnative_proto::view::{ColumnView, WireUuid};
-use chnative_proto::{Column, DataType};
+use crate::convert::{Decimal, I256, U256};
+use crate::view::{ColumnView, WireUuid};
+use crate::{Column, DataType};
 
 use super::{accepts, refusal, Field, FromColumn, ReadContext, Reader, Row};
-use crate::error::{Error, Result};
+use crate::row::{RowError as Error, RowResult as Result};
 
 /// `std::any::type_name` without module paths: `Option<String>`, not
 /// `core::option::Option<alloc::string::String>`.
@@ -79,7 +79,7 @@ pub(crate) fn bind_by_position(
                 notes.push(format!("element {k} of {t}"));
             }
             let notes = if notes.is_empty() { String::new() } else { format!(" ({})", notes.join("; ")) };
-            return Err(Error::from(crate::error::TypeMismatch {
+            return Err(Error::from(crate::ProtoError::TypeMismatch {
                 column: c.name().to_string(),
                 requested: format!("{}{notes}", e.rust_type),
                 actual: c.type_name().to_string(),
@@ -90,13 +90,13 @@ pub(crate) fn bind_by_position(
 }
 
 /// Checks that `T` can read the column `col` (the same check and error as a
-/// one-column row), for [`crate::Scalar`].
-pub(crate) fn check_column<T: for<'r> FromColumn<'r>>(col: &ColumnView<'_>) -> Result<()> {
+/// one-column row), for the client's `Scalar`.
+pub fn check_column<T: for<'r> FromColumn<'r>>(col: &ColumnView<'_>) -> Result<()> {
     if accepts::<T>(col.data_type()) {
         return Ok(());
     }
     let note = refusal::<T>(col.data_type()).map(|n| format!(" ({n})")).unwrap_or_default();
-    Err(Error::from(crate::error::TypeMismatch {
+    Err(Error::from(crate::ProtoError::TypeMismatch {
         column: col.name().to_string(),
         requested: format!("{}{note}", short_type_name::<T>()),
         actual: col.type_name().into_owned(),
@@ -153,7 +153,7 @@ single_value_rows!(
     [] WireUuid,
     [] Ipv4Addr,
     [] Ipv6Addr,
-    [] crate::Value,
+    [] crate::value::Value,
     [const N: usize] [u8; N],
     [T: for<'r> FromColumn<'r> + 'static] Option<T>,
     [T: for<'r> FromColumn<'r> + 'static] Vec<T>,
@@ -164,29 +164,29 @@ single_value_rows!(
 #[cfg(feature = "uuid")]
 single_value_rows!([] uuid::Uuid);
 #[cfg(feature = "rust_decimal")]
-single_value_rows!([] chnative_proto::convert::ext::rust_decimal::Decimal);
+single_value_rows!([] crate::convert::ext::rust_decimal::Decimal);
 #[cfg(feature = "serde_json")]
 single_value_rows!([] serde_json::Value);
 #[cfg(feature = "chrono")]
 single_value_rows!(
-    [] chnative_proto::convert::ext::chrono::NaiveDate,
-    [] chnative_proto::convert::ext::chrono::NaiveDateTime,
-    [] chnative_proto::convert::ext::chrono::DateTime<chnative_proto::convert::ext::chrono::Utc>,
-    [] chnative_proto::convert::ext::chrono::DateTime<chnative_proto::convert::ext::chrono_tz::Tz>,
-    [] chnative_proto::convert::ext::chrono::TimeDelta,
+    [] crate::convert::ext::chrono::NaiveDate,
+    [] crate::convert::ext::chrono::NaiveDateTime,
+    [] crate::convert::ext::chrono::DateTime<crate::convert::ext::chrono::Utc>,
+    [] crate::convert::ext::chrono::DateTime<crate::convert::ext::chrono_tz::Tz>,
+    [] crate::convert::ext::chrono::TimeDelta,
 );
 #[cfg(feature = "time")]
 single_value_rows!(
-    [] chnative_proto::convert::ext::time::Date,
-    [] chnative_proto::convert::ext::time::OffsetDateTime,
-    [] chnative_proto::convert::ext::time::Duration,
+    [] crate::convert::ext::time::Date,
+    [] crate::convert::ext::time::OffsetDateTime,
+    [] crate::convert::ext::time::Duration,
 );
 #[cfg(feature = "jiff")]
 single_value_rows!(
-    [] chnative_proto::convert::ext::jiff::civil::Date,
-    [] chnative_proto::convert::ext::jiff::Timestamp,
-    [] chnative_proto::convert::ext::jiff::ZonedDateTime,
-    [] chnative_proto::convert::ext::jiff::SignedDuration,
+    [] crate::convert::ext::jiff::civil::Date,
+    [] crate::convert::ext::jiff::Timestamp,
+    [] crate::convert::ext::jiff::ZonedDateTime,
+    [] crate::convert::ext::jiff::SignedDuration,
 );
 
 /// `Row` for a tuple: its elements read the result's columns by position.
