@@ -256,7 +256,7 @@ pub fn value_rows(d: &HitsData) -> Res<Vec<chnative::ValueRow>> {
             });
         }
     }
-    Ok(rows.into_iter().map(|v| chnative::ValueRow::new(names.clone(), v)).collect::<chnative::Result<_>>()?)
+    Ok(rows.into_iter().map(|v| chnative::ValueRow::new(names.clone(), v)).collect::<chnative::row::RowResult<Vec<_>>>()?)
 }
 
 async fn inserter(c: &chnative::Client, table: &str, rows: &[ChBorrowed<'_>]) -> Res<u64> {

@@ -6,7 +6,9 @@
 
 use chnative_proto::insert::InsertColumns;
 pub use chnative_proto::insert::{fixed, InsertData, IntoInsertData, StartOffsets};
+use chnative_proto::row::{ColumnBuffer, RowError, ToColumn};
 use chnative_proto::Block;
+use chnative_proto::DataType;
 
 pub use crate::block_insert::BlockInsert;
 use crate::driver::{new_query_id, Driver, QueryId, QueryWire};
@@ -18,11 +20,17 @@ use crate::insert_send::{
 };
 use crate::via::Via;
 
+/// A column given as Rust values ([`Insert::values`]): made into a column
+/// buffer once the table's header gives the column's type.
+type ValuesColumn<'a> = Box<dyn FnOnce(&DataType) -> Result<Box<dyn ColumnBuffer + 'a>> + Send + 'a>;
+
 /// An INSERT being assembled: `client.insert("t").column("a", &a[..]).send().await`.
 pub struct Insert<'c, 'a> {
     conn: Via<'c>,
     table: String,
     columns: Vec<(String, InsertData<'a>)>,
+    /// Columns of Rust values, after `columns` in the statement.
+    values: Vec<(String, ValuesColumn<'a>)>,
     settings: Vec<(String, String, u64)>,
     allow_missing: bool,
     error: Option<Error>,
@@ -37,6 +45,7 @@ impl<'c, 'a> Insert<'c, 'a> {
             conn,
             table: table.to_string(),
             columns: Vec::new(),
+            values: Vec::new(),
             settings: Vec::new(),
             allow_missing: false,
             error: None,
@@ -52,6 +61,46 @@ impl<'c, 'a> Insert<'c, 'a> {
             self.error.get_or_insert(Error::invalid_input(format!("column `{name}` given twice")));
         }
         self.columns.push((name.to_string(), data.into_insert_data()));
+        self
+    }
+
+    /// Adds a column of Rust values of any type typed rows write
+    /// ([`ToColumn`](crate::row::ToColumn): `Option<T>`, `Vec<T>`, maps, tuples,
+    /// decimals, dates and times of chrono/time/jiff, `uuid::Uuid`, `Ipv4Addr`,
+    /// derived enums, [`Value`](crate::Value), …), by the same rules: the values are written
+    /// into a column buffer of the column's type once the server's header
+    /// block gives it, and a type that does not fit is refused before any
+    /// data is sent. Fixed-width slices and strings are cheaper through
+    /// [`Insert::column`], which sends them as they lie.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: chnative::Client) -> chnative::Result<()> {
+    /// let ids = [1u64, 2, 3];
+    /// let tags = [vec!["a".to_string()], vec![], vec!["b".into(), "c".into()]];
+    /// let score = [Some(0.5f64), None, Some(2.0)];
+    /// client.insert("events").column("id", &ids[..]).values("tags", &tags).values("score", &score).send().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn values<T: ToColumn + Sync>(mut self, name: &str, values: &'a [T]) -> Self
+    where
+        T::Buffer: 'a,
+    {
+        if self.columns.iter().map(|(n, _)| n).chain(self.values.iter().map(|(n, _)| n)).any(|n| n == name) {
+            self.error.get_or_insert(Error::invalid_input(format!("column `{name}` given twice")));
+        }
+        let column = name.to_string();
+        let make: ValuesColumn<'a> = Box::new(move |ty: &DataType| {
+            if !chnative_proto::row::writes::<T>(ty) {
+                let e = RowError::type_mismatch(column, std::any::type_name::<T>().to_string(), ty.to_string());
+                return Err(Error::from(e));
+            }
+            let mut buf = chnative_proto::row::__private::buffer_of::<T>(ty)?;
+            for v in values {
+                v.write_to(&mut buf).map_err(|e| chnative_proto::row::__private::push_error(e, &column))?;
+            }
+            Ok(Box::new(buf) as Box<dyn ColumnBuffer + 'a>)
+        });
+        self.values.push((name.to_string(), make));
         self
     }
 
@@ -130,13 +179,13 @@ impl<'c, 'a> Insert<'c, 'a> {
     /// A pooled client's connection is taken now and held until the
     /// `BlockInsert` is ended or dropped.
     pub async fn open(self) -> Result<BlockInsert<'c>> {
-        let Insert { conn, table, columns, settings, allow_missing, error, trace, observer, id } = self;
+        let Insert { conn, table, columns, values, settings, allow_missing, error, trace, observer, id } = self;
         if let Some(e) = error {
             return Err(e);
         }
-        if !columns.is_empty() {
+        if !columns.is_empty() || !values.is_empty() {
             return Err(Error::invalid_input(
-                "an opened INSERT takes its columns from the blocks written to it; give no column() or block() before open()"
+                "an opened INSERT takes its columns from the blocks written to it; give no column(), values() or block() before open()"
                     ,
             ));
         }
@@ -184,18 +233,20 @@ impl<'c, 'a> Insert<'c, 'a> {
     }
 
     async fn send_as(self, id: QueryId) -> Result<InsertSummary> {
-        let Insert { conn: via, table, columns, settings, allow_missing, error, trace, observer, id: _ } = self;
+        let Insert { conn: via, table, columns, values, settings, allow_missing, error, trace, observer, id: _ } = self;
         if let Some(e) = error {
             return Err(e);
         }
-        if columns.is_empty() {
+        if columns.is_empty() && values.is_empty() {
             return Err(Error::invalid_input("an INSERT needs at least one column"));
         }
-        let checked = InsertColumns::new(&columns)?;
-        let rows = checked.rows();
+        // Without columns of Rust values, the columns are checked before the
+        // statement is sent; with them, once the header has typed those.
+        let early = if values.is_empty() { Some(InsertColumns::new(&columns)?) } else { None };
+        let names = columns.iter().map(|(n, _)| n.as_str()).chain(values.iter().map(|(n, _)| n.as_str()));
         let q = QueryWire {
             id,
-            sql: insert_sql(&quote_table(&table)?, columns.iter().map(|(n, _)| n.as_str())),
+            sql: insert_sql(&quote_table(&table)?, names),
             settings: sync_by_default(settings),
             params: Vec::new(),
             trace: trace.map(|t| t.0),
@@ -207,21 +258,68 @@ impl<'c, 'a> Insert<'c, 'a> {
         let mut sink = InsertBlocks::observed(observer);
         start_insert(conn, &q, &mut sink).await?;
 
-        let typed = match check_against_header(checked, &sink, allow_missing, Vec::new()) {
-            Ok(t) => t,
+        let made = match make_values(values, sink.flow.header()) {
+            Ok(m) => m,
             Err(e) => {
                 refuse_insert(conn, &mut sink).await?;
                 conn.keep_insert_flow(&mut sink.flow);
                 return Err(e);
             }
         };
-        let blocks = send_rows(conn, &typed, &mut sink, &mut Default::default()).await?;
-        let progress = end_insert(conn, &mut sink).await?;
-        conn.keep_insert_flow(&mut sink.flow);
+        let (rows, blocks, progress) = match early {
+            Some(checked) => send_checked(conn, &mut sink, Ok(checked), allow_missing).await?,
+            None => {
+                let all: Vec<(&str, InsertData<'_>)> = columns
+                    .iter()
+                    .map(|(n, d)| (n.as_str(), d.clone()))
+                    .chain(made.iter().map(|(n, b)| (n.as_str(), b.data())))
+                    .collect();
+                send_checked(conn, &mut sink, InsertColumns::new(&all).map_err(Error::from), allow_missing).await?
+            }
+        };
         let compression = conn.compression_used();
         tracing::Span::current().record("compression", tracing::field::display(compression));
         Ok(InsertSummary { rows: rows as u64, blocks, progress, compression })
     }
+}
+
+/// Checks the INSERT's columns against the header, sends them and ends the
+/// INSERT (or ends it unsent when they do not fit): (rows, Data packets, the server's progress).
+async fn send_checked<N: AsRef<str>>(
+    conn: &mut Driver,
+    sink: &mut InsertBlocks,
+    checked: Result<InsertColumns<'_, '_, N>>,
+    allow_missing: bool,
+) -> Result<(usize, u64, chnative_proto::packet::Progress)> {
+    let typed = match checked.and_then(|c| check_against_header(c, sink, allow_missing, Vec::new())) {
+        Ok(t) => t,
+        Err(e) => {
+            refuse_insert(conn, sink).await?;
+            conn.keep_insert_flow(&mut sink.flow);
+            return Err(e);
+        }
+    };
+    let rows = typed.rows();
+    let blocks = send_rows(conn, &typed, sink, &mut Default::default()).await?;
+    let progress = end_insert(conn, sink).await?;
+    conn.keep_insert_flow(&mut sink.flow);
+    Ok((rows, blocks, progress))
+}
+
+/// The columns of Rust values written into buffers of their columns' types in `header`.
+fn make_values<'a>(
+    values: Vec<(String, ValuesColumn<'a>)>,
+    header: &Block,
+) -> Result<Vec<(String, Box<dyn ColumnBuffer + 'a>)>> {
+    let mut made = Vec::with_capacity(values.len());
+    for (name, make) in values {
+        let column = header.column(&name).ok_or_else(|| {
+            let names: Vec<&str> = header.columns().iter().map(|c| c.name()).collect();
+            Error::invalid_input(format!("the table has no column `{name}` (it has {})", names.join(", ")))
+        })?;
+        made.push((name, make(column.data_type())?));
+    }
+    Ok(made)
 }
 
 /// The settings with `async_insert = 0` added unless the caller set it.

@@ -34,7 +34,12 @@ pub struct InsertSummary {
 /// Nothing sent, uncompressed.
 impl Default for InsertSummary {
     fn default() -> Self {
-        InsertSummary { rows: 0, blocks: 0, progress: Progress::default(), compression: crate::config::Compression::None }
+        InsertSummary {
+            rows: 0,
+            blocks: 0,
+            progress: Progress::default(),
+            compression: crate::config::Compression::None,
+        }
     }
 }
 

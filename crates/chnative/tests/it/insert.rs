@@ -1383,3 +1383,57 @@ async fn inserts_are_split_into_blocks_by_bytes() {
         http(&format!("DROP TABLE {t}"));
     }
 }
+
+/// `Insert::values` takes every Rust type typed rows write (here Option, Vec, BTreeMap, tuples,
+/// LowCardinality strings and Date days), next to plain columns; the stored
+/// values are the server's own rendering of what was sent. A type that does not fit the column
+/// is refused before any data is sent, and the connection stays usable.
+#[tokio::test]
+async fn values_columns_take_every_row_type() {
+    let t = Table::create(
+        "ins_values",
+        "(id UInt64, tags Array(String), score Nullable(Float64), m Map(String, UInt32), \
+         pair Tuple(String, Int8), lc LowCardinality(String), day Date) ENGINE = MergeTree ORDER BY id",
+    );
+    let c = client().await;
+    let ids = [1u64, 2, 3];
+    let tags = [vec!["a".to_string()], vec![], vec!["b".to_string(), "c".to_string()]];
+    let score = [Some(0.5f64), None, Some(2.0)];
+    let m: Vec<std::collections::BTreeMap<String, u32>> =
+        vec![[("x".to_string(), 1)].into(), Default::default(), [("y".to_string(), 2), ("z".to_string(), 3)].into()];
+    let pair = [("p".to_string(), -1i8), ("q".to_string(), 0), ("r".to_string(), 127)];
+    let lc = ["u", "v", "u"];
+    let day = [0u16, 19_000, 20_000];
+    let s = c
+        .insert(&t)
+        .column("id", &ids[..])
+        .values("tags", &tags)
+        .values("score", &score)
+        .values("m", &m)
+        .values("pair", &pair)
+        .values("lc", &lc)
+        .values("day", &day)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(s.rows, 3);
+    assert_eq!(
+        http(&format!("SELECT id, tags, score, m, pair, lc, day FROM {} ORDER BY id FORMAT TSV", t.0)),
+        "1\t['a']\t0.5\t{'x':1}\t('p',-1)\tu\t1970-01-01\n\
+         2\t[]\t\\N\t{}\t('q',0)\tv\t2022-01-08\n\
+         3\t['b','c']\t2\t{'y':2,'z':3}\t('r',127)\tu\t2024-10-04\n"
+    );
+    // A String value for a Float64 column: refused by the header, nothing sent.
+    let words = ["x", "y", "z"];
+    let e = c.insert(&t).column("id", &ids[..]).values("score", &words).send().await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TypeMismatch, "{e}");
+    assert!(e.to_string().contains("column `score`"), "{e}");
+    // A column the table does not have: the server refuses the statement.
+    let e = c.insert(&t).column("id", &ids[..]).values("nope", &words).send().await.unwrap_err();
+    assert!(e.to_string().contains("nope"), "{e}");
+    // Unequal lengths.
+    let e = c.insert(&t).column("id", &ids[..]).values("tags", &tags[..2]).send().await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+    assert_eq!(t.count(), 3);
+    assert_eq!(c.fetch_scalar::<u64>("SELECT toUInt64(7)").await.unwrap(), 7);
+}
