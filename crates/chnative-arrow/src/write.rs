@@ -20,6 +20,12 @@ use chnative_proto::uuid_simd::{swap_halves_with, Kernel};
 
 use crate::{Error, Result};
 
+mod check;
+mod kept;
+pub(crate) use check::{check_schema, check_type};
+use check::{find, strip};
+pub(crate) use kept::{header_agrees, learn_header, Kept, KeptTables, Pool};
+
 /// Converted data, owning (or sharing, for Arrow buffers) what [`InsertData`] borrows.
 #[derive(Debug)]
 pub(crate) enum Prep {
@@ -56,128 +62,6 @@ pub(crate) enum Starts {
 
 fn accept_any(_: &T) -> bool {
     true
-}
-
-/// Byte vectors that converted values and null maps are written into, kept
-/// from batch to batch: an INSERT of many similar batches converts into the
-/// memory of its first one instead of allocating for every batch.
-#[derive(Debug, Default)]
-pub(crate) struct Pool {
-    free: Vec<Vec<u8>>,
-}
-
-impl Pool {
-    /// An empty vector with room for `bytes`: the smallest kept one that is
-    /// large enough, else the largest (grown), else a new one.
-    fn take(&mut self, bytes: usize) -> Vec<u8> {
-        let fits =
-            (0..self.free.len()).filter(|&i| self.free[i].capacity() >= bytes).min_by_key(|&i| self.free[i].capacity());
-        let pick = fits.or_else(|| (0..self.free.len()).max_by_key(|&i| self.free[i].capacity()));
-        let mut v = pick.map(|i| self.free.swap_remove(i)).unwrap_or_default();
-        v.clear();
-        v.reserve(bytes);
-        v
-    }
-
-    /// Keeps the vectors of `p` for the next batch.
-    pub(crate) fn give(&mut self, p: Prep) {
-        match p {
-            Prep::Owned { bytes, .. } => self.free.push(bytes),
-            Prep::Nullable { nulls, inner } => {
-                self.free.push(nulls);
-                self.give(*inner);
-            }
-            Prep::Array { inner, .. } => self.give(*inner),
-            Prep::Map { keys, values, .. } => {
-                self.give(*keys);
-                self.give(*values);
-            }
-            Prep::Tuple(elements) => elements.into_iter().for_each(|e| self.give(e)),
-            Prep::Variant { variants, .. } => variants.into_iter().for_each(|(_, v)| self.give(v)),
-            Prep::Fixed { .. }
-            | Prep::FixedStrings { .. }
-            | Prep::Blob { .. }
-            | Prep::Starts { .. }
-            | Prep::Column(_) => {}
-        }
-    }
-}
-
-/// What an [`ArrowInsert`](crate::ArrowInsert) into a table keeps from
-/// batch to batch, and its client keeps for the next INSERT into the table:
-/// the insertable columns, the conversion vectors, and the per-batch lists
-/// (prepared columns, (name, data) pairs handed to the INSERT).
-#[derive(Debug, Default)]
-pub(crate) struct Kept {
-    /// The table as the caller named it (empty: nothing to keep).
-    pub table: String,
-    pub columns: Vec<TableColumn>,
-    pub pool: Pool,
-    pub prepared: Vec<(usize, Prep)>,
-    pub data: Vec<(&'static str, InsertData<'static>)>,
-    /// The first batch's column names, for the INSERT statement.
-    pub names: Vec<&'static str>,
-}
-
-impl Kept {
-    pub(crate) fn new(table: &str, columns: Vec<TableColumn>) -> Kept {
-        Kept { table: table.to_string(), columns, ..Kept::default() }
-    }
-}
-
-/// The [`Kept`] of the tables a client inserted into last (a
-/// [`Client::extension`](chnative::Client::extension)).
-#[derive(Debug, Default)]
-pub(crate) struct KeptTables {
-    tables: std::sync::Mutex<Vec<Kept>>,
-}
-
-/// How many tables a client keeps [`Kept`] for.
-const KEPT_TABLES: usize = 8;
-
-impl KeptTables {
-    /// What was kept for `table` (taken: two INSERTs at once into a table
-    /// each have their own).
-    pub(crate) fn take(&self, table: &str) -> Option<Kept> {
-        let mut all = self.tables.lock().unwrap_or_else(|e| e.into_inner());
-        let at = all.iter().position(|k| k.table == table)?;
-        Some(all.remove(at))
-    }
-
-    /// Keeps `kept` in place of what was kept for its table; the table used
-    /// least recently goes when there are too many.
-    pub(crate) fn keep(&self, kept: Kept) {
-        let mut all = self.tables.lock().unwrap_or_else(|e| e.into_inner());
-        all.retain(|k| k.table != kept.table);
-        if all.len() == KEPT_TABLES {
-            all.remove(0);
-        }
-        all.push(kept);
-    }
-}
-
-/// Whether every column of an INSERT's header has the name and type of one
-/// of `columns`.
-pub(crate) fn header_agrees(header: &chnative::Block, columns: &[TableColumn]) -> bool {
-    header.columns().iter().enumerate().all(|(i, h)| {
-        let c = match columns.get(i) {
-            Some(c) if c.name == h.name() => Some(c),
-            _ => columns.iter().find(|c| c.name == h.name()),
-        };
-        c.is_some_and(|c| c.type_name == h.type_name())
-    })
-}
-
-/// Takes the names and types of an INSERT's header into `columns`.
-pub(crate) fn learn_header(header: &chnative::Block, columns: &mut Vec<TableColumn>) {
-    for h in header.columns() {
-        let col =
-            TableColumn { name: h.name().to_string(), ty: h.data_type().clone(), type_name: h.type_name().to_string() };
-        match columns.iter_mut().find(|c| c.name == h.name()) {
-            Some(c) => *c = col,
-            None => columns.push(col),
-        }
-    }
 }
 
 /// Appends `v`'s little-endian bytes.
@@ -231,32 +115,6 @@ pub(crate) struct TableColumn {
     pub type_name: String,
 }
 
-/// Checks that every field of `schema` names a writable column of the table and
-/// that its Arrow type can go into that column's type (without looking at values).
-pub(crate) fn check_schema(schema: &arrow_schema::Schema, table: &[TableColumn], table_name: &str) -> Result<()> {
-    for f in schema.fields() {
-        let col = &table[find(table, f.name(), table_name)?];
-        check_type(f.data_type(), &col.ty).map_err(|reason| Error::Mismatch {
-            column: f.name().clone(),
-            arrow: f.data_type().to_string(),
-            clickhouse: col.type_name.clone(),
-            reason,
-        })?;
-        if f.is_nullable() && !accepts_null(&col.ty) {
-            // Allowed: the values are checked for NULLs when converted.
-        }
-    }
-    Ok(())
-}
-
-/// The index of the table column called `name`.
-fn find(table: &[TableColumn], name: &str, table_name: &str) -> Result<usize> {
-    table.iter().position(|c| c.name == name).ok_or_else(|| {
-        let names: Vec<&str> = table.iter().map(|c| c.name.as_str()).collect();
-        Error::Usage(format!("table {table_name} has no column `{name}` (it has {})", names.join(", ")))
-    })
-}
-
 /// Prepares every column of `batch` for the table's columns, into `out` as
 /// (index of the table column, data); converted values go into `pool`'s vectors.
 pub(crate) fn prepare_batch(
@@ -289,127 +147,6 @@ pub(crate) fn prepare_batch(
         out.push((at, p));
     }
     Ok(())
-}
-
-fn accepts_null(ty: &T) -> bool {
-    match ty {
-        T::Nullable(_) | T::Nothing => true,
-        T::LowCardinality(t) | T::SimpleAggregateFunction(_, t) => accepts_null(t),
-        _ => false,
-    }
-}
-
-/// The type under LowCardinality / SimpleAggregateFunction / Nullable, and whether it was Nullable.
-fn strip(ty: &T) -> (&T, bool) {
-    match ty {
-        T::Nullable(t) => (strip(t).0, true),
-        T::LowCardinality(t) | T::SimpleAggregateFunction(_, t) => strip(t),
-        t => (t, false),
-    }
-}
-
-/// Whether Arrow type `a` can go into ClickHouse type `ty`: the error says why not.
-pub(crate) fn check_type(a: &A, ty: &T) -> std::result::Result<(), String> {
-    let (t, _) = strip(ty);
-    let a = match a {
-        A::Dictionary(_, v) => v.as_ref(),
-        a => a,
-    };
-    if let T::QBit(elem, _) = t {
-        return match a {
-            A::FixedSizeList(f, _) | A::List(f) | A::LargeList(f) => match (elem.as_ref(), f.data_type()) {
-                (T::Float64, A::Float64) | (T::Float32 | T::BFloat16, A::Float32) => Ok(()),
-                (e, a) => Err(format!("{a} elements cannot go into a QBit of {e}")),
-            },
-            a => Err(format!("Arrow {a} cannot go into {t} (give fixed-size lists of floats)")),
-        };
-    }
-    let shape = t.wire_shape();
-    let t = shape.as_ref();
-    let ok = match (t, a) {
-        (_, A::Null) => accepts_null(ty),
-        (T::Int8, A::Int8)
-        | (T::Int16, A::Int16)
-        | (T::Int32, A::Int32)
-        | (T::Int64, A::Int64)
-        | (T::UInt8, A::UInt8)
-        | (T::UInt16, A::UInt16)
-        | (T::UInt32, A::UInt32)
-        | (T::UInt64, A::UInt64)
-        | (T::Float32, A::Float32)
-        | (T::Float64, A::Float64)
-        | (T::BFloat16, A::Float32)
-        | (T::Bool, A::Boolean)
-        | (T::Date | T::Date32, A::Date32)
-        | (T::DateTime(_) | T::DateTime64(..), A::Timestamp(..))
-        | (T::DateTime(_) | T::Ipv4, A::UInt32)
-        | (T::Time, A::Duration(_) | A::Time32(TimeUnit::Second))
-        | (T::Time64(_), A::Duration(_) | A::Time64(_))
-        | (T::Interval(_), A::Duration(_) | A::Int64)
-        | (T::Uuid | T::Ipv6, A::FixedSizeBinary(16))
-        | (T::Int128 | T::UInt128, A::FixedSizeBinary(16))
-        | (T::Int256 | T::UInt256, A::FixedSizeBinary(32))
-        | (T::Enum8(_), A::Int8 | A::Utf8 | A::LargeUtf8 | A::Utf8View)
-        | (T::Enum16(_), A::Int16 | A::Utf8 | A::LargeUtf8 | A::Utf8View) => true,
-        (
-            T::Decimal { scale, .. },
-            A::Decimal32(_, s) | A::Decimal64(_, s) | A::Decimal128(_, s) | A::Decimal256(_, s),
-        ) => {
-            if i16::from(*s) != i16::from(*scale) {
-                return Err(format!("Arrow scale {s} differs from the column's scale {scale}; rescale in Arrow first"));
-            }
-            true
-        }
-        (T::Int128 | T::Int256, A::Decimal128(_, 0) | A::Decimal256(_, 0)) => true,
-        (T::String | T::Json(_), A::Utf8 | A::LargeUtf8 | A::Utf8View | A::Binary | A::LargeBinary | A::BinaryView) => {
-            true
-        }
-        (T::FixedString(n), A::FixedSizeBinary(m)) => {
-            if *m as usize != *n {
-                return Err(format!("FixedSizeBinary({m}) values do not fit FixedString({n})"));
-            }
-            true
-        }
-        (T::FixedString(_), A::Utf8 | A::LargeUtf8 | A::Binary | A::LargeBinary | A::Utf8View | A::BinaryView) => true,
-        (T::Array(t), A::List(f) | A::LargeList(f) | A::FixedSizeList(f, _)) => {
-            return check_type(f.data_type(), t).map_err(|e| format!("array elements: {e}"));
-        }
-        (T::Map(k, v), A::Map(entries, _)) => {
-            let A::Struct(kv) = entries.data_type() else { return Err("map entries are not a struct".into()) };
-            if kv.len() != 2 {
-                return Err("map entries are not key/value pairs".into());
-            }
-            check_type(kv[0].data_type(), k).map_err(|e| format!("map keys: {e}"))?;
-            return check_type(kv[1].data_type(), v).map_err(|e| format!("map values: {e}"));
-        }
-        (T::Tuple(elems), A::Struct(fields)) => {
-            if elems.len() != fields.len() {
-                return Err(format!("a struct of {} fields into a Tuple of {}", fields.len(), elems.len()));
-            }
-            for (i, ((_, t), f)) in elems.iter().zip(fields.iter()).enumerate() {
-                check_type(f.data_type(), t).map_err(|e| format!("tuple element {}: {e}", i + 1))?;
-            }
-            true
-        }
-        (T::Variant(alts), A::Union(fields, _)) => {
-            for (_, f) in fields.iter() {
-                if f.data_type() != &A::Null {
-                    let alt = alternative_for(f, alts)?;
-                    check_type(f.data_type(), alt).map_err(|e| format!("union member `{}`: {e}", f.name()))?;
-                }
-            }
-            true
-        }
-        (T::Variant(_) | T::Dynamic { .. } | T::QBit(..) | T::QBitStrided(..) | T::AggregateFunction(..), _) => {
-            return Err(format!("inserting {t} from Arrow is not supported"));
-        }
-        _ => false,
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(format!("Arrow {a} cannot go into {t}"))
-    }
 }
 
 fn conv(msg: impl Into<String>) -> Error {
@@ -986,7 +723,7 @@ fn decimal(arr: &ArrayRef, t: &T, nulls: Option<&NullBuffer>) -> Result<Prep> {
 
 /// The alternative of a Variant a union member goes into: the one its name spells
 /// (as reads name them), or the one its Arrow type maps to.
-fn alternative_for<'t>(f: &arrow_schema::Field, alts: &'t [T]) -> std::result::Result<&'t T, String> {
+pub(super) fn alternative_for<'t>(f: &arrow_schema::Field, alts: &'t [T]) -> std::result::Result<&'t T, String> {
     let by_name = T::parse(f.name()).ok().and_then(|t| alts.iter().find(|a| **a == t));
     // A Variant's alternatives are never Nullable: the member's type is mapped as not null.
     let by_type = || {

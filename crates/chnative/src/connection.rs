@@ -2,9 +2,10 @@
 //! query surface of `executor.rs`.
 
 use crate::config::Config;
-use crate::driver::{ServerInfo, Slot};
+use crate::driver::ServerInfo;
 use crate::error::Result;
 use crate::hosts::Connector;
+use crate::slot::Slot;
 
 /// One connection to a ClickHouse server: a single socket, one call at a time
 /// (`&mut self`). Most programs want the pooled [`Client`](crate::Client); this is

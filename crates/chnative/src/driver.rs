@@ -19,7 +19,6 @@
 use std::io::IoSlice;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use chnative_proto::compression::auto::{statement_key, Direction, Sample};
 use chnative_proto::compression::Method;
 use chnative_proto::connection::{self, BlockSink, Connection, Discard, Event, Options, Poll};
 use chnative_proto::packet::{ClientHello, ClientInfo, Query, ServerHello};
@@ -30,6 +29,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use crate::config::{Compression, Config};
 use crate::error::{Error, Repr, Result};
 use crate::transport::{Shut, Transport};
+
+mod auto;
+use auto::AutoRun;
 
 /// A query's settings and parameters in wire form.
 #[derive(Debug, Clone)]
@@ -126,19 +128,6 @@ fn push_method_settings(settings: &mut Vec<(String, String, u64)>, method: Metho
         }
         _ => {}
     }
-}
-
-/// A query running under `compression=auto`: what it is measured by when it ends.
-struct AutoRun {
-    key: u64,
-    direction: Direction,
-    method: Method,
-    started: Instant,
-    wire_at_start: u64,
-    /// The bulk's uncompressed bytes: the result's (ProfileInfo) or the blocks sent.
-    raw: u64,
-    /// Time spent waiting for the socket.
-    io_wait: std::time::Duration,
 }
 
 /// Maps a state-machine error to the client's.
@@ -778,62 +767,6 @@ impl Driver {
         Ok(())
     }
 
-    /// The codec a query under `compression=auto` runs with, set on the machine
-    /// (the blocks we send) and measured when the query ends.
-    fn choose_compression(&mut self, sql: &str, insert: bool) -> Result<Method> {
-        let direction = if insert { Direction::Write } else { Direction::Read };
-        let key = statement_key(sql, direction);
-        let choice = self.cfg.auto_links.with(&self.cfg, |a| a.choose(key));
-        tracing::debug!(compression = ?choice.method, reason = choice.reason.as_str(), "compression=auto");
-        self.proto.set_compression(Some(choice.method).filter(|m| *m != Method::None)).map_err(map_err)?;
-        self.auto = Some(AutoRun {
-            key,
-            direction,
-            method: choice.method,
-            started: Instant::now(),
-            wire_at_start: self.wire_bytes,
-            raw: 0,
-            io_wait: std::time::Duration::ZERO,
-        });
-        Ok(choice.method)
-    }
-
-    /// Adds the time since `started` to the running query's socket wait (see `AutoRun`).
-    fn add_io_wait(&mut self, started: Option<Instant>) {
-        if let (Some(t), Some(run)) = (started, &mut self.auto) {
-            run.io_wait += t.elapsed();
-        }
-    }
-
-    /// What the running (or last) query's blocks are compressed with.
-    pub(crate) fn compression_used(&self) -> Compression {
-        self.used.map_or(Compression::None, Compression::of)
-    }
-
-    /// Under `compression=auto`, takes in what the query's events say: its
-    /// result's size, and its end (when the measurement is recorded).
-    fn observe_auto(&mut self, event: &Event) {
-        let Some(run) = &mut self.auto else { return };
-        match event {
-            Event::ProfileInfo(p) if run.direction == Direction::Read => run.raw = run.raw.saturating_add(p.bytes),
-            Event::EndOfStream => {
-                let sample = Sample {
-                    key: run.key,
-                    direction: run.direction,
-                    method: run.method,
-                    wire_bytes: self.wire_bytes - run.wire_at_start,
-                    raw_bytes: run.raw,
-                    elapsed: run.started.elapsed(),
-                    io_wait: run.io_wait,
-                };
-                self.auto = None;
-                self.cfg.auto_links.with(&self.cfg, |a| a.record(&sample));
-            }
-            Event::Exception(_) => self.auto = None,
-            _ => {}
-        }
-    }
-
     /// Sends a Query packet (and the empty external-tables block). The query
     /// must be over by `deadline` (see `query_deadline`).
     pub(crate) async fn send_query(&mut self, q: &QueryWire, insert: bool, deadline: Option<Instant>) -> Result<()> {
@@ -936,99 +869,5 @@ impl ServerInfo {
             chunked_send: conn.chunking().send,
             chunked_recv: conn.chunking().recv,
         }
-    }
-}
-
-/// Where a client keeps its connection. While a stream runs, the stream owns the
-/// connection; an abandoned stream (dropped early, or ended by the query
-/// deadline) hands it to a background task that finishes the query, and the
-/// next call waits for that task to give it back (a wait its own query
-/// deadline bounds; the task itself is bounded by the Cancel bound, past which
-/// it closes the connection).
-#[derive(Default)]
-pub(crate) struct Slot {
-    conn: Option<Box<Driver>>,
-    draining: Option<tokio::sync::oneshot::Receiver<Box<Driver>>>,
-    /// The config's query timeout (known while the connection is away).
-    query_timeout: Option<std::time::Duration>,
-}
-
-impl Slot {
-    pub(crate) fn new(conn: Driver) -> Self {
-        Self::from_box(Box::new(conn))
-    }
-
-    pub(crate) fn from_box(conn: Box<Driver>) -> Self {
-        let query_timeout = conn.cfg.query_timeout;
-        Slot { conn: Some(conn), draining: None, query_timeout }
-    }
-
-    /// The config's query timeout, for the deadline of a query on this slot.
-    pub(crate) fn query_timeout(&self) -> Option<std::time::Duration> {
-        self.query_timeout
-    }
-
-    /// Gives the connection back to the slot.
-    pub(crate) fn put(&mut self, conn: Box<Driver>) {
-        self.conn = Some(conn);
-    }
-
-    /// Finishes an abandoned query off the caller's path, when a runtime is at hand.
-    pub(crate) fn drain_in_background(&mut self, mut conn: Box<Driver>) {
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => {
-                let (tx, rx) = tokio::sync::oneshot::channel();
-                handle.spawn(async move {
-                    // Errors close the connection; the next call reports them.
-                    let _ = conn.prepare().await;
-                    let _ = tx.send(conn);
-                });
-                self.draining = Some(rx);
-            }
-            // No runtime (dropped outside one): the next call drains first.
-            Err(_) => self.conn = Some(conn),
-        }
-    }
-
-    async fn settle(&mut self) -> Result<()> {
-        // The receiver stays in the slot while it is awaited: a caller dropped
-        // here must not lose the connection the drain will hand back.
-        if let Some(rx) = self.draining.as_mut() {
-            let res = rx.await;
-            self.draining = None;
-            match res {
-                Ok(conn) => self.conn = Some(conn),
-                Err(_) => return Err(Error::closed("the connection was lost while finishing a cancelled query")),
-            }
-        }
-        Ok(())
-    }
-
-    /// The connection, once any background drain has finished.
-    pub(crate) async fn get(&mut self) -> Result<&mut Driver> {
-        self.settle().await?;
-        self.conn.as_deref_mut().ok_or_else(|| Error::closed("the connection is gone"))
-    }
-
-    /// Takes the connection out (for a stream to own).
-    pub(crate) async fn take(&mut self) -> Result<Box<Driver>> {
-        self.settle().await?;
-        self.conn.take().ok_or_else(|| Error::closed("the connection is gone"))
-    }
-
-    /// The connection if it is here right now.
-    pub(crate) fn peek(&self) -> Option<&Driver> {
-        self.conn.as_deref()
-    }
-
-    /// The connection if it is here right now, to change.
-    pub(crate) fn peek_mut(&mut self) -> Option<&mut Driver> {
-        self.conn.as_deref_mut()
-    }
-
-    /// Empties the slot: the connection, or the drain that will return it.
-    #[allow(clippy::type_complexity)]
-    pub(crate) fn take_parts(&mut self) -> (Option<Box<Driver>>, Option<tokio::sync::oneshot::Receiver<Box<Driver>>>) {
-        (self.conn.take(), self.draining.take())
     }
 }

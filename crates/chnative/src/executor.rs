@@ -12,7 +12,7 @@ use chnative_proto::{DataType, ProtoError};
 use chnative_proto::packet::Progress;
 
 use crate::block_insert::BlockInsert;
-use crate::driver::{new_query_id, QueryId, QueryWire, Slot};
+use crate::driver::{new_query_id, QueryId, QueryWire};
 use crate::error::{Error, Result};
 use crate::ident;
 use crate::insert::Insert;
@@ -21,6 +21,7 @@ use crate::pool::{Client, Shared};
 use crate::query::Query;
 use crate::row::{field_mismatch, Inserter, OwnedRow, ReadContext, Row, RowStream, RowWrite};
 use crate::scalar::{scalar_of, Scalar};
+use crate::slot::Slot;
 use crate::stream::QueryStream;
 use crate::value::{ValueRow, ValueRowStream};
 use crate::via::{Home, Src, Via};

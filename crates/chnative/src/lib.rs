@@ -253,6 +253,7 @@ mod query;
 pub mod row;
 mod scalar;
 mod session;
+mod slot;
 mod stream;
 mod tls;
 mod trace;

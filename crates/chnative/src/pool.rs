@@ -16,9 +16,10 @@ use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::config::Config;
-use crate::driver::{Driver, ServerInfo, Slot};
+use crate::driver::{Driver, ServerInfo};
 use crate::error::{Error, Result};
 use crate::hosts::Connector;
+use crate::slot::Slot;
 
 /// Counts open connections: one lives beside each pooled connection, so
 /// the count stays right however the connection goes away.

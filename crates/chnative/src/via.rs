@@ -5,9 +5,10 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use crate::driver::{Driver, ServerInfo, Slot};
+use crate::driver::{Driver, ServerInfo};
 use crate::error::Result;
 use crate::pool::{Lease, Shared};
+use crate::slot::Slot;
 
 /// Where a call gets its connection: the one socket of a [`Connection`](crate::Connection) or
 /// [`Session`](crate::Session) (borrowed for `'c`), or a pooled [`Client`](crate::Client)'s pool (held by

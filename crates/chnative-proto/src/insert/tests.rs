@@ -1,7 +1,7 @@
 //! Unit tests of the INSERT encoder.
 
 use super::*;
-use crate::block::{write_block, BlockLimits};
+use crate::block::{write_block, BlockInfo, BlockLimits};
 use crate::buffer::BufferPool;
 use crate::packet::{read_server_packet, BlockKind, ServerPacket};
 use crate::wire::Reader;
