@@ -180,6 +180,13 @@ impl<'c> BlockInsert<'c> {
             }
             res => res,
         };
+        self.settle(&res);
+        res
+    }
+
+    /// Ready for the next write after `res` succeeded; failed (and the span
+    /// closed) after it did not.
+    fn settle(&mut self, res: &Result<()>) {
         match res {
             Ok(()) => self.state = State::Ready,
             Err(_) => {
@@ -187,7 +194,6 @@ impl<'c> BlockInsert<'c> {
                 self.span.finish(Some(self.rows), 0, "error");
             }
         }
-        res
     }
 
     /// The table's header block: the INSERT's columns with the server's
@@ -223,13 +229,7 @@ impl<'c> BlockInsert<'c> {
     async fn write_inner(&mut self, columns: &[(&str, InsertData<'_>)]) -> Result<()> {
         self.enter()?;
         let res = self.send(columns).await;
-        match res {
-            Ok(()) => self.state = State::Ready,
-            Err(_) => {
-                self.state = State::Failed;
-                self.span.finish(Some(self.rows), 0, "error");
-            }
-        }
+        self.settle(&res);
         res
     }
 

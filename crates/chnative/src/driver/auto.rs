@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use chnative_proto::compression::auto::{statement_key, Direction, Sample};
+use chnative_proto::compression::auto::{statement_key, Direction, Sample, MIN_SAMPLE_BYTES};
 use chnative_proto::compression::Method;
 use chnative_proto::connection::Event;
 
@@ -65,6 +65,9 @@ impl Driver {
         let Some(run) = &mut self.auto else { return };
         match event {
             Event::ProfileInfo(p) if run.direction == Direction::Read => run.raw = run.raw.saturating_add(p.bytes),
+            // A small query teaches the policy nothing (`Auto::record` drops it):
+            // no lock of the shared state for it.
+            Event::EndOfStream if run.raw < MIN_SAMPLE_BYTES => self.auto = None,
             Event::EndOfStream => {
                 let sample = Sample {
                     key: run.key,
