@@ -15,27 +15,16 @@ use chnative::convert::{self, calendar, Decimal, I256, U256};
 use chnative::proto::WireUuid;
 use chnative::{DataType as D, Value};
 
+pub use chnative::convert::text::unescape;
+
 /// Why a type cannot be parsed client-side, or `None` when it can.
 pub fn unsupported(ty: &D) -> Option<String> {
     match ty {
         D::Nullable(t) | D::LowCardinality(t) | D::Array(t) | D::SimpleAggregateFunction(_, t) => unsupported(t),
         D::Tuple(elems) => elems.iter().find_map(|(_, t)| unsupported(t)),
         D::Map(k, v) => unsupported(k).or_else(|| unsupported(v)),
-        D::Int8
-        | D::Int16
-        | D::Int32
-        | D::Int64
-        | D::Int128
-        | D::Int256
-        | D::UInt8
-        | D::UInt16
-        | D::UInt32
-        | D::UInt64
-        | D::UInt128
-        | D::UInt256
-        | D::Float32
-        | D::Float64
-        | D::BFloat16
+        t if t.is_number() => None,
+        D::BFloat16
         | D::Bool
         | D::Decimal { .. }
         | D::String
@@ -464,21 +453,6 @@ impl Literal<'_> {
             return Err(format!("expected a value at offset {start}"));
         }
         Ok(self.s[start..self.i].to_vec())
-    }
-}
-
-/// The byte a backslash escape stands for (`\n`, `\t`, …; others stand for themselves).
-pub fn unescape(e: u8) -> u8 {
-    match e {
-        b'n' => b'\n',
-        b't' => b'\t',
-        b'r' => b'\r',
-        b'0' => 0,
-        b'b' => 8,
-        b'f' => 12,
-        b'a' => 7,
-        b'v' => 11,
-        e => e,
     }
 }
 

@@ -68,22 +68,30 @@ pub use exec::{ClickHouseScanExec, TableStats};
 use config::quote_ident;
 use filter::{base_type, Translator};
 
-/// Errors of this crate.
+/// Errors of this crate. The client's errors and arrow-rs's come as the Arrow
+/// conversion's ([`chnative_arrow::Error::Client`], [`chnative_arrow::Error::Arrow`]),
+/// so one error type says what the client said.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// From the client (connection, server error).
-    #[error(transparent)]
-    Client(#[from] chnative::Error),
-    /// From the Arrow conversion.
+    /// From the client (connection, server error), the Arrow conversion or arrow-rs.
     #[error(transparent)]
     Arrow(#[from] chnative_arrow::Error),
-    /// From arrow-rs.
-    #[error("arrow: {0}")]
-    ArrowRs(#[from] datafusion::arrow::error::ArrowError),
     /// A request that cannot be made as given (bad table name, endpoint, empty cluster).
     #[error("{0}")]
     Usage(String),
+}
+
+impl From<chnative::Error> for Error {
+    fn from(e: chnative::Error) -> Self {
+        Error::Arrow(e.into())
+    }
+}
+
+impl From<datafusion::arrow::error::ArrowError> for Error {
+    fn from(e: datafusion::arrow::error::ArrowError) -> Self {
+        Error::Arrow(e.into())
+    }
 }
 
 impl From<Error> for DataFusionError {

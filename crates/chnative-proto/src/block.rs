@@ -333,7 +333,10 @@ impl Block {
         limits: &BlockLimits,
         pool: &mut BufferPool,
     ) -> Result<()> {
-        self.read_with(r, revision, limits, pool, None)
+        let outer = r.budget();
+        let res = self.read_with(r, revision, limits, pool, None);
+        r.set_budget(outer);
+        res
     }
 
     /// [`Block::read`] for a caller that lets go of its input as the block
@@ -343,22 +346,9 @@ impl Block {
     /// column that has not fully arrived takes the input's part of its values
     /// into its buffer, and the rest as it comes: through the input, or, when
     /// it still misses at least [`DIRECT_MIN_BYTES`], written straight into
-    /// [`Block::direct_spare`].
+    /// [`Block::direct_spare`]. The reader's budget is left as the block
+    /// charged it (the caller's reader is its own).
     pub(crate) fn read_with(
-        &mut self,
-        r: &mut Reader<'_>,
-        revision: u64,
-        limits: &BlockLimits,
-        pool: &mut BufferPool,
-        direct: Option<u64>,
-    ) -> Result<()> {
-        let outer = r.budget();
-        let res = self.read_budgeted(r, revision, limits, pool, direct);
-        r.set_budget(outer);
-        res
-    }
-
-    fn read_budgeted(
         &mut self,
         r: &mut Reader<'_>,
         revision: u64,
@@ -597,9 +587,10 @@ impl Block {
             // Wait for the whole column before decoding it, when its size can be
             // measured: a decode cut short would start over on the next piece.
             let mut probe = r.clone();
-            if let Err(ProtoError::Incomplete { needed }) =
-                col.data.measure(&mut probe, rows, info.as_ref(), layout, &mut self.scan)
-            {
+            let measured = col.data.measure_prefix(&mut probe).and_then(|prefix_known| {
+                Ok(prefix_known && col.data.measure_data(&mut probe, rows, info.as_ref(), layout, &mut self.scan)?)
+            });
+            if let Err(ProtoError::Incomplete { needed }) = measured {
                 return Err(ProtoError::Incomplete { needed });
             }
             col.data.read_prefix(r)?;

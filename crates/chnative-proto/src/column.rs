@@ -317,7 +317,13 @@ impl ColumnData {
 
     // ----- measuring (how many bytes a column takes, without decoding) ---
 
-    /// Steps over the column's prefix and `rows` rows of data without decoding or
+    /// Steps over the column's prefix without decoding or allocating; `Ok(false)`
+    /// for a prefix it does not measure. [`ColumnData::measure_data`] goes on.
+    pub(crate) fn measure_prefix(&self, r: &mut Reader<'_>) -> Result<bool> {
+        dispatch!(self, c => c.measure_prefix(r))
+    }
+
+    /// Steps over `rows` rows of the column's data (after [`ColumnData::measure_prefix`]) without decoding or
     /// allocating. Returns `Ok(false)` for shapes it does not measure (Variant,
     /// Dynamic, JSON, detached serialization, malformed sparse or replicated layers):
     /// decode those directly.
@@ -326,22 +332,7 @@ impl ColumnData {
     /// that runs out of input can only say it needs "one more string". Measuring
     /// first, with the progress kept in `memo` between calls on longer input, lets a
     /// column arriving in many pieces be scanned once and decoded once.
-    pub(crate) fn measure(
-        &self,
-        r: &mut Reader<'_>,
-        rows: usize,
-        info: Option<&SerInfo>,
-        layout: Layout,
-        memo: &mut ScanMemo,
-    ) -> Result<bool> {
-        Ok(self.measure_prefix(r)? && self.measure_data(r, rows, info, layout, memo)?)
-    }
-
-    fn measure_prefix(&self, r: &mut Reader<'_>) -> Result<bool> {
-        dispatch!(self, c => c.measure_prefix(r))
-    }
-
-    fn measure_data(
+    pub(crate) fn measure_data(
         &self,
         r: &mut Reader<'_>,
         rows: usize,

@@ -239,6 +239,25 @@ pub struct ClientInfo<'a> {
     pub start_time_us: u64,
 }
 
+/// No names, version 0.0.0, the [`rev::DEFAULT`] revision, no trace, start time 0:
+/// fill in what a test or tool needs with `..ClientInfo::default()`.
+impl Default for ClientInfo<'_> {
+    fn default() -> Self {
+        ClientInfo {
+            client_name: "",
+            version_major: 0,
+            version_minor: 0,
+            version_patch: 0,
+            our_revision: rev::DEFAULT,
+            os_user: "",
+            hostname: "",
+            quota_key: "",
+            trace: None,
+            start_time_us: 0,
+        }
+    }
+}
+
 impl ClientInfo<'_> {
     /// Appends ClientInfo for an initial TCP query at the negotiated revision `v`.
     pub fn write(&self, out: &mut Vec<u8>, v: u64) {

@@ -2,7 +2,7 @@
 //! ETL pipe (SELECT on one server → INSERT on another), without one INSERT per
 //! source block.
 
-use chnative_proto::insert::{InsertColumns, InsertData, IntoInsertData};
+use chnative_proto::insert::{InsertColumns, InsertData, IntoInsertData, TypedInsert};
 use chnative_proto::Block;
 
 use crate::driver::{Driver, QueryWire};
@@ -438,14 +438,18 @@ impl<'c> BlockInsert<'c> {
             Ok(t) => t,
             Err(e) => return Err(self.refuse_block(e.into()).await),
         };
-        if typed.rows() == 0 {
-            self.wire_types = typed.into_wire_types();
-            return Ok(());
+        self.send_typed(typed).await
+    }
+
+    /// Sends a checked block's rows (nothing when it has none) and keeps its
+    /// vector of type names for the next block.
+    async fn send_typed<N: AsRef<str>>(&mut self, typed: TypedInsert<'_, '_, N>) -> Result<()> {
+        if typed.rows() > 0 {
+            let conn: &mut Driver = self.home.slot().get().await?;
+            let n = send_rows(conn, &typed, &mut self.sink, &mut self.splices).await?;
+            self.rows += typed.rows() as u64;
+            self.packets += n;
         }
-        let conn: &mut Driver = self.home.slot().get().await?;
-        let n = send_rows(conn, &typed, &mut self.sink, &mut self.splices).await?;
-        self.rows += typed.rows() as u64;
-        self.packets += n;
         self.wire_types = typed.into_wire_types();
         Ok(())
     }
@@ -479,12 +483,7 @@ impl<'c> BlockInsert<'c> {
             // Nothing was sent: end the INSERT empty, the connection stays usable.
             Err(e) => return Err(self.refuse(e).await),
         };
-        let conn: &mut Driver = self.home.slot().get().await?;
-        let n = send_rows(conn, &typed, &mut self.sink, &mut self.splices).await?;
-        self.rows += typed.rows() as u64;
-        self.packets += n;
-        self.wire_types = typed.into_wire_types();
-        Ok(())
+        self.send_typed(typed).await
     }
 }
 

@@ -15,7 +15,7 @@ use crate::block_insert::BlockInsert;
 use crate::driver::{new_query_id, QueryId, QueryWire};
 use crate::error::{Error, Result};
 use crate::ident;
-use crate::insert::Insert;
+use crate::insert::{Insert, InsertOptions};
 use crate::insert_send::InsertSummary;
 use crate::pool::{Client, Shared};
 use crate::query::Query;
@@ -227,53 +227,21 @@ async fn pool_stream<'c>(shared: Arc<Shared>, mut query: Query) -> Result<QueryS
     Ok(QueryStream::new(conn, Home::Lease(lease, PhantomData), q.id).observed(observer))
 }
 
-/// What [`InsertRows`] and [`InsertValues`] send besides the rows.
-#[derive(Default)]
-struct RowOptions {
-    settings: Vec<(String, String)>,
-    query_id: Option<String>,
-    token: Option<String>,
-}
-
-impl RowOptions {
-    fn apply<'c, 'a>(&self, mut insert: Insert<'c, 'a>) -> Insert<'c, 'a> {
-        for (k, v) in &self.settings {
-            insert = insert.setting(k.as_str(), v.as_str());
-        }
-        if let Some(id) = &self.query_id {
-            insert = insert.query_id(id.as_str());
-        }
-        if let Some(token) = &self.token {
-            insert = insert.deduplication_token(token.as_str());
-        }
-        insert
-    }
-}
-
 /// The builder methods shared by the two row inserts.
 macro_rules! row_options {
     () => {
-        /// A server setting for this INSERT (as [`Insert::setting`]). A name
-        /// that is not an identifier is refused before anything is sent.
-        pub fn setting(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-            self.options.settings.push((name.into(), value.into()));
-            self
-        }
-
-        /// Uses this query id instead of a generated one (visible in
-        /// `system.processes` while the INSERT runs, and in the server's logs).
-        pub fn query_id(mut self, id: impl Into<String>) -> Self {
-            self.options.query_id = Some(id.into());
-            self
-        }
-
-        /// Sets `insert_deduplication_token`: an INSERT retried with the same
-        /// rows and the same token is stored once, on a table that deduplicates
-        /// (Replicated*MergeTree, or MergeTree with
-        /// `non_replicated_deduplication_window`). See [`Insert::deduplication_token`].
-        pub fn deduplication_token(mut self, token: impl Into<String>) -> Self {
-            self.options.token = Some(token.into());
-            self
+        crate::insert::insert_options! {
+            setting:
+            /// A server setting for this INSERT (as [`Insert::setting`]). A name
+            /// that is not an identifier is refused before anything is sent.
+            query_id:
+            /// Uses this query id instead of a generated one (visible in
+            /// `system.processes` while the INSERT runs, and in the server's logs).
+            deduplication_token:
+            /// Sets `insert_deduplication_token`: an INSERT retried with the same
+            /// rows and the same token is stored once, on a table that deduplicates
+            /// (Replicated*MergeTree, or MergeTree with
+            /// `non_replicated_deduplication_window`). See [`Insert::deduplication_token`].
         }
     };
 }
@@ -303,12 +271,12 @@ pub struct InsertRows<'r, T> {
     via: Via<'r>,
     table: String,
     rows: &'r [T],
-    options: RowOptions,
+    options: InsertOptions,
 }
 
 impl<'r, T: RowWrite> InsertRows<'r, T> {
     pub(crate) fn new(via: Via<'r>, table: &str, rows: &'r [T]) -> Self {
-        InsertRows { via, table: table.to_string(), rows, options: RowOptions::default() }
+        InsertRows { via, table: table.to_string(), rows, options: InsertOptions::default() }
     }
 
     row_options!();
@@ -325,7 +293,7 @@ impl<'r, T: RowWrite> InsertRows<'r, T> {
         for (name, data) in T::columns(&buffers) {
             insert = insert.column(name, data);
         }
-        options.apply(insert).send().await
+        options.apply(insert, None).send().await
     }
 }
 
@@ -350,12 +318,12 @@ pub struct InsertValues<'r> {
     via: Via<'r>,
     table: String,
     rows: &'r [ValueRow],
-    options: RowOptions,
+    options: InsertOptions,
 }
 
 impl<'r> InsertValues<'r> {
     pub(crate) fn new(via: Via<'r>, table: &str, rows: &'r [ValueRow]) -> Self {
-        InsertValues { via, table: table.to_string(), rows, options: RowOptions::default() }
+        InsertValues { via, table: table.to_string(), rows, options: InsertOptions::default() }
     }
 
     row_options!();
@@ -373,7 +341,7 @@ impl<'r> InsertValues<'r> {
         for ((name, _), buf) in types.iter().zip(&buffers) {
             insert = insert.column(name, buf.data());
         }
-        options.apply(insert).send().await
+        options.apply(insert, None).send().await
     }
 }
 

@@ -24,6 +24,90 @@ use crate::via::Via;
 /// buffer once the table's header gives the column's type.
 type ValuesColumn<'a> = Box<dyn FnOnce(&DataType) -> Result<Box<dyn ColumnBuffer + 'a>> + Send + 'a>;
 
+/// What a row INSERT ([`crate::InsertRows`], [`crate::InsertValues`],
+/// [`crate::Inserter`]) sends besides its rows.
+#[derive(Default)]
+pub(crate) struct InsertOptions {
+    settings: Vec<(String, String)>,
+    query_id: Option<String>,
+    token: Option<String>,
+    /// The first setting name refused when it was given.
+    bad: Option<String>,
+}
+
+impl InsertOptions {
+    pub(crate) fn setting(&mut self, name: String, value: String) {
+        if let Some(why) = crate::ident::setting_name_problem(&name) {
+            self.bad.get_or_insert(why);
+        }
+        self.settings.push((name, value));
+    }
+
+    pub(crate) fn set_query_id(&mut self, id: String) {
+        self.query_id = Some(id);
+    }
+
+    pub(crate) fn set_token(&mut self, token: String) {
+        self.token = Some(token);
+    }
+
+    /// A setting name that was refused, as the error of the call after it.
+    pub(crate) fn check(&self) -> Result<()> {
+        match &self.bad {
+            Some(why) => Err(Error::invalid_input(why.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Puts the options on `insert`. An inserter's `nth` INSERT (from 1) gets
+    /// `-<nth>` after its query id and token, so each is told apart.
+    pub(crate) fn apply<'c, 'a>(&self, mut insert: Insert<'c, 'a>, nth: Option<u64>) -> Insert<'c, 'a> {
+        for (k, v) in &self.settings {
+            insert = insert.setting(k.as_str(), v.as_str());
+        }
+        let numbered = |s: &str| match nth {
+            Some(n) => format!("{s}-{n}"),
+            None => s.to_string(),
+        };
+        if let Some(id) = &self.query_id {
+            insert = insert.query_id(numbered(id));
+        }
+        if let Some(token) = &self.token {
+            insert = insert.deduplication_token(numbered(token));
+        }
+        insert
+    }
+}
+
+/// The builder methods of [`InsertOptions`] on a row INSERT (a struct with an
+/// `options` field), each with its own documentation.
+macro_rules! insert_options {
+    (
+        setting: $(#[$setting:meta])*
+        query_id: $(#[$query_id:meta])*
+        deduplication_token: $(#[$token:meta])*
+    ) => {
+        $(#[$setting])*
+        pub fn setting(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+            self.options.setting(name.into(), value.into());
+            self
+        }
+
+        $(#[$query_id])*
+        pub fn query_id(mut self, id: impl Into<String>) -> Self {
+            self.options.set_query_id(id.into());
+            self
+        }
+
+        $(#[$token])*
+        pub fn deduplication_token(mut self, token: impl Into<String>) -> Self {
+            self.options.set_token(token.into());
+            self
+        }
+    };
+}
+pub(crate) use insert_options;
+
 /// An INSERT being assembled: `client.insert("t").column("a", &a[..]).send().await`.
 pub struct Insert<'c, 'a> {
     conn: Via<'c>,
@@ -132,17 +216,7 @@ impl<'c, 'a> Insert<'c, 'a> {
         self.setting("insert_deduplication_token", token)
     }
 
-    /// Continues this W3C trace on the server (sent in ClientInfo).
-    pub fn trace_context(mut self, trace: crate::trace::TraceContext) -> Self {
-        self.trace = Some(trace);
-        self
-    }
-
-    /// Watches the INSERT's progress and profile events as it runs.
-    pub fn observer(mut self, observer: impl crate::observe::Observer + 'static) -> Self {
-        self.observer = crate::observe::ObserverSlot(Some(std::sync::Arc::new(observer)));
-        self
-    }
+    crate::observe::trace_and_observer!("the INSERT's progress and profile events");
 
     /// Lets table columns without a DEFAULT expression be left out (they get
     /// their type's default value). Without this, leaving one out is an error.

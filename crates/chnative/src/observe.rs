@@ -46,3 +46,23 @@ impl std::fmt::Debug for ObserverSlot {
         f.write_str(if self.0.is_some() { "Some(Observer)" } else { "None" })
     }
 }
+
+/// `trace_context` and `observer`, the same on [`crate::Query`] and
+/// [`crate::Insert`] (structs with `trace` and `observer` fields); `$watched`
+/// says what the observer sees.
+macro_rules! trace_and_observer {
+    ($watched:literal) => {
+        /// Continues this W3C trace on the server (sent in ClientInfo).
+        pub fn trace_context(mut self, trace: crate::trace::TraceContext) -> Self {
+            self.trace = Some(trace);
+            self
+        }
+
+        #[doc = concat!("Watches ", $watched, " as it runs.")]
+        pub fn observer(mut self, observer: impl crate::observe::Observer + 'static) -> Self {
+            self.observer = crate::observe::ObserverSlot(Some(std::sync::Arc::new(observer)));
+            self
+        }
+    };
+}
+pub(crate) use trace_and_observer;

@@ -64,17 +64,7 @@ impl Query {
         self
     }
 
-    /// Continues this W3C trace on the server (sent in ClientInfo).
-    pub fn trace_context(mut self, trace: crate::trace::TraceContext) -> Self {
-        self.trace = Some(trace);
-        self
-    }
-
-    /// Watches the query's progress, profile, logs, totals and extremes as it runs.
-    pub fn observer(mut self, observer: impl crate::observe::Observer + 'static) -> Self {
-        self.observer = crate::observe::ObserverSlot(Some(std::sync::Arc::new(observer)));
-        self
-    }
+    crate::observe::trace_and_observer!("the query's progress, profile, logs, totals and extremes");
 
     /// A deadline for this query, instead of [`crate::Config::query_timeout`];
     /// `Duration::ZERO` means none, even when the config sets one.

@@ -218,18 +218,8 @@ mod tests {
     #[test]
     fn client_info_carries_the_trace_context() {
         let t = TraceContext::from_w3c("00-0102030405060708090a0b0c0d0e0f10-1112131415161718-01", "k=v").unwrap();
-        let info = |trace| packet::ClientInfo {
-            client_name: "c",
-            version_major: 0,
-            version_minor: 1,
-            version_patch: 0,
-            our_revision: 54492,
-            os_user: "",
-            hostname: "",
-            quota_key: "",
-            trace,
-            start_time_us: 0,
-        };
+        let info =
+            |trace| packet::ClientInfo { client_name: "c", version_minor: 1, trace, ..packet::ClientInfo::default() };
         let (mut with, mut without) = (Vec::new(), Vec::new());
         info(Some(&t.0)).write(&mut with, 54492);
         info(None).write(&mut without, 54492);

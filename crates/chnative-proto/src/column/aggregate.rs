@@ -56,25 +56,10 @@ impl AggregateState {
                 Some(AggregateState::Sum { width })
             }
             ("min" | "max" | "any" | "anyLast", [t]) => match t {
-                D::Int8
-                | D::Int16
-                | D::Int32
-                | D::Int64
-                | D::Int128
-                | D::Int256
-                | D::UInt8
-                | D::UInt16
-                | D::UInt32
-                | D::UInt64
-                | D::UInt128
-                | D::UInt256
-                | D::Float32
-                | D::Float64
-                | D::Date
-                | D::Date32
-                | D::DateTime(_)
-                | D::DateTime64(..)
-                | D::Decimal { .. } => t.fixed_width().map(|width| AggregateState::Single { width }),
+                t if t.is_number() => t.fixed_width().map(|width| AggregateState::Single { width }),
+                D::Date | D::Date32 | D::DateTime(_) | D::DateTime64(..) | D::Decimal { .. } => {
+                    t.fixed_width().map(|width| AggregateState::Single { width })
+                }
                 _ => None,
             },
             _ => None,

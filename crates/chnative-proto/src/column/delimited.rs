@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use super::check::{cannot_hold, Reason};
 use super::codec::ColumnCodec;
-use super::{string, BodyForm, Layout, ScanMemo};
+use super::string::{self, StringColumn};
+use super::{BodyForm, Layout, ScanMemo};
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::error::{ProtoError, Result};
 use crate::types::DataType;
@@ -34,17 +35,17 @@ pub(super) fn format_for(ty: &DataType) -> Option<Arc<dyn RowFormat>> {
 }
 
 /// Storage of a column whose rows delimit themselves: the [`RowFormat`] that finds
-/// each row's end, the u64 end offset of each row, and the rows as they came.
+/// each row's end, and the rows as they came, kept as a String column keeps its
+/// strings (the u64 end offset of each row into one blob).
 #[derive(Debug, Clone)]
 pub struct DelimitedColumn {
     pub(crate) format: Arc<dyn RowFormat>,
-    pub(crate) offsets: AlignedBuf,
-    pub(crate) data: AlignedBuf,
+    pub(crate) rows: StringColumn,
 }
 
 impl DelimitedColumn {
     pub(crate) fn new(format: Arc<dyn RowFormat>, offsets: AlignedBuf, data: AlignedBuf) -> DelimitedColumn {
-        DelimitedColumn { format, offsets, data }
+        DelimitedColumn { format, rows: StringColumn::new(offsets, data) }
     }
 
     /// How a row ends.
@@ -54,33 +55,30 @@ impl DelimitedColumn {
 
     /// The u64 end offset of each row.
     pub fn offsets(&self) -> &AlignedBuf {
-        &self.offsets
+        &self.rows.offsets
     }
 
     /// All rows back to back, as on the wire.
     pub fn data(&self) -> &AlignedBuf {
-        &self.data
+        &self.rows.data
     }
 }
 
 impl ColumnCodec for DelimitedColumn {
     fn empty_like(&self, pool: &mut BufferPool) -> Self {
-        DelimitedColumn { format: self.format.clone(), offsets: pool.take(), data: pool.take() }
+        DelimitedColumn { format: self.format.clone(), rows: StringColumn::take(pool) }
     }
 
     fn recycle(self, pool: &mut BufferPool) {
-        pool.give(self.offsets);
-        pool.give(self.data);
+        self.rows.recycle(pool);
     }
 
-    /// One end offset per row.
     fn rows(&self) -> usize {
-        self.offsets.len() / 8
+        self.rows.rows()
     }
 
     fn clear(&mut self) {
-        self.offsets.clear();
-        self.data.clear();
+        self.rows.clear();
     }
 
     fn shape_name(&self) -> String {
@@ -94,15 +92,16 @@ impl ColumnCodec for DelimitedColumn {
         r.need(rows)?;
         r.charge_n(rows, 8)?;
         let start = r.position();
-        self.offsets.clear();
+        let StringColumn { offsets, data, .. } = &mut self.rows;
+        offsets.clear();
         for _ in 0..rows {
             self.format.skip_row(r)?;
-            self.offsets.push((r.position() - start) as u64);
+            offsets.push((r.position() - start) as u64);
         }
         let total = r.position() - start;
         r.charge(total)?;
         r.set_position(start);
-        self.data.set_from(r.bytes(total)?);
+        data.set_from(r.bytes(total)?);
         Ok(())
     }
 
@@ -114,7 +113,7 @@ impl ColumnCodec for DelimitedColumn {
 
     /// The rows back to back, as they came.
     fn write_body(&self, out: &mut Vec<u8>, _: Layout) -> Result<()> {
-        out.extend_from_slice(self.data.as_bytes());
+        out.extend_from_slice(self.rows.data.as_bytes());
         Ok(())
     }
 
@@ -124,7 +123,8 @@ impl ColumnCodec for DelimitedColumn {
         if idx.contains(&u64::MAX) {
             return Err(ProtoError::violation("a sparse layer over a column with no default row"));
         }
-        string::append(&mut self.offsets, &mut self.data, &src.offsets, &src.data, idx, budget)
+        let (to, from) = (&mut self.rows, &src.rows);
+        string::append(&mut to.offsets, &mut to.data, &from.offsets, &from.data, idx, budget)
     }
 
     /// Self-delimiting rows only come from a decoder, which checks them.
@@ -164,7 +164,7 @@ mod tests {
         let mut c = counted();
         body_round_trip(&mut c, 3, &bytes, L);
         assert_eq!(c.rows(), 3);
-        assert_eq!(c.offsets.typed::<u64>().unwrap(), [2, 3, 6]);
+        assert_eq!(c.offsets().typed::<u64>().unwrap(), [2, 3, 6]);
     }
 
     #[test]
@@ -189,7 +189,7 @@ mod tests {
         let mut c = counted();
         let mut budget = Budget::UNLIMITED;
         c.append_from(&src, &[1, 0], pool, &mut budget).unwrap();
-        assert_eq!(c.data.as_bytes(), [0, 1, 9]);
+        assert_eq!(c.data().as_bytes(), [0, 1, 9]);
         assert!(c.append_from(&src, &[u64::MAX], pool, &mut budget).is_err());
     }
 }

@@ -276,6 +276,11 @@ mod tests {
         (SerInfo { stack: vec![Kind::Default, Kind::Sparse, Kind::Replicated], elems: vec![] }, b)
     }
 
+    /// Measures `col`'s prefix and 1000 rows, as a block decode does.
+    fn measure(col: &ColumnData, r: &mut Reader<'_>, info: &SerInfo, layout: Layout) -> Result<bool> {
+        Ok(col.measure_prefix(r)? && col.measure_data(r, 1000, Some(info), layout, &mut ScanMemo::default())?)
+    }
+
     /// Regression (fuzz, server_packets timeout): sparse and replicated layers were not
     /// measured, so a column arriving in pieces was expanded again on every piece (up to
     /// the block budget each time). Measuring steps over them without allocating.
@@ -286,11 +291,11 @@ mod tests {
         let col = ColumnData::for_type(&DataType::UInt64, pool).unwrap();
         let layout = Layout::for_revision(54492);
         let mut r = Reader::new(&bytes);
-        assert!(col.measure(&mut r, 1000, Some(&info), layout, &mut ScanMemo::default()).unwrap());
+        assert!(measure(&col, &mut r, &info, layout).unwrap());
         assert_eq!(r.position(), bytes.len());
         // Cut short: an exact request for the rest once the value count is known.
         let cut = bytes.len() - 5;
-        let err = col.measure(&mut Reader::new(&bytes[..cut]), 1000, Some(&info), layout, &mut ScanMemo::default());
+        let err = measure(&col, &mut Reader::new(&bytes[..cut]), &info, layout);
         assert!(matches!(err, Err(ProtoError::Incomplete { needed }) if needed == bytes.len()), "{err:?}");
         // The decode agrees with the measure.
         let mut col = col;
@@ -303,13 +308,13 @@ mod tests {
         // A Nullable column's sparse values come without a null map.
         let ty = DataType::parse("Nullable(UInt64)").unwrap();
         let col = ColumnData::for_type(&ty, pool).unwrap();
-        assert!(col.measure(&mut Reader::new(&bytes), 1000, Some(&info), layout, &mut ScanMemo::default()).unwrap());
+        assert!(measure(&col, &mut Reader::new(&bytes), &info, layout).unwrap());
         // Malformed offsets are left to the decoder, which says what is wrong.
         let mut bad = bytes.clone();
         let first_gap = 2 + 1 + 2000 + 2;
         bad[first_gap] = 0x7f;
         let col = ColumnData::for_type(&DataType::UInt64, pool).unwrap();
-        assert!(!col.measure(&mut Reader::new(&bad), 1000, Some(&info), layout, &mut ScanMemo::default()).unwrap());
+        assert!(!measure(&col, &mut Reader::new(&bad), &info, layout).unwrap());
     }
 
     #[test]

@@ -135,18 +135,7 @@ mod tests {
     fn query(sql: &str) -> Query<'_> {
         Query {
             query_id: "q",
-            client_info: ClientInfo {
-                client_name: "t",
-                version_major: 0,
-                version_minor: 1,
-                version_patch: 0,
-                our_revision: 54492,
-                os_user: "",
-                hostname: "",
-                quota_key: "",
-                trace: None,
-                start_time_us: 0,
-            },
+            client_info: ClientInfo { client_name: "t", version_minor: 1, ..ClientInfo::default() },
             settings: &[],
             compression: false,
             sql,

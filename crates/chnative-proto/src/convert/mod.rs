@@ -44,6 +44,7 @@ pub mod int256;
 pub mod net;
 mod ranges;
 pub mod temporal;
+pub mod text;
 pub mod zone;
 
 /// Adds library conversions to the wrappers from a table: per wrapper, one row a

@@ -111,6 +111,28 @@ pub enum DataType {
 }
 
 impl DataType {
+    /// An integer (8 to 256 bits, signed or not) or `Float32`/`Float64`: the types
+    /// whose values are plain machine numbers (not `BFloat16`, `Bool` or `Decimal`).
+    pub fn is_number(&self) -> bool {
+        use DataType::*;
+        matches!(
+            self,
+            Int8 | Int16
+                | Int32
+                | Int64
+                | Int128
+                | Int256
+                | UInt8
+                | UInt16
+                | UInt32
+                | UInt64
+                | UInt128
+                | UInt256
+                | Float32
+                | Float64
+        )
+    }
+
     /// Bytes per row of a fixed-width type, or `None` for variable-width types.
     pub fn fixed_width(&self) -> Option<usize> {
         use DataType::*;

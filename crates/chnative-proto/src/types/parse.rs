@@ -138,20 +138,12 @@ impl Parser<'_> {
                 let e = *b.get(self.pos).ok_or_else(|| self.err("unterminated escape"))?;
                 self.pos += 1;
                 out.push(match e {
-                    b'n' => b'\n',
-                    b't' => b'\t',
-                    b'r' => b'\r',
-                    b'0' => 0,
-                    b'b' => 8,
-                    b'f' => 12,
-                    b'a' => 7,
-                    b'v' => 11,
                     b'x' => {
                         let h = self.s.get(self.pos..self.pos + 2).ok_or_else(|| self.err("bad \\x escape"))?;
                         self.pos += 2;
                         u8::from_str_radix(h, 16).map_err(|_| self.err("bad \\x escape"))?
                     }
-                    other => other,
+                    other => crate::convert::text::unescape(other),
                 });
                 continue;
             }

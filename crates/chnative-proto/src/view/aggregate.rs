@@ -2,7 +2,6 @@
 //! value inside it for the states this crate knows ([`AggregateState`]).
 
 use super::ColumnView;
-use crate::column::DelimitedColumn;
 use crate::column::{AggregateState, ColumnData, StateValue};
 use crate::error::{ProtoError, Result};
 
@@ -10,11 +9,11 @@ impl<'a> ColumnView<'a> {
     /// An `AggregateFunction(f, T)` column of a function whose states this crate decodes.
     pub fn as_aggregate_states(&self) -> Result<AggregateStatesView<'a>> {
         match (AggregateState::for_type(&self.ty), self.data) {
-            (Some(state), ColumnData::Delimited(DelimitedColumn { offsets, data, .. })) => Ok(AggregateStatesView {
+            (Some(state), ColumnData::Delimited(c)) => Ok(AggregateStatesView {
                 name: self.name,
                 state,
-                offsets: offsets.typed::<u64>()?,
-                data: data.as_bytes(),
+                offsets: c.offsets().typed::<u64>()?,
+                data: c.data().as_bytes(),
             }),
             _ => Err(self.mismatch("AggregateFunction")),
         }

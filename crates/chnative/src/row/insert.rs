@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::RowWrite;
 use crate::error::{Error, Repr, Result};
+use crate::insert::InsertOptions;
 use crate::insert_send::InsertSummary;
 use crate::via::Via;
 
@@ -21,38 +22,18 @@ pub(crate) fn row_error(e: impl Into<Error>, i: usize) -> Error {
     e
 }
 
-/// What an [`Inserter`] sends with each INSERT besides the rows.
-#[derive(Default)]
-struct Options {
-    settings: Vec<(String, String)>,
-    query_id: Option<String>,
-    token: Option<String>,
-    /// A setting name refused when it was given (reported by the next call).
-    bad: Option<String>,
-}
-
 async fn send<T: RowWrite>(
     via: Via<'_>,
     table: &str,
     buffers: &T::Buffers,
-    options: Option<(&Options, u64)>,
+    options: &InsertOptions,
+    nth: u64,
 ) -> Result<InsertSummary> {
     let mut insert = via.insert(table);
     for (name, data) in T::columns(buffers) {
         insert = insert.column(name, data);
     }
-    if let Some((o, n)) = options {
-        for (k, v) in &o.settings {
-            insert = insert.setting(k.as_str(), v.as_str());
-        }
-        if let Some(id) = &o.query_id {
-            insert = insert.query_id(format!("{id}-{n}"));
-        }
-        if let Some(token) = &o.token {
-            insert = insert.deduplication_token(format!("{token}-{n}"));
-        }
-    }
-    insert.send().await
+    options.apply(insert, Some(nth)).send().await
 }
 
 /// Writes rows in blocks; see [`Executor::inserter`](crate::Executor::inserter).
@@ -112,7 +93,7 @@ pub struct Inserter<'c, T: RowWrite> {
     period: Option<Duration>,
     /// When the oldest buffered row was written.
     oldest: Option<Instant>,
-    options: Options,
+    options: InsertOptions,
     /// Rows to write before the buffered bytes are summed again (see `due`).
     bytes_check_in: usize,
     /// INSERTs sent so far (numbers the query ids and tokens).
@@ -131,7 +112,7 @@ impl<'c, T: RowWrite> Inserter<'c, T> {
             max_bytes: DEFAULT_MAX_BYTES,
             period: None,
             oldest: None,
-            options: Options::default(),
+            options: InsertOptions::default(),
             bytes_check_in: 0,
             inserts: 0,
             total: InsertSummary::default(),
@@ -171,40 +152,27 @@ impl<'c, T: RowWrite> Inserter<'c, T> {
         self
     }
 
-    /// A server setting for every INSERT this inserter sends (as
-    /// [`Insert::setting`](crate::Insert::setting)). A name that is not an
-    /// identifier is refused by the next call.
-    pub fn setting(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        let name = name.into();
-        if let Some(why) = crate::ident::setting_name_problem(&name) {
-            self.options.bad.get_or_insert(why);
-        }
-        self.options.settings.push((name, value.into()));
-        self
-    }
-
-    /// Names this inserter's INSERTs: the `n`th one it sends (from 1) has the
-    /// query id `<id>-<n>` (visible in `system.processes` while it runs and in
-    /// the server's logs). Without this, each INSERT gets a generated id.
-    pub fn query_id(mut self, id: impl Into<String>) -> Self {
-        self.options.query_id = Some(id.into());
-        self
-    }
-
-    /// Sets `insert_deduplication_token` on every INSERT: the `n`th one sent
-    /// (from 1) carries `<token>-<n>`, so a run that is repeated with the same
-    /// rows, the same token and the same flush points (rows and bytes limits,
-    /// no [`Inserter::period`], whose flush points depend on timing) stores each
-    /// INSERT once, on a table that deduplicates (Replicated*MergeTree, or
-    /// MergeTree with `non_replicated_deduplication_window`).
-    ///
-    /// The client sends `async_insert = 0` unless a setting says otherwise.
-    /// With `async_insert = 1`, the server deduplicates only if
-    /// `deduplicate_insert = 'enable'` (the 26.9 default) or, on servers before
-    /// that setting, `async_insert_deduplicate = 1`.
-    pub fn deduplication_token(mut self, token: impl Into<String>) -> Self {
-        self.options.token = Some(token.into());
-        self
+    crate::insert::insert_options! {
+        setting:
+        /// A server setting for every INSERT this inserter sends (as
+        /// [`Insert::setting`](crate::Insert::setting)). A name that is not an
+        /// identifier is refused by the next call.
+        query_id:
+        /// Names this inserter's INSERTs: the `n`th one it sends (from 1) has the
+        /// query id `<id>-<n>` (visible in `system.processes` while it runs and in
+        /// the server's logs). Without this, each INSERT gets a generated id.
+        deduplication_token:
+        /// Sets `insert_deduplication_token` on every INSERT: the `n`th one sent
+        /// (from 1) carries `<token>-<n>`, so a run that is repeated with the same
+        /// rows, the same token and the same flush points (rows and bytes limits,
+        /// no [`Inserter::period`], whose flush points depend on timing) stores each
+        /// INSERT once, on a table that deduplicates (Replicated*MergeTree, or
+        /// MergeTree with `non_replicated_deduplication_window`).
+        ///
+        /// The client sends `async_insert = 0` unless a setting says otherwise.
+        /// With `async_insert = 1`, the server deduplicates only if
+        /// `deduplicate_insert = 'enable'` (the 26.9 default) or, on servers before
+        /// that setting, `async_insert_deduplicate = 1`.
     }
 
     /// Rows buffered and not yet sent.
@@ -251,10 +219,7 @@ impl<'c, T: RowWrite> Inserter<'c, T> {
     }
 
     fn check_options(&self) -> Result<()> {
-        match &self.options.bad {
-            Some(why) => Err(Error::invalid_input(why.clone())),
-            None => Ok(()),
-        }
+        self.options.check()
     }
 
     /// Adds a row; sends the buffered rows when there are `max_rows` of them,
@@ -296,7 +261,7 @@ impl<'c, T: RowWrite> Inserter<'c, T> {
             return Ok(());
         }
         let n = self.inserts + 1;
-        let res = send::<T>(self.via.reborrow(), &self.table, &self.buffers, Some((&self.options, n))).await;
+        let res = send::<T>(self.via.reborrow(), &self.table, &self.buffers, &self.options, n).await;
         // Sent or failed, these rows are done with; the buffers keep their capacity.
         T::truncate(&mut self.buffers, 0);
         self.rows = 0;
