@@ -33,6 +33,23 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// `scripts/server.sh <cmd>` with `envs` (and none of the caller's server.sh variables that
+/// would change the server: proto_caps, listen addresses).
+fn server_sh(envs: &[(String, String)], cmd: &str) -> Output {
+    let mut c = Command::new("bash");
+    c.arg(SCRIPT).arg(cmd);
+    for var in [
+        "CHNATIVE_SERVER_PROTO_CAPS",
+        "CHNATIVE_SERVER_PROTO_CAPS_SEND",
+        "CHNATIVE_SERVER_PROTO_CAPS_RECV",
+        "CHNATIVE_LISTEN_HOST",
+    ] {
+        c.env_remove(var);
+    }
+    c.envs(envs.iter().map(|(k, v)| (k, v)));
+    c.output().expect("run scripts/server.sh")
+}
+
 impl OwnServer {
     /// Starts a server with the default configuration; `name` goes into its run dir.
     pub fn start(name: &str) -> OwnServer {
@@ -58,16 +75,21 @@ impl OwnServer {
                 ("CHNATIVE_HTTP_PORT".to_string(), http_port.to_string()),
             ];
             envs.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-            let mut s = OwnServer { tcp_port, http_port, dir, envs, watchdog: None };
             let t0 = Instant::now();
-            let out = s.script("start");
-            if out.status.success() {
+            let out = server_sh(&envs, "start");
+            last = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            // No pidfile after a success: server.sh found another server answering on these
+            // ports (it reuses one) and started none; that server is not ours.
+            if out.status.success() && std::path::Path::new(&format!("{dir}/server.pid")).exists() {
                 eprintln!("own server {name}: started on tcp {tcp_port} in {:.1?}", t0.elapsed());
+                let mut s = OwnServer { tcp_port, http_port, dir, envs, watchdog: None };
                 s.watchdog = s.watchdog();
                 return s;
             }
-            last = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-            if !last.contains("is taken") {
+            let _ = std::fs::remove_dir_all(&dir);
+            if out.status.success() {
+                last = format!("another server answers on tcp {tcp_port} or http {http_port}:\n{last}");
+            } else if !last.contains("is taken") {
                 break;
             }
         }
@@ -76,18 +98,7 @@ impl OwnServer {
 
     /// Runs `scripts/server.sh <cmd>` for this server (the caller checks the status).
     pub fn script(&self, cmd: &str) -> Output {
-        let mut c = Command::new("bash");
-        c.arg(SCRIPT).arg(cmd);
-        for var in [
-            "CHNATIVE_SERVER_PROTO_CAPS",
-            "CHNATIVE_SERVER_PROTO_CAPS_SEND",
-            "CHNATIVE_SERVER_PROTO_CAPS_RECV",
-            "CHNATIVE_LISTEN_HOST",
-        ] {
-            c.env_remove(var);
-        }
-        c.envs(self.envs.iter().map(|(k, v)| (k, v)));
-        c.output().expect("run scripts/server.sh")
+        server_sh(&self.envs, cmd)
     }
 
     fn script_ok(&self, cmd: &str) {
