@@ -1,33 +1,31 @@
 #!/usr/bin/env python3
 """Folds a stand-alone integration test file into its crate's single test binary.
 
-    scripts/fold_test.py crates/chnative/tests/foo.rs [servers]
+    scripts/fold_test.py crates/chnative/tests/foo.rs
 
 Moves tests/foo.rs to tests/it/foo.rs with `git mv` (history kept), declares `mod foo;` in
 tests/it/main.rs, and turns the file's own `mod common;` (and `common_proxy`, `common_tls`,
-the `#[path = "common/fake_server.rs"]` module) into `use crate::…;` lines. With `servers`
-(chnative only) it goes to tests/servers instead, for tests that stop, restart or start
-servers or watch server-wide or process-wide state, and each test takes `crate::alone()`.
+the `#[path = "common/fake_server.rs"]` module) into `use crate::…;` lines.
 
 Check by hand afterwards: a `#[global_allocator]` of the file must go (use
 `chnative_testkit::alloc`, whose counters are per thread), packet builders should come from
 `chnative_testkit::packets`, and a test that re-runs its own binary by test name needs the
-module prefix (`foo::the_test`).
+module prefix (`foo::the_test`). The binary's tests run in parallel: a test that kills,
+restarts or reconfigures a server, or counts every socket or query of one, must use a server
+of its own (`common::own_server::OwnServer`), and one that captures tracing output a
+subscriber of its own thread (`tracing::subscriber::set_default`), not the global one.
 """
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-TEST_ATTR = re.compile(r'^(#\[(?:tokio::)?test[^\n]*\]\n(?:#\[[^\n]*\]\n)*)((?:pub )?(?:async )?fn \w+\([^)]*\)(?: -> [^{]*)? \{\n)',
-                       re.M)
-
 
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     src = Path(sys.argv[1])
-    binary = sys.argv[2] if len(sys.argv) > 2 else "it"
+    binary = "it"
     name = src.stem
     dest = src.parent / binary / src.name
     subprocess.run(["git", "mv", str(src), str(dest)], check=True)
@@ -36,8 +34,6 @@ def main():
         s = re.sub(rf"^mod {m};\n", f"use crate::{m};\n", s, flags=re.M)
     s = re.sub(r'^#\[path = "common/fake_server.rs"\]\nmod fake_server;\n', "use crate::common::fake_server;\n", s,
                flags=re.M)
-    if binary == "servers":
-        s = TEST_ATTR.sub(lambda m: m.group(1) + m.group(2) + "    let _alone = crate::alone();\n", s)
     dest.write_text(s)
     main_rs = src.parent / binary / "main.rs"
     text = main_rs.read_text()

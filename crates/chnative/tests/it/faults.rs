@@ -4,7 +4,7 @@
 //! user sees, that it comes within a bounded time, that the broken connection
 //! is never used again (`is_usable()` is false and the next call reports the
 //! first cause without touching the socket), and that a new client works.
-//! Server restarts are in `faults_restart.rs` (they stop the whole server).
+//! Server kills and restarts are in `faults_restart.rs` (on servers of their own).
 
 use crate::common;
 use crate::common_proxy;

@@ -1,6 +1,6 @@
 //! The pooled `Client`: waiting for a slot, replacing failed connections,
-//! options. (The many-task drop test is tests/pool_stress.rs, alone in its
-//! binary so that no other test's sockets disturb its server-side counts.)
+//! options. (The many-task drop test is pool_stress.rs, on a server of its
+//! own so that no other test's sockets or queries disturb its counts.)
 
 use crate::common;
 

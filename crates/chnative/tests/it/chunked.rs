@@ -1,113 +1,39 @@
 //! Chunked framing against real servers configured with `proto_caps`.
 //!
-//! Each test starts its own server through `scripts/server.sh` (ports above the
-//! main test server's, a run dir of its own, CHNATIVE_SERVER_PROTO_CAPS*) and
-//! stops it when the test ends, whether it passes or not.
+//! Each test starts servers of its own (`OwnServer`: scripts/server.sh with a run
+//! dir and ports of its own, CHNATIVE_SERVER_PROTO_CAPS_SEND/RECV) and stops them
+//! when the test ends, whether it passes or not.
 
+use crate::common;
 use crate::common_tls;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use chnative::{ChunkMode, Client, Compression, Config, ErrorKind};
+use common::own_server::OwnServer;
 use common_tls::{certs, TlsProxy};
 
-/// A server of this test's own, stopped on drop.
-struct ChunkServer {
-    tcp_port: u16,
-    http_port: u16,
-    envs: Vec<(&'static str, String)>,
+/// A server of this test's own with `proto_caps` send and recv as given.
+fn chunk_server(name: &str, send: &str, recv: &str) -> OwnServer {
+    let caps = [("CHNATIVE_SERVER_PROTO_CAPS_SEND", send), ("CHNATIVE_SERVER_PROTO_CAPS_RECV", recv)];
+    tokio::task::block_in_place(|| OwnServer::start_with(name, &caps))
 }
 
-fn env_port(var: &str, default: u16) -> u16 {
-    std::env::var(var).ok().and_then(|p| p.parse().ok()).unwrap_or(default)
-}
-
-fn server_script(cmd: &str, envs: &[(&'static str, String)]) -> std::process::Output {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/server.sh");
-    let mut c = Command::new("bash");
-    c.arg(script).arg(cmd);
-    for var in ["CHNATIVE_SERVER_PROTO_CAPS", "CHNATIVE_SERVER_PROTO_CAPS_SEND", "CHNATIVE_SERVER_PROTO_CAPS_RECV"] {
-        c.env_remove(var);
-    }
-    c.envs(envs.iter().map(|(k, v)| (*k, v.as_str())));
-    c.output().expect("run scripts/server.sh")
-}
-
-impl ChunkServer {
-    /// Starts a server `offset` ports above the main test server's, with
-    /// `proto_caps` send and recv as given.
-    fn start(offset: u16, name: &str, send: &str, recv: &str) -> ChunkServer {
-        let tcp_port = env_port("CHNATIVE_TCP_PORT", 19000) + offset;
-        let http_port = env_port("CHNATIVE_HTTP_PORT", 18123) + offset;
-        let base = std::env::var("CHNATIVE_SERVER_DIR")
-            .unwrap_or_else(|_| format!("{}/chnative-server", std::env::temp_dir().display()));
-        let envs = vec![
-            ("CHNATIVE_TCP_PORT", tcp_port.to_string()),
-            ("CHNATIVE_HTTP_PORT", http_port.to_string()),
-            ("CHNATIVE_SERVER_DIR", format!("{base}-{name}")),
-            ("CHNATIVE_SERVER_PROTO_CAPS_SEND", send.to_string()),
-            ("CHNATIVE_SERVER_PROTO_CAPS_RECV", recv.to_string()),
-        ];
-        let out = server_script("start", &envs);
-        assert!(
-            out.status.success(),
-            "scripts/server.sh start ({name}) failed:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        ChunkServer { tcp_port, http_port, envs }
-    }
-
-    /// Starts a TLS terminator (tests/common_tls) in front of the server's
-    /// native port; returns it (it stops when dropped) and a config for it.
-    fn tls(&self) -> (TlsProxy, Config) {
-        let cert = &certs().server;
-        let proxy = TlsProxy::start(self.tcp_port, cert, None);
-        let url = format!(
-            "clickhouse://default@127.0.0.1:{}/default?secure=true&tls_ca_file={}",
-            proxy.port(),
-            cert.cert_file()
-        );
-        (proxy, Config::from_url(&url).unwrap())
-    }
-
-    fn url(&self, options: &str) -> String {
-        format!("clickhouse://default@127.0.0.1:{}/default?{options}", self.tcp_port)
-    }
-
-    fn config(&self) -> Config {
-        Config::new().host("127.0.0.1").port(self.tcp_port).database("default")
-    }
-
-    /// SQL over HTTP, independent of the code under test.
-    fn http(&self, sql: &str) -> String {
-        use std::io::{Read, Write};
-        let mut sock = std::net::TcpStream::connect(("127.0.0.1", self.http_port)).expect("HTTP connect");
-        let req = format!("POST / HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n{sql}", sql.len());
-        sock.write_all(req.as_bytes()).unwrap();
-        let mut resp = String::new();
-        sock.read_to_string(&mut resp).unwrap();
-        let (head, body) = resp.split_once("\r\n\r\n").unwrap_or((&resp, ""));
-        assert!(head.contains(" 200 "), "HTTP query failed: {sql}\n{resp}");
-        body.to_string()
-    }
-}
-
-impl Drop for ChunkServer {
-    fn drop(&mut self) {
-        let out = server_script("stop", &self.envs);
-        if !out.status.success() {
-            eprintln!("scripts/server.sh stop failed: {}", String::from_utf8_lossy(&out.stderr));
-        }
-    }
+/// Starts a TLS terminator (tests/common_tls) in front of the server's native
+/// port; returns it (it stops when dropped) and a config for it.
+fn tls(server: &OwnServer) -> (TlsProxy, Config) {
+    let cert = &certs().server;
+    let proxy = TlsProxy::start(server.tcp_port, cert, None);
+    let url =
+        format!("clickhouse://default@127.0.0.1:{}/default?secure=true&tls_ca_file={}", proxy.port(), cert.cert_file());
+    (proxy, Config::from_url(&url).unwrap())
 }
 
 const SLEEPY: &str = "SELECT sleepEachRow(0.2), number FROM numbers(1000) \
                       SETTINGS max_block_size = 1, function_sleep_max_microseconds_per_block = 0";
 
 /// Everything a client does, on `config`, checked against the server.
-async fn workload(server: &ChunkServer, config: Config, what: &str) {
+async fn workload(server: &OwnServer, config: Config, what: &str) {
     for compression in [Compression::None, Compression::Lz4, Compression::Zstd(3)] {
         let what = format!("{what}, {compression:?}");
         let c = Client::connect_with(config.clone().compression(compression).insert_block_rows(1000))
@@ -215,8 +141,7 @@ async fn negotiated(config: Config) -> (bool, bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_that_requires_chunking() {
-    let _alone = crate::alone();
-    let server = ChunkServer::start(1, "chunked", "chunked", "chunked");
+    let server = chunk_server("chunked", "chunked", "chunked");
 
     // The default (not chunked unless required) and every client setting that
     // allows it end up chunked in both directions.
@@ -228,7 +153,7 @@ async fn server_that_requires_chunking() {
 
     workload(&server, server.config(), "strict server").await;
     // Under TLS the framing is inside the TLS stream, as any other byte.
-    let (_proxy, tls) = server.tls();
+    let (_proxy, tls) = tls(&server);
     assert_eq!(negotiated(tls.clone()).await, (true, true));
     workload(&server, tls, "strict server through TLS").await;
 
@@ -243,8 +168,7 @@ async fn server_that_requires_chunking() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_with_optional_chunking() {
-    let _alone = crate::alone();
-    let server = ChunkServer::start(2, "chunked-optional", "chunked_optional", "chunked_optional");
+    let server = chunk_server("chunked-optional", "chunked_optional", "chunked_optional");
 
     // The server lets the client choose, per direction.
     let cases = [
@@ -268,16 +192,15 @@ async fn server_with_optional_chunking() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_that_chunks_one_direction() {
-    let _alone = crate::alone();
     // Each direction is negotiated on its own. Before, the client looked at the
     // server's sending side only: it refused the first server, and told the
     // second one "notchunked" for a direction it requires chunked, which the
     // server answers by closing the connection.
-    for (offset, name, send, recv, want) in [
-        (3, "chunked-send", "chunked", "notchunked", (false, true)),
-        (4, "chunked-recv", "notchunked", "chunked", (true, false)),
+    for (name, send, recv, want) in [
+        ("chunked-send", "chunked", "notchunked", (false, true)),
+        ("chunked-recv", "notchunked", "chunked", (true, false)),
     ] {
-        let server = ChunkServer::start(offset, name, send, recv);
+        let server = chunk_server(name, send, recv);
         assert_eq!(negotiated(server.config()).await, want, "{name}");
         workload(&server, server.config(), name).await;
         let refuse = if want.0 { "chunked_send=notchunked" } else { "chunked_send=chunked" };
@@ -315,7 +238,6 @@ fn fake_chunked_server(marker: &'static str, reply: Vec<u8>) -> (u16, std::threa
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_chunk_headers_are_protocol_errors_not_hangs() {
-    let _alone = crate::alone();
     let progress_message = [&[3u8, 0, 0, 0][..], &[3, 0, 0], &[0, 0, 0, 0]].concat();
     let cases: [(&str, Vec<u8>); 3] = [
         ("u32::MAX chunk", vec![0xff, 0xff, 0xff, 0xff]),

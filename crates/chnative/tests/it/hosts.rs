@@ -1,17 +1,14 @@
 //! Multi-host connection strings: failover past dead and silent hosts, each
-//! load-balancing policy, and a server stopped and restarted under a pooled
-//! client in use.
+//! load-balancing policy (against the shared test server), and a server stopped and
+//! restarted under a pooled client in use (a server of the test's own, `OwnServer`).
 
 use crate::common;
 
-use std::process::Command;
 use std::time::Duration;
 
 use chnative::{Client, Config, LoadBalancing};
+use common::own_server::OwnServer;
 use common::server;
-
-/// The tests here share one server that one of them restarts.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// A loopback port with nothing listening.
 fn dead_port() -> u16 {
@@ -24,8 +21,6 @@ fn multi(hosts: &str, options: &str) -> Config {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_host_is_skipped_under_every_policy() {
-    let _alone = crate::alone();
-    let _g = SERIAL.lock().await;
     let live = server().tcp_port;
     let dead = dead_port();
     for lb in ["in_order", "round_robin", "random"] {
@@ -51,8 +46,6 @@ async fn a_dead_host_is_skipped_under_every_policy() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_that_accepts_but_never_answers_is_failed_over_after_the_connect_timeout() {
-    let _alone = crate::alone();
-    let _g = SERIAL.lock().await;
     // Accepts connections and keeps them, silent.
     let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let silent_port = silent.local_addr().unwrap().port();
@@ -73,22 +66,10 @@ async fn a_host_that_accepts_but_never_answers_is_failed_over_after_the_connect_
     keeper.abort();
 }
 
-fn server_script(cmd: &str) {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/server.sh");
-    let out = Command::new("bash").arg(script).arg(cmd).output().expect("run server.sh");
-    assert!(
-        out.status.success(),
-        "server.sh {cmd}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pooled_client_recovers_after_the_server_restarts() {
-    let _alone = crate::alone();
-    let _g = SERIAL.lock().await;
-    let cfg = Config::from_url(&common::url("connect_timeout=2s&pool_health_check_after=0")).unwrap().pool_max_size(4);
+    let own = std::sync::Arc::new(tokio::task::spawn_blocking(|| OwnServer::start("hosts-restart")).await.unwrap());
+    let cfg = Config::from_url(&own.url("connect_timeout=2s&pool_health_check_after=0")).unwrap().pool_max_size(4);
     let client = Client::connect_with(cfg).await.unwrap();
     // Fill the pool with idle connections that the restart will kill.
     let mut streams = Vec::new();
@@ -106,7 +87,17 @@ async fn a_pooled_client_recovers_after_the_server_restarts() {
             c.execute("SELECT sleepEachRow(0.5) FROM numbers(100) SETTINGS max_block_size = 1").await
         })
     };
-    tokio::task::spawn_blocking(|| server_script("restart")).await.unwrap();
+    // Restart once it runs (the server is this test's own: nothing else runs there).
+    let running = "SELECT count() FROM system.processes WHERE query LIKE 'SELECT sleepEachRow(0.5)%'";
+    for polls in 0.. {
+        if own.http(running).trim() != "0" {
+            break;
+        }
+        assert!(polls < 600, "the query never showed up in system.processes");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let restarting = own.clone();
+    tokio::task::spawn_blocking(move || restarting.restart()).await.unwrap();
     assert!(inflight.await.unwrap().is_err(), "a query cut by the restart must fail, not be rerun");
     // No manual action: the stale connections are dropped at checkout and new ones opened.
     for i in 0..20u64 {
@@ -117,4 +108,6 @@ async fn a_pooled_client_recovers_after_the_server_restarts() {
         assert_eq!(v, i);
     }
     assert!(client.is_usable());
+    drop(client);
+    tokio::task::spawn_blocking(move || drop(own)).await.unwrap();
 }

@@ -1,8 +1,11 @@
 //! The pooled `Client`: many tasks, calls dropped at every kind of await
 //! point, and afterwards a full pool, no leftover queries or sockets on the
-//! server, and correct data from every call that completed. The sockets are
-//! counted on this side (this process's established connections to the
-//! server's native port), so other clients of the server do not change them.
+//! server, and correct data from every call that completed.
+//!
+//! The test has a server of its own (`OwnServer`), so what it counts is its own
+//! while the other tests of this binary run: the sockets are counted on this side
+//! (this process's established connections to that server's native port, which
+//! no other test knows), and the running queries on that server.
 
 use crate::common;
 
@@ -14,7 +17,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use chnative::{params, Client, Config, Error};
-use common::{http, unique_table, url};
+use common::own_server::OwnServer;
 
 /// xorshift64*: a seeded, reproducible source of choices.
 struct Rng(u64);
@@ -56,12 +59,12 @@ fn drop_after<F: Future>(fut: F, polls: u32) -> DropAfter<F> {
     DropAfter { fut: Box::pin(fut), polls }
 }
 
-/// This process's established TCP connections to the server's native port:
-/// the socket inodes of /proc/self/fd found in /proc/net/tcp{,6} with that
-/// remote port. Unlike the server's TCPConnection metric, a benchmark or
-/// another test binary connected to the same server does not count.
-fn own_sockets() -> i64 {
-    let port = common::server().tcp_port;
+/// This process's established TCP connections to `port` (the own server's
+/// native port): the socket inodes of /proc/self/fd found in /proc/net/tcp{,6}
+/// with that remote port. Unlike the server's TCPConnection metric, another
+/// process connected to the same server does not count; and as the server is
+/// this test's own, neither do the other tests of this binary.
+fn own_sockets(port: u16) -> i64 {
     let mut mine = std::collections::HashSet::new();
     for fd in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
         if let Ok(target) = std::fs::read_link(fd.path()) {
@@ -87,8 +90,9 @@ fn own_sockets() -> i64 {
     n
 }
 
-fn running_queries(client_name: &str) -> u64 {
-    http(&format!("SELECT count() FROM system.processes WHERE client_name = '{client_name}'")).trim().parse().unwrap()
+fn running_queries(server: &OwnServer, client_name: &str) -> u64 {
+    let sql = format!("SELECT count() FROM system.processes WHERE client_name = '{client_name}'");
+    server.http(&sql).trim().parse().unwrap()
 }
 
 /// Waits (bounded) until `f` holds; false if it never did.
@@ -197,13 +201,15 @@ async fn worker(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_acquisitions_half_dropped_leave_a_full_clean_pool() {
-    let _alone = crate::alone();
+    let server = tokio::task::block_in_place(|| OwnServer::start("pool-stress"));
+    let port = server.tcp_port;
     let client_name = format!("chn-pool-stress-{}", std::process::id());
-    let table = unique_table("pool_stress");
-    http(&format!("CREATE TABLE {table} (batch UInt64, v UInt64) ENGINE = MergeTree ORDER BY batch"));
-    let baseline = own_sockets();
+    let table = "pool_stress".to_string();
+    server.http(&format!("CREATE TABLE {table} (batch UInt64, v UInt64) ENGINE = MergeTree ORDER BY batch"));
+    let baseline = own_sockets(port);
+    assert_eq!(baseline, 0, "connections to a server just started");
     let max = 12;
-    let cfg = Config::from_url(&url(&format!("client_name={client_name}")))
+    let cfg = Config::from_url(&server.url(&format!("client_name={client_name}")))
         .unwrap()
         .pool_max_size(max)
         .insert_block_rows(250);
@@ -229,13 +235,13 @@ async fn ten_thousand_acquisitions_half_dropped_leave_a_full_clean_pool() {
     assert!(eventually(|| client.pool_status().in_use == 0).await, "{:?}", client.pool_status());
     let status = client.pool_status();
     assert!(status.size <= max && status.idle == status.size, "{status:?}");
-    assert!(eventually(|| running_queries(&client_name) == 0).await, "queries left running on the server");
+    assert!(eventually(|| running_queries(&server, &client_name) == 0).await, "queries left running on the server");
 
     // This process holds exactly the pool's sockets, no more.
     assert!(
-        eventually(|| own_sockets() == baseline + client.pool_status().size as i64).await,
+        eventually(|| own_sockets(port) == baseline + client.pool_status().size as i64).await,
         "{} sockets vs baseline {baseline} + pool {:?}",
-        own_sockets(),
+        own_sockets(port),
         client.pool_status()
     );
 
@@ -251,7 +257,7 @@ async fn ten_thousand_acquisitions_half_dropped_leave_a_full_clean_pool() {
 
     // Every insert that reported success is there, once.
     let expected = batches.lock().unwrap().clone();
-    let got = http(&format!("SELECT batch * 100000 + count() FROM {table} GROUP BY batch FORMAT TSV"));
+    let got = server.http(&format!("SELECT batch * 100000 + count() FROM {table} GROUP BY batch FORMAT TSV"));
     let got: std::collections::HashSet<u64> = got.lines().map(|l| l.parse().unwrap()).collect();
     for b in &expected {
         assert!(got.contains(b), "completed insert {b} missing or partial");
@@ -259,6 +265,6 @@ async fn ten_thousand_acquisitions_half_dropped_leave_a_full_clean_pool() {
     assert_eq!(counts.inserted_batches.load(Ordering::Relaxed), expected.len() as u64);
 
     drop(client);
-    assert!(eventually(|| own_sockets() == baseline).await, "sockets left open after the client was dropped");
-    http(&format!("DROP TABLE {table}"));
+    assert!(eventually(|| own_sockets(port) == baseline).await, "sockets left open after the client was dropped");
+    tokio::task::block_in_place(|| drop(server));
 }

@@ -1,5 +1,12 @@
 //! Spans for connect, query and insert carry ids, counts and times, and no
 //! secret ever reaches a span, an event or a `Debug` output.
+//!
+//! The capturing subscriber is the default of the test's thread only
+//! (`tracing::subscriber::set_default`), not the process-wide one: the other
+//! tests of this binary run meanwhile on other threads, and their spans must
+//! not land in it (nor its capture in theirs). The test runs on a current-thread
+//! runtime, so every task of it, and every span and event chnative makes for
+//! it, is on that thread.
 
 use crate::common;
 
@@ -55,11 +62,17 @@ impl Subscriber for Capture {
 const SECRET: &str = "Sw0rdf1sh-xyzzy";
 const GOOD: &str = "secret";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// Current-thread runtime: the subscriber set for this thread sees every span and event of the test.
+#[tokio::test]
 async fn spans_carry_ids_counts_and_times_and_never_a_password() {
-    let _alone = crate::alone();
     let capture = Capture::default();
-    tracing::subscriber::set_global_default(capture.clone()).unwrap();
+    let _guard = tracing::subscriber::set_default(capture.clone());
+    // tracing-core caches per callsite whether any subscriber wants it. While only one
+    // dispatcher is registered in the process, it asks just the default of the thread that
+    // first reaches a callsite: a query span first made by another test's thread (no
+    // subscriber there) would be cached as "never", and this test would miss its own. With a
+    // second, inert dispatcher alive it asks every live one, and the capture says yes.
+    let _second = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
     let s = server();
 
     // The server's password user (see scripts/server.sh), and a wrong password.
@@ -106,7 +119,6 @@ async fn spans_carry_ids_counts_and_times_and_never_a_password() {
 /// trace id and hang under our span id.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_records_spans_under_the_given_trace() {
-    let _alone = crate::alone();
     let client = Client::connect(&url("")).await.unwrap();
     // A fresh trace id per run, so older runs' spans do not count.
     let trace_id = format!("{:016x}{:016x}", 0x0af7_6519_16cd_43ddu64, std::process::id() as u64 | 1 << 40);
@@ -153,7 +165,6 @@ async fn spans_under(trace_hex: &str, span_hex: &str) -> (u64, u64) {
 #[cfg(feature = "opentelemetry")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queries_inside_an_opentelemetry_span_continue_its_trace() {
-    let _alone = crate::alone();
     use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
     let client = Client::connect(&url("")).await.unwrap();
     let trace_hex = format!("{:016x}{:016x}", 0x5eed_0000_0000_0001u64, std::process::id() as u64 | 2 << 40);

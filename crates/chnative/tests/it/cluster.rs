@@ -6,12 +6,15 @@
 //! every connection through it and refuses new ones, which is what a client sees of
 //! a dead server. Values are compared with the servers' own answers over HTTP.
 
+use crate::common;
+
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use chnative::cluster::{Cluster, Replica, Shard, ShardKey, Topology};
 use chnative::{Block, Client, Config};
+use common::own_server::OwnServer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -227,7 +230,6 @@ fn real(s: u16, r: u16) -> Replica {
 
 #[tokio::test]
 async fn topology_is_read_from_system_clusters() {
-    let _alone = crate::alone();
     let cluster = Cluster::discover(config(), NAME).await.unwrap();
     let t = cluster.topology();
     let got: Vec<String> = t
@@ -258,7 +260,6 @@ async fn topology_is_read_from_system_clusters() {
 /// Distributed table's answer.
 #[tokio::test]
 async fn routing_matches_a_distributed_table_and_reads_match_the_server() {
-    let _alone = crate::alone();
     let ours = Tables::local("route", "k Int32, s String");
     let theirs = Tables::local("route_ref", "k Int32, s String");
     let dist = Tables::create(
@@ -326,7 +327,6 @@ async fn routing_matches_a_distributed_table_and_reads_match_the_server() {
 /// second, the dead one counts an error and is tried last from then on.
 #[tokio::test]
 async fn a_dead_replica_is_skipped_and_scored() {
-    let _alone = crate::alone();
     let t = Tables::local("failover", "k UInt64");
     every_node(&format!("INSERT INTO {} SELECT number FROM numbers(10)", t.0));
     let mut dead = Proxy::start(tcp_port(2, 1)).await;
@@ -360,7 +360,6 @@ async fn a_dead_replica_is_skipped_and_scored() {
 /// an error naming the shard and replica (never a short result that looks whole).
 #[tokio::test]
 async fn a_replica_killed_mid_read_is_a_clear_error() {
-    let _alone = crate::alone();
     let mut proxy = Proxy::start(tcp_port(2, 1)).await;
     let topo = Topology::new("proxied").shard(Shard::new([real(1, 1)])).shard(Shard::new([proxy.replica()]));
     let cluster = Cluster::new(config(), topo).unwrap();
@@ -396,7 +395,6 @@ async fn a_replica_killed_mid_read_is_a_clear_error() {
 /// stores every row exactly once on every replica.
 #[tokio::test]
 async fn a_replica_killed_mid_insert_then_a_retry_with_the_token_stores_each_row_once() {
-    let _alone = crate::alone();
     let t = Tables::local("kill_insert", "k UInt64, s String");
     let mut proxy = Proxy::start(tcp_port(2, 2)).await;
     let topo = Topology::new("proxied")
@@ -444,7 +442,6 @@ async fn a_replica_killed_mid_insert_then_a_retry_with_the_token_stores_each_row
 /// without duplicating the other shard's part.
 #[tokio::test]
 async fn a_shard_down_mid_insert_then_a_retry_completes_it_once() {
-    let _alone = crate::alone();
     let t = Tables::local("shard_down", "k UInt64");
     let mut p1 = Proxy::start(tcp_port(2, 1)).await;
     let mut p2 = Proxy::start(tcp_port(2, 2)).await;
@@ -478,7 +475,6 @@ async fn a_shard_down_mid_insert_then_a_retry_completes_it_once() {
 /// sharding-key column of the wrong type is refused before anything is sent.
 #[tokio::test]
 async fn tokens_deduplicate_and_bad_keys_are_refused() {
-    let _alone = crate::alone();
     let t = Tables::local("dedup", "k UInt64, s String");
     let cluster = Cluster::discover(config(), NAME).await.unwrap();
     let block = block_of("number AS k, toString(number) AS s FROM numbers(100)").await;
@@ -499,74 +495,14 @@ async fn tokens_deduplicate_and_bad_keys_are_refused() {
     assert!(e.to_string().contains("nope"), "{e}");
 }
 
-/// A server of this test's own (scripts/server.sh on free ports), killed with
-/// SIGKILL by the test and stopped when dropped.
-struct OwnServer {
-    dir: String,
-    tcp: u16,
-    http: u16,
-}
-
-impl OwnServer {
-    fn start() -> OwnServer {
-        let free = || std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let (tcp, http) = (free(), free());
-        let dir = format!("{}/chnative-cluster-test-{}-{tcp}", std::env::temp_dir().display(), std::process::id());
-        let s = OwnServer { dir, tcp, http };
-        let out = s.script("start");
-        assert!(out.status.success(), "own server: {}", String::from_utf8_lossy(&out.stderr));
-        s
-    }
-
-    fn script(&self, cmd: &str) -> std::process::Output {
-        std::process::Command::new("bash")
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/server.sh"))
-            .arg(cmd)
-            .env("CHNATIVE_SERVER_DIR", &self.dir)
-            .env("CHNATIVE_TCP_PORT", self.tcp.to_string())
-            .env("CHNATIVE_HTTP_PORT", self.http.to_string())
-            .output()
-            .expect("run scripts/server.sh")
-    }
-
-    fn http(&self, sql: &str) -> String {
-        let mut sock = std::net::TcpStream::connect(("127.0.0.1", self.http)).expect("HTTP connect");
-        let req = format!("POST / HTTP/1.0\r\nContent-Length: {}\r\n\r\n{sql}", sql.len());
-        sock.write_all(req.as_bytes()).unwrap();
-        let mut resp = String::new();
-        sock.read_to_string(&mut resp).unwrap();
-        let (head, body) = resp.split_once("\r\n\r\n").unwrap_or((&resp, ""));
-        assert!(head.contains(" 200 "), "own server: {sql}\n{resp}");
-        body.trim_end().to_string()
-    }
-
-    /// SIGKILL to the server process (the pid scripts/server.sh recorded).
-    fn kill9(&self) {
-        let pid = std::fs::read_to_string(format!("{}/server.pid", self.dir)).expect("pidfile");
-        let st = std::process::Command::new("kill").args(["-KILL", pid.trim()]).status().unwrap();
-        assert!(st.success());
-    }
-
-    fn replica(&self) -> Replica {
-        Replica::new("127.0.0.1", self.tcp)
-    }
-}
-
-impl Drop for OwnServer {
-    fn drop(&mut self) {
-        let _ = self.script("stop");
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 /// A real server (shard 2's only replica) is killed with SIGKILL while a read and
 /// an INSERT run on it: both fail with errors naming shard 2 and that server; the
 /// other shard stored exactly its part.
 #[tokio::test]
 async fn a_server_killed_mid_read_and_mid_insert() {
-    let _alone = crate::alone();
     cluster_up();
-    let own = tokio::task::spawn_blocking(OwnServer::start).await.unwrap();
+    let own = tokio::task::spawn_blocking(|| OwnServer::start("cluster-sigkill")).await.unwrap();
+    let own_replica = Replica::new("127.0.0.1", own.tcp_port);
     let t = Tables::local("sigkill", "k UInt64");
     own.http(&format!("CREATE TABLE {} (k UInt64) ENGINE = MergeTree ORDER BY tuple()", t.0));
     // Inserts into the table take long on this server: a view sleeps on every row.
@@ -576,9 +512,9 @@ async fn a_server_killed_mid_read_and_mid_insert() {
          SETTINGS function_sleep_max_microseconds_per_block = 0",
         t.0
     ));
-    let topo = Topology::new("own").shard(Shard::new([real(1, 1)])).shard(Shard::new([own.replica()]));
+    let topo = Topology::new("own").shard(Shard::new([real(1, 1)])).shard(Shard::new([own_replica.clone()]));
     let cluster = Cluster::new(config(), topo).unwrap();
-    let addr = own.replica().address();
+    let addr = own_replica.address();
 
     let sql = "SELECT number, sleepEachRow(0.001) FROM numbers(1000000) \
                SETTINGS max_block_size = 10, function_sleep_max_microseconds_per_block = 0";
@@ -594,7 +530,7 @@ async fn a_server_killed_mid_read_and_mid_insert() {
         t.0
     );
     let mut polls = 0;
-    while own.http(&running) == "0" {
+    while own.http(&running).trim() == "0" {
         polls += 1;
         assert!(polls < 600, "the INSERT never showed up in system.processes");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
