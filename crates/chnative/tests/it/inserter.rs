@@ -214,6 +214,9 @@ impl Capture {
 async fn dropping_an_inserter_that_holds_rows_warns() {
     let capture = Capture::default();
     let _guard = tracing::subscriber::set_default(capture.clone());
+    // A second, inert dispatcher: callsites first reached by another test's thread are
+    // not cached as unwanted (see tracing.rs, spans_carry_ids_counts_and_times_…).
+    let _second = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
     let t = Table::create("inserter_drop", EV_TABLE);
     let c = client().await;
 
