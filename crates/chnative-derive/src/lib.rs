@@ -547,12 +547,12 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
 
         /// A nested row is a Tuple column, filled field by field.
         impl #impl_generics #krate::__private::ToColumn for #name #ty_generics #where_clause {
-            type Buffer = #krate::__private::NestedBuffer<Self>;
+            type Buffer = #krate::__private::NestedBuffer<<Self as #krate::__private::RowWrite>::Buffers>;
             fn writes(ty: &#krate::DataType) -> bool {
                 #krate::__private::nested_writes::<Self>(ty)
             }
             fn buffer(ty: &#krate::DataType) -> #krate::__private::RowResult<Self::Buffer> {
-                #krate::__private::NestedBuffer::new(ty)
+                #krate::__private::NestedBuffer::new::<Self>(ty)
             }
             #[inline]
             fn write_to(&self, buf: &mut Self::Buffer) -> #krate::__private::RowResult<()> {

@@ -168,8 +168,17 @@ impl<'c> Via<'c> {
 
     pub(crate) async fn inserter<T: RowWrite>(mut self, table: &str) -> Result<Inserter<'c, T>> {
         let types = self.field_types::<T>(table).await?;
-        let buffers = T::buffers(&types)?;
-        Ok(Inserter::new(self, table.to_string(), buffers))
+        let buffers = self.row_buffers::<T>(&types)?;
+        Ok(Inserter::new(self, table.to_string(), types, buffers))
+    }
+
+    /// Column buffers for `T`'s fields: kept ones of an earlier typed INSERT
+    /// into columns of the same types (emptied, with their capacity), or new ones.
+    pub(crate) fn row_buffers<T: RowWrite>(&self, types: &[DataType]) -> Result<T::Buffers> {
+        match self.kept_buffers().take::<T::Buffers>(types) {
+            Some(b) => Ok(b),
+            None => Ok(T::buffers(types)?),
+        }
     }
 }
 
@@ -285,15 +294,20 @@ impl<'r, T: RowWrite> InsertRows<'r, T> {
     pub async fn send(self) -> Result<InsertSummary> {
         let InsertRows { mut via, table, rows, options } = self;
         let types = via.field_types::<T>(&table).await?;
-        let mut buffers = T::buffers(&types)?;
+        let mut buffers = via.row_buffers::<T>(&types)?;
         for (i, row) in rows.iter().enumerate() {
             T::push(row, &mut buffers).map_err(|e| crate::row::row_error(e, i))?;
         }
-        let mut insert = via.insert(&table);
+        let mut insert = via.reborrow().insert(&table);
         for (name, data) in T::columns(&buffers) {
             insert = insert.column(name, data);
         }
-        options.apply(insert, None).send().await
+        let res = options.apply(insert, None).send().await;
+        // Sent or not, the buffers go back for the next typed INSERT of `T`.
+        let peak = T::bytes(&buffers);
+        T::truncate(&mut buffers, 0);
+        via.kept_buffers().give(types, buffers, peak);
+        res
     }
 }
 

@@ -63,6 +63,8 @@ pub(crate) struct Shared {
     info: ServerInfo,
     /// [`Client::extension`]'s values, one per type.
     extensions: Mutex<Vec<Arc<dyn std::any::Any + Send + Sync>>>,
+    /// Typed INSERTs' column buffers, kept for the next ones.
+    pub(crate) kept_buffers: crate::row::kept::KeptBuffers,
 }
 
 /// How many connections a [`Client`]'s pool has, and how they are used.
@@ -330,6 +332,7 @@ impl Client {
             last_closed: AtomicBool::new(false),
             info,
             extensions: Mutex::new(Vec::new()),
+            kept_buffers: Default::default(),
         });
         shared.give_back(Box::new(conn), Meta { created: Instant::now(), _open: OpenToken::new(&open) });
         spawn_maintenance(&shared);

@@ -15,6 +15,8 @@ pub(crate) struct Slot {
     draining: Option<tokio::sync::oneshot::Receiver<Box<Driver>>>,
     /// The config's query timeout (known while the connection is away).
     query_timeout: Option<std::time::Duration>,
+    /// Typed INSERTs' column buffers, kept for the next ones on this connection.
+    pub(crate) kept_buffers: crate::row::kept::KeptBuffers,
 }
 
 impl Slot {
@@ -24,7 +26,7 @@ impl Slot {
 
     pub(crate) fn from_box(conn: Box<Driver>) -> Self {
         let query_timeout = conn.cfg.query_timeout;
-        Slot { conn: Some(conn), draining: None, query_timeout }
+        Slot { conn: Some(conn), draining: None, query_timeout, kept_buffers: Default::default() }
     }
 
     /// The config's query timeout, for the deadline of a query on this slot.

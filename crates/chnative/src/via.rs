@@ -38,6 +38,14 @@ impl<'c> Via<'c> {
         }
     }
 
+    /// Where typed INSERTs keep their column buffers for the next ones.
+    pub(crate) fn kept_buffers(&self) -> &crate::row::kept::KeptBuffers {
+        match &self.0 {
+            Src::Slot(s, _) => &s.kept_buffers,
+            Src::Pool(p) => &p.kept_buffers,
+        }
+    }
+
     pub(crate) fn info(&self) -> &ServerInfo {
         match &self.0 {
             Src::Slot(_, i) => i,

@@ -255,16 +255,26 @@ impl VariantSlots {
 
 /// A nested row struct written to a Tuple column: one buffer per field, sent in
 /// the tuple's element order (by name when the tuple names its elements).
-pub struct NestedBuffer<T: RowWrite> {
-    buffers: T::Buffers,
+///
+/// Generic over the row's buffers `B` (`T::Buffers`), not the row type: a
+/// buffer owns what it holds, so it has no lifetime even when the row borrows
+/// (`&'a str` fields), and a client can keep it for its next INSERT. The row
+/// type's functions over its buffers are kept as plain function pointers.
+pub struct NestedBuffer<B: 'static> {
+    buffers: B,
     /// Element `j` of the tuple is field `order[j]`.
     order: Vec<usize>,
     rows: usize,
+    row: &'static str,
+    columns: for<'b> fn(&'b B) -> Vec<(&'static str, crate::insert::InsertData<'b>)>,
+    truncate: fn(&mut B, usize),
+    push_default: fn(&mut B),
+    bytes: fn(&B) -> usize,
 }
 
-impl<T: RowWrite> std::fmt::Debug for NestedBuffer<T> {
+impl<B> std::fmt::Debug for NestedBuffer<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NestedBuffer").field("row", &T::NAME).field("rows", &self.rows).finish()
+        f.debug_struct("NestedBuffer").field("row", &self.row).field("rows", &self.rows).finish()
     }
 }
 
@@ -295,9 +305,9 @@ pub fn nested_writes<T: RowWrite + ?Sized>(ty: &DataType) -> bool {
     nested_binding::<T>(ty).is_some()
 }
 
-impl<T: RowWrite> NestedBuffer<T> {
-    /// Empty buffers for a Tuple column of type `ty`.
-    pub fn new(ty: &DataType) -> Result<Self> {
+impl<B: Send + 'static> NestedBuffer<B> {
+    /// Empty buffers of the nested row `T` for a Tuple column of type `ty`.
+    pub fn new<T: RowWrite<Buffers = B>>(ty: &DataType) -> Result<Self> {
         let (order, types) = nested_binding::<T>(ty).ok_or_else(|| {
             Error::invalid_input(format!(
                 "the nested row {} (fields {}) cannot be written to a {ty} column",
@@ -305,22 +315,31 @@ impl<T: RowWrite> NestedBuffer<T> {
                 T::FIELDS.iter().map(|f| f.column).collect::<Vec<_>>().join(", ")
             ))
         })?;
-        Ok(NestedBuffer { buffers: T::buffers(&types)?, order, rows: 0 })
+        Ok(NestedBuffer {
+            buffers: T::buffers(&types)?,
+            order,
+            rows: 0,
+            row: T::NAME,
+            columns: T::columns,
+            truncate: T::truncate,
+            push_default: T::push_default,
+            bytes: T::bytes,
+        })
     }
 
     /// Appends one row.
     #[inline]
-    pub fn push(&mut self, row: &T) -> Result<()> {
+    pub fn push<T: RowWrite<Buffers = B>>(&mut self, row: &T) -> Result<()> {
         T::push(row, &mut self.buffers)?;
         self.rows += 1;
         Ok(())
     }
 }
 
-impl<T: RowWrite> ColumnBuffer for NestedBuffer<T> {
+impl<B: Send + 'static> ColumnBuffer for NestedBuffer<B> {
     fn data(&self) -> crate::insert::InsertData<'_> {
         let mut fields: Vec<Option<crate::insert::InsertData<'_>>> =
-            T::columns(&self.buffers).into_iter().map(|(_, d)| Some(d)).collect();
+            (self.columns)(&self.buffers).into_iter().map(|(_, d)| Some(d)).collect();
         let elements = self.order.iter().map(|&k| fields[k].take().unwrap_or(crate::insert::InsertData::Strs(&[])));
         crate::insert::InsertData::tuple(elements.collect())
     }
@@ -328,14 +347,14 @@ impl<T: RowWrite> ColumnBuffer for NestedBuffer<T> {
         self.rows
     }
     fn truncate(&mut self, rows: usize) {
-        T::truncate(&mut self.buffers, rows);
+        (self.truncate)(&mut self.buffers, rows);
         self.rows = self.rows.min(rows);
     }
     fn push_default(&mut self) {
-        T::push_default(&mut self.buffers);
+        (self.push_default)(&mut self.buffers);
         self.rows += 1;
     }
     fn bytes(&self) -> usize {
-        T::bytes(&self.buffers)
+        (self.bytes)(&self.buffers)
     }
 }

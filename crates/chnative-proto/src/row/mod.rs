@@ -167,8 +167,8 @@ impl<T: for<'r> Row<Value<'r> = T> + 'static> OwnedRow for T {}
 /// A struct that can be written by an INSERT: transposed into one column buffer
 /// per field. Implemented by `#[derive(Row)]`.
 pub trait RowWrite: Row {
-    /// One buffer per field.
-    type Buffers: Send;
+    /// One buffer per field (owned: a client may keep them for its next INSERT).
+    type Buffers: Send + 'static;
     /// Empty buffers for columns of these types (one per field, in field order).
     fn buffers(types: &[DataType]) -> Result<Self::Buffers>;
     /// Appends one row.

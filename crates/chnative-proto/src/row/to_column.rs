@@ -37,8 +37,8 @@ pub trait ColumnBuffer: Send {
 
 /// A Rust type that can be written to a column.
 pub trait ToColumn {
-    /// Its column buffer.
-    type Buffer: ColumnBuffer;
+    /// Its column buffer (owned: it holds copies of the values).
+    type Buffer: ColumnBuffer + 'static;
     /// Whether values can be written to a column of type `ty` (LowCardinality stripped).
     fn writes(ty: &D) -> bool;
     /// An empty buffer for a column of type `ty` (one `writes` accepted).

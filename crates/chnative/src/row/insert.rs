@@ -3,6 +3,8 @@
 
 use std::time::{Duration, Instant};
 
+use chnative_proto::DataType;
+
 use super::RowWrite;
 use crate::error::{Error, Repr, Result};
 use crate::insert::InsertOptions;
@@ -86,7 +88,11 @@ async fn send<T: RowWrite>(
 pub struct Inserter<'c, T: RowWrite> {
     via: Via<'c>,
     table: String,
+    /// The table's types of the fields' columns (what `buffers` were made for).
+    types: Vec<DataType>,
     buffers: T::Buffers,
+    /// The most bytes `buffers` held (at a flush), for `KeptBuffers`.
+    peak: usize,
     rows: usize,
     max_rows: usize,
     max_bytes: usize,
@@ -102,11 +108,13 @@ pub struct Inserter<'c, T: RowWrite> {
 }
 
 impl<'c, T: RowWrite> Inserter<'c, T> {
-    pub(crate) fn new(via: Via<'c>, table: String, buffers: T::Buffers) -> Self {
+    pub(crate) fn new(via: Via<'c>, table: String, types: Vec<DataType>, buffers: T::Buffers) -> Self {
         Inserter {
             via,
             table,
+            types,
             buffers,
+            peak: 0,
             rows: 0,
             max_rows: DEFAULT_MAX_ROWS,
             max_bytes: DEFAULT_MAX_BYTES,
@@ -263,6 +271,7 @@ impl<'c, T: RowWrite> Inserter<'c, T> {
         let n = self.inserts + 1;
         let res = send::<T>(self.via.reborrow(), &self.table, &self.buffers, &self.options, n).await;
         // Sent or failed, these rows are done with; the buffers keep their capacity.
+        self.peak = self.peak.max(T::bytes(&self.buffers));
         T::truncate(&mut self.buffers, 0);
         self.rows = 0;
         self.bytes_check_in = 0;
@@ -293,6 +302,14 @@ impl<T: RowWrite> Drop for Inserter<'_, T> {
                  (call end() to send them before dropping it)",
                 self.rows
             );
+        }
+        // The buffers go back, emptied, for the next typed INSERT of `T` (the
+        // placeholder left here holds no capacity).
+        if let Ok(empty) = T::buffers(&self.types) {
+            let peak = self.peak.max(T::bytes(&self.buffers));
+            let mut buffers = std::mem::replace(&mut self.buffers, empty);
+            T::truncate(&mut buffers, 0);
+            self.via.kept_buffers().give(std::mem::take(&mut self.types), buffers, peak);
         }
     }
 }

@@ -77,6 +77,7 @@
 //! with the same kind and text.
 
 mod insert;
+pub(crate) mod kept;
 mod stream;
 
 pub use chnative_proto::row::{

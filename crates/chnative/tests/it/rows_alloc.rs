@@ -48,3 +48,51 @@ async fn borrowed_typed_rows_allocate_per_block_not_per_row() {
     assert!(large < small + 500, "200k rows: {small} allocations, 2M rows: {large}");
     assert!(large < 1_000, "2M rows: {large} allocations");
 }
+
+#[derive(chnative::Row)]
+struct Event<'a> {
+    id: u64,
+    name: &'a str,
+    tags: Vec<&'a str>,
+}
+
+/// Bytes this thread allocates while a new inserter (or `insert_rows`) writes
+/// and sends `rows`.
+async fn insert_bytes(c: &chnative::Client, table: &str, rows: &[Event<'_>], inserter: bool) -> u64 {
+    let start = alloc::bytes();
+    if inserter {
+        let mut ins = c.inserter::<Event<'_>>(table).await.unwrap();
+        for r in rows {
+            ins.write(r).await.unwrap();
+        }
+        ins.end().await.unwrap();
+    } else {
+        c.insert_rows(table, rows).await.unwrap();
+    }
+    alloc::bytes() - start
+}
+
+/// A typed INSERT takes the column buffers an earlier one of the same row type
+/// and column types gave back (an inserter when dropped, `insert_rows` when
+/// done): a new inserter of 50k rows allocates a small part of what the first
+/// one did, which grew its buffers from empty. Every row still arrives.
+#[tokio::test(flavor = "current_thread")]
+async fn new_typed_inserts_reuse_the_last_ones_buffers() {
+    let t = common::unique_table("rows_alloc_kept");
+    common::http(&format!(
+        "CREATE TABLE {t} (id UInt64, name String, tags Array(String)) ENGINE = MergeTree ORDER BY id"
+    ));
+    let names: Vec<String> = (0..50_000).map(|i| format!("name-{i}-{}", "x".repeat(i % 40))).collect();
+    let rows: Vec<Event<'_>> =
+        names.iter().enumerate().map(|(i, n)| Event { id: i as u64, name: n, tags: vec!["a", &n[..4]] }).collect();
+    let c = chnative::Client::connect(&common::url("compression=none")).await.unwrap();
+    let first = insert_bytes(&c, &t, &rows, true).await;
+    let second = insert_bytes(&c, &t, &rows, true).await;
+    let rows_call = insert_bytes(&c, &t, &rows, false).await;
+    println!("bytes allocated: first inserter {first}, second {second}, insert_rows {rows_call}");
+    assert!(second * 4 < first, "second inserter allocated {second} bytes, the first {first}");
+    assert!(rows_call * 4 < first, "insert_rows allocated {rows_call} bytes, the first inserter {first}");
+    let stored = common::http(&format!("SELECT count(), sum(id), sum(length(name)), sum(length(tags)) FROM {t}"));
+    let name_bytes: usize = names.iter().map(String::len).sum();
+    assert_eq!(stored.trim(), format!("150000,{},{},300000", 3 * (49_999u64 * 50_000 / 2), 3 * name_bytes));
+}
