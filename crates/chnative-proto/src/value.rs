@@ -468,6 +468,15 @@ impl ValueRow {
         }
         Ok(ValueRow { names, values })
     }
+
+    /// A row from a caller that made one value per name (the dynamic row
+    /// stream, from a block's columns): no check on the hot path.
+    #[doc(hidden)]
+    #[inline]
+    pub fn from_parts(names: Arc<[String]>, values: Vec<Value>) -> ValueRow {
+        debug_assert_eq!(names.len(), values.len());
+        ValueRow { names, values }
+    }
     /// The column names.
     pub fn names(&self) -> &[String] {
         &self.names

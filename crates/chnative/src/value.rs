@@ -90,9 +90,8 @@ impl<'c> ValueRowStream<'c> {
                 values.push(r.get(i)?);
             }
         }
-        for values in batch {
-            self.rows.push_back(ValueRow::new(names.clone(), values)?);
-        }
+        // One value per name in every row: `readers` and `names` are the block's columns.
+        self.rows.extend(batch.into_iter().map(|values| ValueRow::from_parts(names.clone(), values)));
         self.next_row = end;
         Ok(())
     }

@@ -104,6 +104,7 @@ impl<'r> ColumnReader<'r> {
     pub fn new(view: &ColumnView<'r>, server_tz: &Arc<str>) -> Result<Self> {
         Ok(ColumnReader { reader: reader(view, server_tz)?, column: view.name() })
     }
+    #[inline]
     pub fn get(&self, i: usize) -> Result<Value> {
         get(&self.reader, i, self.column)
     }
@@ -266,6 +267,7 @@ fn reader<'r>(view: &ColumnView<'r>, server_tz: &Arc<str>) -> Result<Reader<'r>>
     })
 }
 
+#[inline]
 fn get(r: &Reader<'_>, i: usize, column: &str) -> Result<Value> {
     Ok(match r {
         Reader::Bool(v) => Value::Bool(at(v, i, column)? != 0),
