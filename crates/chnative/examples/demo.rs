@@ -53,7 +53,7 @@ async fn main() -> chnative::Result<()> {
     let client = chnative::Client::connect(&url).await?;
     let info = client.server_info();
     println!(
-        "connected to {} {}.{}.{} (revision {}, negotiated {}); compression as the URL says (none by default)",
+        "connected to {} {}.{}.{} (revision {}, negotiated {}); compression as the URL says (`auto` by default: chosen per query from what the link does)",
         info.name, info.version.0, info.version.1, info.version.2, info.revision, info.negotiated_revision
     );
 
@@ -78,9 +78,10 @@ async fn main() -> chnative::Result<()> {
         .await?;
     let secs = t.elapsed().as_secs_f64();
     println!(
-        "inserted {} rows in {} blocks: {:.2} s, {:.1} M rows/s, {:.1} MiB allocated by the client",
+        "inserted {} rows in {} blocks (compression: {}): {:.2} s, {:.1} M rows/s, {:.1} MiB allocated by the client",
         summary.rows,
         summary.blocks,
+        summary.compression,
         secs,
         summary.rows as f64 / secs / 1e6,
         (ALLOCATED.load(Ordering::Relaxed) - before) as f64 / (1 << 20) as f64
