@@ -5,6 +5,7 @@
 //!
 //! - [`server`]: the real ClickHouse test server (started by `scripts/server.sh` when none
 //!   answers), its HTTP interface as the reference, tables dropped at the end of a test.
+//! - [`cluster`]: the local cluster of `scripts/cluster.sh` (2 shards × 2 replicas).
 //! - [`alloc`]: a counting global allocator whose counters are per thread, so a test that
 //!   counts allocations is not disturbed by the other tests of the same binary.
 //! - [`fake_server`]: a server of one scripted connection, for replies a real server cannot
@@ -12,6 +13,7 @@
 //! - [`packets`]: server packets built by hand, for bytes a real server cannot send.
 
 pub mod alloc;
+pub mod cluster;
 pub mod fake_server;
 pub mod packets;
 pub mod server;

@@ -3,7 +3,6 @@
 //! `system.clusters`, one partition set per shard, and answers compared with ClickHouse's
 //! own over the whole cluster (`cluster('chn_cluster', …)`).
 
-use std::io::{Read, Write};
 use std::sync::{Arc, OnceLock};
 
 use chnative_datafusion::ClickHouseTable;
@@ -11,38 +10,9 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::prelude::SessionContext;
 
-const SHARDS: u16 = 2;
-const REPLICAS: u16 = 2;
-const NAME: &str = "chn_cluster";
 const TABLE: &str = "datafusion_cluster_hits";
 
-fn tcp_port(s: u16, r: u16) -> u16 {
-    29100 + 10 * s + r
-}
-fn http_port(s: u16, r: u16) -> u16 {
-    28100 + 10 * s + r
-}
-
-fn cluster_up() {
-    static UP: OnceLock<()> = OnceLock::new();
-    UP.get_or_init(|| {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/cluster.sh");
-        let out = std::process::Command::new("bash").arg(script).arg("start").output().expect("run scripts/cluster.sh");
-        assert!(out.status.success(), "scripts/cluster.sh start failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    });
-}
-
-fn http(s: u16, r: u16, sql: &str) -> String {
-    cluster_up();
-    let mut sock = std::net::TcpStream::connect(("127.0.0.1", http_port(s, r))).expect("HTTP connect");
-    let req = format!("POST / HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n{}", sql.len(), sql);
-    sock.write_all(req.as_bytes()).unwrap();
-    let mut resp = String::new();
-    sock.read_to_string(&mut resp).unwrap();
-    let (head, body) = resp.split_once("\r\n\r\n").unwrap_or((&resp, ""));
-    assert!(head.contains(" 200 "), "node s{s}r{r}: {sql}\n{resp}");
-    body.to_string()
-}
+use chnative_testkit::cluster::{http, tcp_port, NAME, REPLICAS, SHARDS};
 
 /// The table on every node; shard S holds rows with number % SHARDS = S - 1 (both its
 /// replicas the same rows: there is no Keeper, the writer replicates).

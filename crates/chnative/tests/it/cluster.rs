@@ -10,7 +10,7 @@ use crate::common;
 
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use chnative::cluster::{Cluster, Replica, Shard, ShardKey, Topology};
 use chnative::{Block, Client, Config};
@@ -18,43 +18,14 @@ use common::own_server::OwnServer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-const SHARDS: u16 = 2;
-const REPLICAS: u16 = 2;
-const NAME: &str = "chn_cluster";
+use chnative_testkit::cluster::{self, http_port, tcp_port, NAME, REPLICAS, SHARDS};
 
-fn tcp_port(s: u16, r: u16) -> u16 {
-    29100 + 10 * s + r
-}
-fn http_port(s: u16, r: u16) -> u16 {
-    28100 + 10 * s + r
-}
-
-/// Starts the local cluster once per test binary (reusing one already up).
 fn cluster_up() {
-    static UP: OnceLock<()> = OnceLock::new();
-    UP.get_or_init(|| {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/cluster.sh");
-        let out = std::process::Command::new("bash").arg(script).arg("start").output().expect("run scripts/cluster.sh");
-        assert!(
-            out.status.success(),
-            "scripts/cluster.sh start failed:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    });
+    cluster::up();
 }
 
-/// SQL over HTTP to node (s, r); the body, or a panic naming the node.
 fn http(s: u16, r: u16, sql: &str) -> String {
-    cluster_up();
-    let mut sock = std::net::TcpStream::connect(("127.0.0.1", http_port(s, r))).expect("HTTP connect");
-    let req = format!("POST / HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n{}", sql.len(), sql);
-    sock.write_all(req.as_bytes()).unwrap();
-    let mut resp = String::new();
-    sock.read_to_string(&mut resp).unwrap();
-    let (head, body) = resp.split_once("\r\n\r\n").unwrap_or((&resp, ""));
-    assert!(head.contains(" 200 "), "node s{s}r{r}: {sql}\n{resp}");
-    body.trim_end().to_string()
+    cluster::http(s, r, sql).trim_end().to_string()
 }
 
 fn every_node(sql: &str) {

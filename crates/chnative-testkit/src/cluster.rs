@@ -1,0 +1,51 @@
+//! The local cluster of `scripts/cluster.sh` (`chn_cluster`: 2 shards × 2 replicas of embedded
+//! servers), started by the first test of a binary that needs it, or reused when it is up.
+
+use std::io::{Read, Write};
+use std::sync::OnceLock;
+
+/// Shards of the cluster.
+pub const SHARDS: u16 = 2;
+/// Replicas of each shard.
+pub const REPLICAS: u16 = 2;
+/// Its name in the servers' `remote_servers`.
+pub const NAME: &str = "chn_cluster";
+
+/// The native port of shard `s`, replica `r` (both from 1).
+pub fn tcp_port(s: u16, r: u16) -> u16 {
+    29100 + 10 * s + r
+}
+
+/// The HTTP port of shard `s`, replica `r`.
+pub fn http_port(s: u16, r: u16) -> u16 {
+    28100 + 10 * s + r
+}
+
+/// Starts the cluster once per test binary (`scripts/cluster.sh start` reuses one already up).
+pub fn up() {
+    static UP: OnceLock<()> = OnceLock::new();
+    UP.get_or_init(|| {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/cluster.sh");
+        let out = std::process::Command::new("bash").arg(script).arg("start").output().expect("run scripts/cluster.sh");
+        assert!(
+            out.status.success(),
+            "scripts/cluster.sh start failed:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
+}
+
+/// SQL over the HTTP interface of shard `s`, replica `r` (the cluster started first): the
+/// body, or a panic naming the node and the query.
+pub fn http(s: u16, r: u16, sql: &str) -> String {
+    up();
+    let mut sock = std::net::TcpStream::connect(("127.0.0.1", http_port(s, r))).expect("HTTP connect");
+    let req = format!("POST / HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n{}", sql.len(), sql);
+    sock.write_all(req.as_bytes()).unwrap();
+    let mut resp = String::new();
+    sock.read_to_string(&mut resp).unwrap();
+    let (head, body) = resp.split_once("\r\n\r\n").unwrap_or((&resp, ""));
+    assert!(head.contains(" 200 "), "node s{s}r{r}: {sql}\n{resp}");
+    body.to_string()
+}
