@@ -7,6 +7,8 @@ use chnative_proto::chunked::Mode as ChunkMode;
 use chnative_proto::compression::auto::Auto;
 use chnative_proto::compression::Method;
 use chnative_proto::revision;
+use std::sync::atomic::AtomicU32;
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::ident::setting_name_problem;
@@ -78,24 +80,26 @@ impl std::fmt::Display for Compression {
 #[derive(Clone, Default)]
 pub(crate) struct AutoLinks(std::sync::Arc<std::sync::Mutex<Vec<AutoLink>>>);
 
-/// A server (host, port) and what `compression=auto` learned of its link.
-type AutoLink = ((String, u16), Auto);
+/// A server (host, port), what `compression=auto` learned of its link, and how
+/// many queries to it run under `auto` right now (see `Sample::concurrent`).
+type AutoLink = ((String, u16), Auto, Arc<AtomicU32>);
 
 impl AutoLinks {
-    /// Runs `f` on what is known of `host:port`.
-    pub(crate) fn with<R>(&self, cfg: &Config, f: impl FnOnce(&mut Auto) -> R) -> R {
+    /// Runs `f` on what is known of `host:port`, and its count of queries under way.
+    pub(crate) fn with<R>(&self, cfg: &Config, f: impl FnOnce(&mut Auto, &Arc<AtomicU32>) -> R) -> R {
         let (host, port) = (cfg.host.as_str(), cfg.effective_port());
         let mut links = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let i = match links.iter().position(|((h, p), _)| h == host && *p == port) {
+        let i = match links.iter().position(|((h, p), ..)| h == host && *p == port) {
             Some(i) => i,
             None => {
                 let mut auto = Auto::new();
                 auto.set_fast_link(cfg.auto_fast_link);
-                links.push(((host.to_string(), port), auto));
+                links.push(((host.to_string(), port), auto, Arc::default()));
                 links.len() - 1
             }
         };
-        f(&mut links[i].1)
+        let (_, auto, running) = &mut links[i];
+        f(auto, running)
     }
 }
 

@@ -351,7 +351,7 @@ impl Driver {
             Event::Hello => {
                 if self.cfg.compression == Compression::Auto {
                     let rtt = started.elapsed();
-                    self.cfg.auto_links.with(&self.cfg, |a| a.note_handshake(rtt));
+                    self.cfg.auto_links.with(&self.cfg, |a, _| a.note_handshake(rtt));
                     tracing::debug!(rtt_us = rtt.as_micros() as u64, "compression=auto: handshake round trip");
                 }
             }

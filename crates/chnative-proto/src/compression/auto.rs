@@ -124,6 +124,10 @@ pub struct Sample {
     /// The part of `elapsed` spent waiting for the socket (to bring bytes, or
     /// to take them).
     pub io_wait: Duration,
+    /// Transfers to the same server under way at once, this one included (the
+    /// more of the counts at its start and at its end; 0 counts as 1). They share
+    /// the link: its rate is theirs together, about this many times this one's.
+    pub concurrent: u32,
 }
 
 /// The codec for one query, and why.
@@ -153,7 +157,16 @@ struct Statement {
     /// Where each codec's next run is written in `recent`.
     next: [usize; CANDIDATES.len()],
     runs: u32,
+    /// A first run of each codec under way: the statement's run count when it
+    /// began (see [`EXPLORING_RUNS`]).
+    exploring: [Option<u32>; CANDIDATES.len()],
 }
+
+/// For how many runs of its statement a codec's first run counts as under way:
+/// meanwhile, runs of the statement at the same time (parallel INSERTs of one
+/// statement) do not all try the same untried codec at once. A run that never
+/// reports (too small, cancelled, failed) frees it after this many.
+const EXPLORING_RUNS: u32 = 16;
 
 impl Statement {
     /// Each codec's best recent cost, `None` for a codec not run yet.
@@ -232,9 +245,16 @@ impl Auto {
             return pick(Method::Lz4, Reason::SlowLinkDefault);
         };
         s.runs = s.runs.wrapping_add(1);
+        let runs = s.runs;
         let costs = s.costs();
-        if let Some(i) = costs.iter().position(Option::is_none) {
+        let under_way = |since: Option<u32>| since.is_some_and(|b| runs.wrapping_sub(b) < EXPLORING_RUNS);
+        if let Some(i) = (0..CANDIDATES.len()).find(|&i| costs[i].is_none() && !under_way(s.exploring[i])) {
+            s.exploring[i] = Some(runs);
             return pick(CANDIDATES[i], Reason::Exploring);
+        }
+        if costs.iter().all(Option::is_none) {
+            // Every untried codec's first run is under way: wait for one to report.
+            return pick(Method::Lz4, Reason::SlowLinkDefault);
         }
         let best = best_of(&costs);
         if s.runs % REEXPLORE == 0 {
@@ -259,6 +279,7 @@ impl Auto {
             self.statements.clear();
         }
         let st = self.statements.entry(s.key).or_default();
+        st.exploring[i] = None;
         st.recent[i][st.next[i]] = secs / s.raw_bytes as f64;
         st.next[i] = (st.next[i] + 1) % KEEP;
     }
@@ -272,7 +293,11 @@ pub fn link_evidence(s: &Sample, fast_link: f64) -> Option<bool> {
         return Some(false);
     }
     let secs = s.elapsed.as_secs_f64();
-    if s.wire_bytes as f64 >= fast_link * secs {
+    // Transfers running beside this one share the link: judge the link by their
+    // rate together (16 parallel INSERTs held back by a busy server each move a
+    // sixteenth of what the link carries, and each looks like a slow link alone).
+    let together = s.wire_bytes as f64 * f64::from(s.concurrent.max(1));
+    if together >= fast_link * secs {
         return Some(true);
     }
     if s.method != Method::None {
@@ -305,7 +330,48 @@ mod tests {
             raw_bytes: raw_mb * MB,
             elapsed: Duration::from_millis(ms),
             io_wait: Duration::from_millis(ms),
+            concurrent: 1,
         }
+    }
+
+    /// Parallel runs of one statement on a slow link: one at a time tries each
+    /// untried codec, the others use the best one measured so far.
+    #[test]
+    fn parallel_runs_do_not_all_explore_the_same_codec() {
+        let mut a = Auto::new();
+        a.record(&sample(9, Method::None, 10, 10, 1000)); // another statement: a slow link
+        a.record(&sample(1, Method::Lz4, 100, 50, 1000));
+        // LZ4 measured; none and ZSTD untried: the first two runs try them, the
+        // rest (running beside them) use LZ4.
+        let picks: Vec<Choice> = (0..6).map(|_| a.choose(1)).collect();
+        assert_eq!(picks[0], Choice { method: Method::None, reason: Reason::Exploring });
+        assert_eq!(picks[1], Choice { method: Method::Zstd { level: 1 }, reason: Reason::Exploring });
+        assert!(picks[2..].iter().all(|c| *c == Choice { method: Method::Lz4, reason: Reason::Learned }), "{picks:?}");
+        // A first run that never reports frees its codec after EXPLORING_RUNS runs.
+        let later: Vec<Choice> = (0..EXPLORING_RUNS).map(|_| a.choose(1)).collect();
+        assert!(later.iter().any(|c| c.method == Method::None && c.reason == Reason::Exploring), "{later:?}");
+    }
+
+    /// 16 transfers at once, each at a sixteenth of a fast link and waiting for
+    /// the socket all along: the link carried them all, so it is fast; one such
+    /// transfer alone is a slow link.
+    #[test]
+    fn concurrent_transfers_are_judged_together() {
+        // 25 MB in 1 s each: 25 MB/s alone, 400 MB/s for 16 together.
+        let one = sample(1, Method::None, 25, 25, 1000);
+        assert_eq!(link_evidence(&one, FAST_LINK), Some(false));
+        let sixteen = Sample { concurrent: 16, ..one };
+        assert_eq!(link_evidence(&sixteen, FAST_LINK), Some(true));
+        let mut a = Auto::new();
+        for _ in 0..16 {
+            a.record(&sixteen);
+        }
+        assert_eq!(a.choose(1), Choice { method: Method::None, reason: Reason::FastLink });
+        // On a link that is slow even for 16 together, they explore as one would.
+        let slow = Sample { concurrent: 16, ..sample(2, Method::None, 5, 5, 1000) };
+        let mut b = Auto::new();
+        b.record(&slow);
+        assert_eq!(b.choose(2).reason, Reason::Exploring);
     }
 
     #[test]

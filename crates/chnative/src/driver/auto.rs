@@ -3,6 +3,8 @@
 //! and what the query is measured by when it ends (wire bytes, uncompressed
 //! bytes, wall time, time spent waiting for the socket).
 
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use chnative_proto::compression::auto::{statement_key, Direction, Sample, MIN_SAMPLE_BYTES};
@@ -24,6 +26,18 @@ pub(super) struct AutoRun {
     pub(super) raw: u64,
     /// Time spent waiting for the socket.
     pub(super) io_wait: std::time::Duration,
+    /// The server's count of queries under `auto` under way (this one
+    /// included until the run is dropped), and what it was when this one began.
+    pub(super) running: Arc<AtomicU32>,
+    pub(super) running_at_start: u32,
+}
+
+impl Drop for AutoRun {
+    /// However the query ends (its end, an exception, a cancel, the connection
+    /// dropped), it no longer runs.
+    fn drop(&mut self) {
+        self.running.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Driver {
@@ -32,9 +46,11 @@ impl Driver {
     pub(super) fn choose_compression(&mut self, sql: &str, insert: bool) -> Result<Method> {
         let direction = if insert { Direction::Write } else { Direction::Read };
         let key = statement_key(sql, direction);
-        let choice = self.cfg.auto_links.with(&self.cfg, |a| a.choose(key));
+        let (choice, running) = self.cfg.auto_links.with(&self.cfg, |a, running| (a.choose(key), running.clone()));
         tracing::debug!(compression = ?choice.method, reason = choice.reason.as_str(), "compression=auto");
         self.proto.set_compression(Some(choice.method).filter(|m| *m != Method::None)).map_err(map_err)?;
+        // Counted from here: the run's Drop takes it back.
+        let running_at_start = running.fetch_add(1, Ordering::Relaxed) + 1;
         self.auto = Some(AutoRun {
             key,
             direction,
@@ -43,6 +59,8 @@ impl Driver {
             wire_at_start: self.wire_bytes,
             raw: 0,
             io_wait: std::time::Duration::ZERO,
+            running,
+            running_at_start,
         });
         Ok(choice.method)
     }
@@ -77,9 +95,10 @@ impl Driver {
                     raw_bytes: run.raw,
                     elapsed: run.started.elapsed(),
                     io_wait: run.io_wait,
+                    concurrent: run.running_at_start.max(run.running.load(Ordering::Relaxed)),
                 };
                 self.auto = None;
-                self.cfg.auto_links.with(&self.cfg, |a| a.record(&sample));
+                self.cfg.auto_links.with(&self.cfg, |a, _| a.record(&sample));
             }
             Event::Exception(_) => self.auto = None,
             _ => {}
