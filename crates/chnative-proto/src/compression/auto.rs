@@ -124,8 +124,8 @@ pub struct Sample {
     /// The part of `elapsed` spent waiting for the socket (to bring bytes, or
     /// to take them).
     pub io_wait: Duration,
-    /// Transfers to the same server under way at once, this one included (the
-    /// more of the counts at its start and at its end; 0 counts as 1). They share
+    /// Bulk transfers to the same server under way at once, this one included
+    /// (the more of the counts when it joined them and at its end; 0 counts as 1). They share
     /// the link: its rate is theirs together, about this many times this one's.
     pub concurrent: u32,
 }

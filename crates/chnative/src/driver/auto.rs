@@ -26,13 +26,23 @@ pub(super) struct AutoRun {
     pub(super) raw: u64,
     /// Time spent waiting for the socket.
     pub(super) io_wait: std::time::Duration,
-    /// The server's count of queries under `auto` under way (this one
-    /// included until the run is dropped), and what it was when this one began.
-    pub(super) running: Arc<AtomicU32>,
-    pub(super) running_at_start: u32,
+    /// Counted among the server's bulk transfers under way, once it has moved
+    /// [`BULK_WIRE_BYTES`] (see `Sample::concurrent`).
+    pub(super) bulk: Option<Bulk>,
 }
 
-impl Drop for AutoRun {
+/// Wire bytes after which a query counts as a bulk transfer sharing the link:
+/// small queries running beside a large one do not make the link look faster.
+const BULK_WIRE_BYTES: u64 = MIN_SAMPLE_BYTES / 8;
+
+/// A run counted in its server's number of bulk transfers under way.
+pub(super) struct Bulk {
+    running: Arc<AtomicU32>,
+    /// The count when this one joined it (itself included).
+    at_start: u32,
+}
+
+impl Drop for Bulk {
     /// However the query ends (its end, an exception, a cancel, the connection
     /// dropped), it no longer runs.
     fn drop(&mut self) {
@@ -46,11 +56,9 @@ impl Driver {
     pub(super) fn choose_compression(&mut self, sql: &str, insert: bool) -> Result<Method> {
         let direction = if insert { Direction::Write } else { Direction::Read };
         let key = statement_key(sql, direction);
-        let (choice, running) = self.cfg.auto_links.with(&self.cfg, |a, running| (a.choose(key), running.clone()));
+        let choice = self.cfg.auto_links.with(&self.cfg, |a, _| a.choose(key));
         tracing::debug!(compression = ?choice.method, reason = choice.reason.as_str(), "compression=auto");
         self.proto.set_compression(Some(choice.method).filter(|m| *m != Method::None)).map_err(map_err)?;
-        // Counted from here: the run's Drop takes it back.
-        let running_at_start = running.fetch_add(1, Ordering::Relaxed) + 1;
         self.auto = Some(AutoRun {
             key,
             direction,
@@ -59,16 +67,22 @@ impl Driver {
             wire_at_start: self.wire_bytes,
             raw: 0,
             io_wait: std::time::Duration::ZERO,
-            running,
-            running_at_start,
+            bulk: None,
         });
         Ok(choice.method)
     }
 
-    /// Adds the time since `started` to the running query's socket wait (see `AutoRun`).
+    /// Adds the time since `started` to the running query's socket wait (see
+    /// `AutoRun`), and counts the query among its server's bulk transfers once
+    /// it has moved enough bytes to be one (the shared state's lock is taken
+    /// then, once per large transfer, never for a small query).
     pub(super) fn add_io_wait(&mut self, started: Option<Instant>) {
-        if let (Some(t), Some(run)) = (started, &mut self.auto) {
-            run.io_wait += t.elapsed();
+        let (Some(t), Some(run)) = (started, &mut self.auto) else { return };
+        run.io_wait += t.elapsed();
+        if run.bulk.is_none() && self.wire_bytes - run.wire_at_start >= BULK_WIRE_BYTES {
+            let running = self.cfg.auto_links.with(&self.cfg, |_, running| running.clone());
+            let at_start = running.fetch_add(1, Ordering::Relaxed) + 1;
+            run.bulk = Some(Bulk { running, at_start });
         }
     }
 
@@ -95,7 +109,7 @@ impl Driver {
                     raw_bytes: run.raw,
                     elapsed: run.started.elapsed(),
                     io_wait: run.io_wait,
-                    concurrent: run.running_at_start.max(run.running.load(Ordering::Relaxed)),
+                    concurrent: run.bulk.as_ref().map_or(1, |b| b.at_start.max(b.running.load(Ordering::Relaxed))),
                 };
                 self.auto = None;
                 self.cfg.auto_links.with(&self.cfg, |a, _| a.record(&sample));
