@@ -8,6 +8,9 @@ pub use chnative_testkit::fake_server;
 /// A server of a test's own (stopped on drop), for tests that must not touch the shared one.
 pub mod own_server;
 
+/// A tracing capture on the test's own thread.
+pub mod capture;
+
 /// Revisions the core suite runs at (oldest first); the last is the default.
 pub const REVISIONS: [u64; 5] = [54460, 54465, 54473, 54483, 54492];
 

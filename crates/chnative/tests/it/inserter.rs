@@ -5,14 +5,9 @@
 use crate::common;
 use common::*;
 
-use std::fmt::Write as _;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chnative::{fixed, Client, ErrorKind, IntoInsertData, Row};
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Metadata, Subscriber};
 
 #[derive(Row, Debug, Clone)]
 struct Ev {
@@ -171,52 +166,10 @@ async fn a_rerun_with_the_same_token_is_stored_once() {
     assert_eq!(t.count(), 7500);
 }
 
-/// Records every event with its level and fields, as text lines.
-#[derive(Clone, Default)]
-struct Capture {
-    lines: Arc<Mutex<Vec<String>>>,
-    next: Arc<std::sync::atomic::AtomicU64>,
-}
-
-struct Fields(String);
-impl Visit for Fields {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        let _ = write!(self.0, " {}={:?}", field.name(), value);
-    }
-}
-
-impl Subscriber for Capture {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1)
-    }
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, event: &Event<'_>) {
-        let mut f = Fields(format!("{} {}", event.metadata().level(), event.metadata().target()));
-        event.record(&mut f);
-        self.lines.lock().unwrap().push(f.0);
-    }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
-}
-
-impl Capture {
-    fn warnings(&self) -> Vec<String> {
-        self.lines.lock().unwrap().iter().filter(|l| l.starts_with("WARN")).cloned().collect()
-    }
-}
-
 // Current-thread runtime: the subscriber set for this thread sees every event.
 #[tokio::test]
 async fn dropping_an_inserter_that_holds_rows_warns() {
-    let capture = Capture::default();
-    let _guard = tracing::subscriber::set_default(capture.clone());
-    // A second, inert dispatcher: callsites first reached by another test's thread are
-    // not cached as unwanted (see tracing.rs, spans_carry_ids_counts_and_times_…).
-    let _second = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
+    let (capture, _capturing) = common::capture::Capture::on_this_thread();
     let t = Table::create("inserter_drop", EV_TABLE);
     let c = client().await;
 

@@ -1,62 +1,12 @@
 //! Spans for connect, query and insert carry ids, counts and times, and no
 //! secret ever reaches a span, an event or a `Debug` output.
-//!
-//! The capturing subscriber is the default of the test's thread only
-//! (`tracing::subscriber::set_default`), not the process-wide one: the other
-//! tests of this binary run meanwhile on other threads, and their spans must
-//! not land in it (nor its capture in theirs). The test runs on a current-thread
-//! runtime, so every task of it, and every span and event chnative makes for
-//! it, is on that thread.
+//! The capture is the test's own thread's subscriber (`common::capture`).
 
 use crate::common;
 
-use std::fmt::Write as _;
-use std::sync::{Arc, Mutex};
-
 use chnative::{Client, Connection, Query, TraceContext};
+use common::capture::Capture;
 use common::{http, server, unique_table, url};
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Metadata, Subscriber};
-
-/// Records every span and event, with all fields, as text lines.
-#[derive(Clone, Default)]
-struct Capture {
-    lines: Arc<Mutex<Vec<String>>>,
-    next: Arc<std::sync::atomic::AtomicU64>,
-}
-
-struct Fields(String);
-impl Visit for Fields {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        let _ = write!(self.0, " {}={:?}", field.name(), value);
-    }
-}
-
-impl Subscriber for Capture {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, span: &Attributes<'_>) -> Id {
-        let mut f = Fields(format!("span {}", span.metadata().name()));
-        span.record(&mut f);
-        self.lines.lock().unwrap().push(f.0);
-        Id::from_u64(self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1)
-    }
-    fn record(&self, span: &Id, values: &Record<'_>) {
-        let mut f = Fields(format!("record {}", span.into_u64()));
-        values.record(&mut f);
-        self.lines.lock().unwrap().push(f.0);
-    }
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, event: &Event<'_>) {
-        let mut f = Fields(format!("event {}", event.metadata().target()));
-        event.record(&mut f);
-        self.lines.lock().unwrap().push(f.0);
-    }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
-}
 
 /// A wrong password, and the right one of `chn_pw`.
 const SECRET: &str = "Sw0rdf1sh-xyzzy";
@@ -65,14 +15,7 @@ const GOOD: &str = "secret";
 // Current-thread runtime: the subscriber set for this thread sees every span and event of the test.
 #[tokio::test]
 async fn spans_carry_ids_counts_and_times_and_never_a_password() {
-    let capture = Capture::default();
-    let _guard = tracing::subscriber::set_default(capture.clone());
-    // tracing-core caches per callsite whether any subscriber wants it. While only one
-    // dispatcher is registered in the process, it asks just the default of the thread that
-    // first reaches a callsite: a query span first made by another test's thread (no
-    // subscriber there) would be cached as "never", and this test would miss its own. With a
-    // second, inert dispatcher alive it asks every live one, and the capture says yes.
-    let _second = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
+    let (capture, _capturing) = Capture::on_this_thread();
     let s = server();
 
     // The server's password user (see scripts/server.sh), and a wrong password.
@@ -99,7 +42,7 @@ async fn spans_carry_ids_counts_and_times_and_never_a_password() {
     let tc = TraceContext::from_w3c("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "").unwrap();
     client.execute(Query::new("SELECT 1").trace_context(tc)).await.unwrap();
 
-    let lines = capture.lines.lock().unwrap().clone();
+    let lines = capture.lines();
     let text = lines.join("\n");
     assert!(!text.contains(SECRET) && !text.contains(GOOD), "a password reached tracing:\n{text}");
     for shown in [format!("{e}"), format!("{e:?}"), format!("{e2:?}"), format!("{client:?}")] {
