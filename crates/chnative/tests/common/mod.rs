@@ -27,3 +27,37 @@ pub async fn client_at(revision: u64, compression: &str) -> chnative::Client {
 pub async fn client() -> chnative::Client {
     chnative::Client::connect(&url("")).await.expect("connect")
 }
+
+/// xorshift64*: a seeded, reproducible source of test values and choices.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A number below `n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    /// A float in [-1, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 52) as f64 * 2.0 - 1.0
+    }
+}
+
+/// Waits (bounded: 15 s in 50 ms steps) until `f` holds; false if it never did.
+pub async fn eventually(mut f: impl FnMut() -> bool) -> bool {
+    for _ in 0..300 {
+        if f() {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    f()
+}

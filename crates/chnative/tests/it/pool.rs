@@ -7,18 +7,7 @@ use crate::common;
 use std::time::Duration;
 
 use chnative::{Client, Config};
-use common::url;
-
-/// Waits (bounded) until `f` holds; false if it never did.
-async fn eventually(mut f: impl FnMut() -> bool) -> bool {
-    for _ in 0..300 {
-        if f() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    f()
-}
+use common::{eventually, url};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_pool_makes_callers_wait_and_times_out() {

@@ -14,24 +14,10 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use chnative::{params, Client, Config, Error};
 use common::own_server::OwnServer;
-
-/// xorshift64*: a seeded, reproducible source of choices.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use common::{eventually, Rng};
 
 /// Polls a future at most `polls` times, then drops it (returning `None`):
 /// a drop at a point that depends only on how often the future waited.
@@ -93,17 +79,6 @@ fn own_sockets(port: u16) -> i64 {
 fn running_queries(server: &OwnServer, client_name: &str) -> u64 {
     let sql = format!("SELECT count() FROM system.processes WHERE client_name = '{client_name}'");
     server.http(&sql).trim().parse().unwrap()
-}
-
-/// Waits (bounded) until `f` holds; false if it never did.
-async fn eventually(mut f: impl FnMut() -> bool) -> bool {
-    for _ in 0..300 {
-        if f() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    f()
 }
 
 #[derive(Default)]

@@ -69,21 +69,6 @@ fn bytes<T: Elem>(v: &[T]) -> &[u8] {
     bytemuck::cast_slice(v)
 }
 
-/// xorshift64*.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 52) as f64 * 2.0 - 1.0
-    }
-}
-
 /// Rows where `id % 7 == 3` carry special values (zeros, infinities, NaN, subnormals).
 fn special_row(id: usize) -> bool {
     id % 7 == 3
