@@ -1,7 +1,6 @@
 //! The local cluster of `scripts/cluster.sh` (`chn_cluster`: 2 shards × 2 replicas of embedded
 //! servers), started by the first test of a binary that needs it, or reused when it is up.
 
-use std::io::{Read, Write};
 use std::sync::OnceLock;
 
 /// Shards of the cluster.
@@ -37,15 +36,8 @@ pub fn up() {
 }
 
 /// SQL over the HTTP interface of shard `s`, replica `r` (the cluster started first): the
-/// body, or a panic naming the node and the query.
+/// body, or a panic naming the node's port and the query.
 pub fn http(s: u16, r: u16, sql: &str) -> String {
     up();
-    let mut sock = std::net::TcpStream::connect(("127.0.0.1", http_port(s, r))).expect("HTTP connect");
-    let req = format!("POST / HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n{}", sql.len(), sql);
-    sock.write_all(req.as_bytes()).unwrap();
-    let mut resp = String::new();
-    sock.read_to_string(&mut resp).unwrap();
-    let (head, body) = resp.split_once("\r\n\r\n").unwrap_or((&resp, ""));
-    assert!(head.contains(" 200 "), "node s{s}r{r}: {sql}\n{resp}");
-    body.to_string()
+    crate::server::http_at_port(http_port(s, r), sql)
 }

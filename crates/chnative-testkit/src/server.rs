@@ -60,12 +60,28 @@ pub fn url(options: &str) -> String {
 /// when the server cannot be reached; no status check (for cleanup in `Drop`).
 pub fn http_raw(path: &str, sql: &str) -> Option<Vec<u8>> {
     let s = server();
-    let mut sock = std::net::TcpStream::connect((s.host.as_str(), s.http_port)).ok()?;
-    let req = format!("POST {path} HTTP/1.0\r\nHost: {}\r\nContent-Length: {}\r\n\r\n{sql}", s.host, sql.len());
+    post(&s.host, s.http_port, path, sql)
+}
+
+/// The whole HTTP response to a POST of `sql` at `path` of `host:port`, or `None` when it
+/// cannot be reached.
+fn post(host: &str, port: u16, path: &str, sql: &str) -> Option<Vec<u8>> {
+    let mut sock = std::net::TcpStream::connect((host, port)).ok()?;
+    let req = format!("POST {path} HTTP/1.0\r\nHost: {host}\r\nContent-Length: {}\r\n\r\n{sql}", sql.len());
     sock.write_all(req.as_bytes()).ok()?;
     let mut resp = Vec::new();
     sock.read_to_end(&mut resp).ok()?;
     Some(resp)
+}
+
+/// The body of the response to `sql` from another server's HTTP interface on loopback (a
+/// test's own server, a cluster node); panics naming the port and the query on an HTTP error.
+pub fn http_at_port(port: u16, sql: &str) -> String {
+    let resp = post("127.0.0.1", port, "/", sql).unwrap_or_else(|| panic!("HTTP connect to 127.0.0.1:{port}"));
+    let resp = String::from_utf8_lossy(&resp).into_owned();
+    let (head, body) = resp.split_once("\r\n\r\n").unwrap_or((&resp, ""));
+    assert!(head.contains(" 200 "), "HTTP query to 127.0.0.1:{port} failed: {sql}\n{resp}");
+    body.to_string()
 }
 
 /// The whole HTTP response to `sql` as text, or `None`; no status check.

@@ -10,7 +10,6 @@
 //! process ends without dropping it (killed, aborted, interrupted with Ctrl-C: server.sh
 //! starts servers in a session of their own, so a Ctrl-C does not reach them).
 
-use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -174,14 +173,7 @@ impl OwnServer {
     /// SQL over its HTTP interface (independent of the code under test): the body, or a
     /// panic naming the query.
     pub fn http(&self, sql: &str) -> String {
-        let mut sock = std::net::TcpStream::connect(("127.0.0.1", self.http_port)).expect("HTTP connect");
-        let req = format!("POST / HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n{sql}", sql.len());
-        sock.write_all(req.as_bytes()).unwrap();
-        let mut resp = String::new();
-        sock.read_to_string(&mut resp).unwrap();
-        let (head, body) = resp.split_once("\r\n\r\n").unwrap_or((&resp, ""));
-        assert!(head.contains(" 200 "), "HTTP query to the own server failed: {sql}\n{resp}");
-        body.to_string()
+        chnative_testkit::server::http_at_port(self.http_port, sql)
     }
 }
 
