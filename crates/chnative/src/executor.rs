@@ -259,9 +259,16 @@ macro_rules! row_options {
 /// (or call [`InsertRows::send`]), after any of [`InsertRows::setting`],
 /// [`InsertRows::query_id`] and [`InsertRows::deduplication_token`].
 ///
-/// Every field's type is checked against the table before any data is sent;
-/// the rows are transposed into column buffers and sent as one INSERT, like
-/// [`Insert`] columns.
+/// Every field's type is checked against the table before any data is sent.
+/// The rows are transposed into column buffers about 4 MiB at a time, each
+/// chunk sent as a block of one INSERT before the next is written (a slice of
+/// any length costs one chunk of buffers, and they are sent while still in the
+/// CPU's cache). Rows that fit in one chunk are all written before anything is sent.
+/// With more, a row that cannot be written (a value its column cannot hold)
+/// returns its error and aborts the INSERT: its connection is closed, and the
+/// server discards the blocks it had received (it writes nothing before
+/// `min_insert_block_size_rows` rows, 1,048,449 by default, have arrived; parts
+/// written before that point of a larger INSERT stay, as on any failure).
 ///
 /// ```no_run
 /// # #[derive(chnative::Row)] struct Event { id: u64 }
@@ -295,16 +302,10 @@ impl<'r, T: RowWrite> InsertRows<'r, T> {
         let InsertRows { mut via, table, rows, options } = self;
         let types = via.field_types::<T>(&table).await?;
         let mut buffers = via.row_buffers::<T>(&types)?;
-        for (i, row) in rows.iter().enumerate() {
-            T::push(row, &mut buffers).map_err(|e| crate::row::row_error(e, i))?;
-        }
-        let mut insert = via.reborrow().insert(&table);
-        for (name, data) in T::columns(&buffers) {
-            insert = insert.column(name, data);
-        }
-        let res = options.apply(insert, None).send().await;
+        let mut peak = 0;
+        let res = crate::row::send_rows::<T>(via.reborrow(), &table, rows, &mut buffers, &options, &mut peak).await;
         // Sent or not, the buffers go back for the next typed INSERT of `T`.
-        let peak = T::bytes(&buffers);
+        let peak = peak.max(T::bytes(&buffers));
         T::truncate(&mut buffers, 0);
         via.kept_buffers().give(types, buffers, peak);
         res

@@ -349,6 +349,35 @@ async fn insert_checks_types_before_sending() {
     assert!(c.is_usable());
 }
 
+/// `insert_rows` sends a large slice in chunks (blocks of one INSERT) while it
+/// writes them: a row that its column cannot hold, after chunks went out,
+/// aborts the INSERT. Nothing is stored (fewer rows than the server gathers
+/// into a part), the error names the row, and the client goes on.
+#[tokio::test]
+async fn a_bad_row_after_the_first_chunk_aborts_the_insert() {
+    #[derive(Row, Debug)]
+    struct Tagged<'a> {
+        id: chnative::Value,
+        name: &'a str,
+    }
+    let t = Table::new("rows_bad_later", "id UInt16, name String");
+    let name = "n".repeat(200);
+    let n = 60_000u64; // about 12 MB: three chunks or more
+    let bad = 50_000;
+    let mut rows: Vec<Tagged<'_>> =
+        (0..n).map(|i| Tagged { id: chnative::Value::UInt64(i % 1000), name: &name }).collect();
+    rows[bad].id = chnative::Value::UInt64(70_000);
+    let c = client().await;
+    let e = c.insert_rows(&t.0, &rows).await.unwrap_err().to_string();
+    assert!(e.contains(&format!("row {bad}")) && e.contains("70000") && e.contains("UInt16"), "{e}");
+    assert_eq!(http(&format!("SELECT count() FROM {}", t.0)).trim(), "0");
+    // The same client inserts the good rows (a new connection if the old one was closed).
+    rows[bad].id = chnative::Value::UInt64(1);
+    let s = c.insert_rows(&t.0, &rows).await.unwrap();
+    assert_eq!((s.rows, s.blocks > 1), (n, true), "{s:?}");
+    assert_eq!(http(&format!("SELECT count(), sum(length(name)) FROM {}", t.0)).trim(), format!("{n},{}", n * 200));
+}
+
 #[tokio::test]
 async fn inserter_flushes_in_blocks_and_reuses_buffers() {
     #[derive(Row, Debug, PartialEq)]
