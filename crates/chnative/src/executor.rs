@@ -303,7 +303,8 @@ impl<'r, T: RowWrite> InsertRows<'r, T> {
         let types = via.field_types::<T>(&table).await?;
         let mut buffers = via.row_buffers::<T>(&types)?;
         let mut peak = 0;
-        let res = crate::row::send_rows::<T>(via.reborrow(), &table, rows, &mut buffers, &options, &mut peak).await;
+        let mut chunks = crate::row::TypedChunks { rows, buffers: &mut buffers };
+        let res = crate::row::send_rows(via.reborrow(), &table, rows.len(), &mut chunks, &options, &mut peak).await;
         // Sent or not, the buffers go back for the next typed INSERT of `T`.
         let peak = peak.max(T::bytes(&buffers));
         T::truncate(&mut buffers, 0);
@@ -327,7 +328,10 @@ impl<'r, T: RowWrite + Sync> IntoFuture for InsertRows<'r, T> {
 ///
 /// The table's column types are read first; every cell is converted exactly
 /// (integers that fit, floats that are exact, dates, times, decimals without
-/// rounding, enum labels) before anything is sent.
+/// rounding, enum labels) before its chunk is sent. Rows are written and sent
+/// in chunks of about 4 MiB, as [`InsertRows`] does (the same rules for a row
+/// that cannot be converted: rows that fit in one chunk are all checked before
+/// anything is sent; after that, a bad row aborts the INSERT).
 #[must_use = "an INSERT does nothing until it is awaited"]
 pub struct InsertValues<'r> {
     via: Via<'r>,
@@ -351,12 +355,8 @@ impl<'r> InsertValues<'r> {
         };
         let names: Vec<&str> = first.names().iter().map(String::as_str).collect();
         let types = via.column_types(&table, &names).await?;
-        let buffers = chnative_proto::value::value_buffers(&types, rows)?;
-        let mut insert = via.insert(&table);
-        for ((name, _), buf) in types.iter().zip(&buffers) {
-            insert = insert.column(name, buf.data());
-        }
-        options.apply(insert, None).send().await
+        let mut chunks = crate::row::ValueChunks { types: &types, rows, buffers: Vec::new() };
+        crate::row::send_rows(via, &table, rows.len(), &mut chunks, &options, &mut 0).await
     }
 }
 

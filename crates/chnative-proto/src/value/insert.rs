@@ -645,16 +645,24 @@ fn rescale(ticks: i64, from: u8, to: u8) -> std::result::Result<i64, ()> {
     }
 }
 
-/// One buffer per column of `types`, filled with `rows` (all with the first
-/// row's column names), every cell converted exactly.
+/// Appends `rows[range]` to `buffers` (one per column of `types`, made when
+/// `buffers` is empty), every cell converted exactly. Every row must have the
+/// column names of `rows[0]`; an error names the row by its index in `rows`.
 #[doc(hidden)]
-pub fn value_buffers(types: &[(String, D)], rows: &[ValueRow]) -> Result<Vec<Buffer>> {
-    let Some(first) = rows.first() else { return Ok(Vec::new()) };
-    let mut buffers = Vec::with_capacity(types.len());
-    for (name, ty) in types {
-        buffers.push(Buffer::for_type(ty).map_err(|e| Error::invalid_input(format!("column `{name}`: {e}")))?);
+pub fn push_value_rows(
+    buffers: &mut Vec<Buffer>,
+    types: &[(String, D)],
+    rows: &[ValueRow],
+    range: std::ops::Range<usize>,
+) -> Result<()> {
+    let Some(first) = rows.first() else { return Ok(()) };
+    if buffers.is_empty() {
+        for (name, ty) in types {
+            buffers.push(Buffer::for_type(ty).map_err(|e| Error::invalid_input(format!("column `{name}`: {e}")))?);
+        }
     }
-    for (i, row) in rows.iter().enumerate() {
+    let start = range.start;
+    for (i, row) in rows[range].iter().enumerate().map(|(i, r)| (start + i, r)) {
         if row.names() != first.names() {
             return Err(Error::invalid_input(format!("row {i} has different columns from row 0")));
         }
@@ -664,5 +672,5 @@ pub fn value_buffers(types: &[(String, D)], rows: &[ValueRow]) -> Result<Vec<Buf
             })?;
         }
     }
-    Ok(buffers)
+    Ok(())
 }

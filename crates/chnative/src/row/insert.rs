@@ -1,8 +1,11 @@
-//! Inserting typed rows: transposed into column buffers, then sent with the
-//! column-tier INSERT.
+//! Inserting typed (and dynamic) rows: transposed into column buffers, then
+//! sent with the column-tier INSERT.
 
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
+use chnative_proto::insert::InsertData;
+use chnative_proto::value::{push_value_rows, ValueColumnBuffer};
 use chnative_proto::DataType;
 
 use super::RowWrite;
@@ -49,68 +52,116 @@ pub(crate) const ROW_CHUNK_BYTES: usize = 4 << 20;
 /// Rows transposed before the chunk's size is first measured.
 const FIRST_CHUNK_ROWS: usize = 64;
 
-/// Transposes `rows[start..]` into `buffers` until about `chunk_rows` rows (at
-/// least one) are in; returns the index after the last row written. A row that
-/// cannot be written is an error naming its index in `rows`.
-fn push_chunk<T: RowWrite>(rows: &[T], start: usize, chunk_rows: usize, buffers: &mut T::Buffers) -> Result<usize> {
-    let end = rows.len().min(start + chunk_rows.max(1));
-    for (i, row) in rows[start..end].iter().enumerate() {
-        T::push(row, buffers).map_err(|e| row_error(e, start + i))?;
-    }
-    Ok(end)
+/// Column buffers that a slice of rows is written into a range at a time.
+pub(crate) trait RowChunks {
+    /// Appends the rows of `range` to the buffers; an error names the row.
+    fn push(&mut self, range: Range<usize>) -> Result<()>;
+    /// About how many bytes the buffers hold.
+    fn bytes(&self) -> usize;
+    /// The buffers' columns, to send.
+    fn columns(&self) -> Vec<(&str, InsertData<'_>)>;
+    /// Empties the buffers.
+    fn clear(&mut self);
 }
 
-/// The rows of `InsertRows`: transposed a chunk of about [`ROW_CHUNK_BYTES`]
-/// at a time and sent as blocks of one INSERT. Rows that fit in one chunk go
-/// as one plain INSERT (nothing is sent before every row was written). With
-/// more, a row that cannot be written aborts the INSERT (its connection is
-/// closed, so the server discards what it has not written as parts: nothing,
-/// below `min_insert_block_size_rows`). Returns the most bytes `buffers` held.
-pub(crate) async fn send_rows<T: RowWrite>(
+/// Typed rows and the buffers of their row type.
+pub(crate) struct TypedChunks<'a, T: RowWrite> {
+    pub(crate) rows: &'a [T],
+    pub(crate) buffers: &'a mut T::Buffers,
+}
+
+impl<T: RowWrite> RowChunks for TypedChunks<'_, T> {
+    fn push(&mut self, range: Range<usize>) -> Result<()> {
+        let start = range.start;
+        for (i, row) in self.rows[range].iter().enumerate() {
+            T::push(row, self.buffers).map_err(|e| row_error(e, start + i))?;
+        }
+        Ok(())
+    }
+    fn bytes(&self) -> usize {
+        T::bytes(self.buffers)
+    }
+    fn columns(&self) -> Vec<(&str, InsertData<'_>)> {
+        T::columns(self.buffers)
+    }
+    fn clear(&mut self) {
+        T::truncate(self.buffers, 0);
+    }
+}
+
+/// Dynamic rows and a buffer per column of `types`.
+pub(crate) struct ValueChunks<'a> {
+    pub(crate) types: &'a [(String, DataType)],
+    pub(crate) rows: &'a [crate::ValueRow],
+    pub(crate) buffers: Vec<ValueColumnBuffer>,
+}
+
+impl RowChunks for ValueChunks<'_> {
+    fn push(&mut self, range: Range<usize>) -> Result<()> {
+        Ok(push_value_rows(&mut self.buffers, self.types, self.rows, range)?)
+    }
+    fn bytes(&self) -> usize {
+        self.buffers.iter().map(|b| b.data().wire_bytes()).sum()
+    }
+    fn columns(&self) -> Vec<(&str, InsertData<'_>)> {
+        self.types.iter().zip(&self.buffers).map(|((name, _), b)| (name.as_str(), b.data())).collect()
+    }
+    fn clear(&mut self) {
+        self.buffers.clear();
+    }
+}
+
+/// The rows of `InsertRows` or `InsertValues` (`rows` of them, in `chunks`):
+/// written a chunk of about [`ROW_CHUNK_BYTES`] at a time and sent as blocks
+/// of one INSERT. Rows that fit in one chunk go as one plain INSERT (nothing is
+/// sent before every row was written). With more, a row that cannot be written
+/// aborts the INSERT (its connection is closed, so the server discards what it
+/// has not written as parts: nothing, below `min_insert_block_size_rows`).
+/// Returns the most bytes the buffers held in `peak`.
+pub(crate) async fn send_rows(
     via: Via<'_>,
     table: &str,
-    rows: &[T],
-    buffers: &mut T::Buffers,
+    rows: usize,
+    chunks: &mut impl RowChunks,
     options: &InsertOptions,
     peak: &mut usize,
 ) -> Result<InsertSummary> {
-    let mut written = push_chunk::<T>(rows, 0, FIRST_CHUNK_ROWS, buffers)?;
+    let mut written = rows.min(FIRST_CHUNK_ROWS);
+    chunks.push(0..written)?;
     let mut in_chunk = written;
-    let mut chunk_rows = chunk_rows_after(T::bytes(buffers), in_chunk);
-    if written < rows.len() && chunk_rows >= rows.len() {
+    let mut chunk_rows = chunk_rows_after(chunks.bytes(), in_chunk);
+    if written < rows && chunk_rows >= rows {
         // The rest fits in the same chunk: write it all, send one INSERT.
-        written = push_chunk::<T>(rows, written, rows.len(), buffers)?;
+        chunks.push(written..rows)?;
+        written = rows;
     }
-    if written == rows.len() {
-        *peak = (*peak).max(T::bytes(buffers));
+    if written == rows {
+        *peak = (*peak).max(chunks.bytes());
         let mut insert = via.insert(table);
-        for (name, data) in T::columns(buffers) {
+        for (name, data) in chunks.columns() {
             insert = insert.column(name, data);
         }
         return options.apply(insert, None).send().await;
     }
     let mut open = options.apply(via.insert(table), None).open().await?;
     loop {
-        if written < rows.len() && in_chunk < chunk_rows {
-            match push_chunk::<T>(rows, written, chunk_rows - in_chunk, buffers) {
-                Ok(n) => {
-                    in_chunk += n - written;
-                    written = n;
-                }
-                Err(e) => {
-                    open.abort();
-                    return Err(e);
-                }
+        if written < rows && in_chunk < chunk_rows {
+            let end = rows.min(written + (chunk_rows - in_chunk));
+            if let Err(e) = chunks.push(written..end) {
+                open.abort();
+                return Err(e);
             }
+            in_chunk += end - written;
+            written = end;
         }
-        let bytes = T::bytes(buffers);
+        let bytes = chunks.bytes();
         *peak = (*peak).max(bytes);
         chunk_rows = chunk_rows_after(bytes, in_chunk);
         // A failed write has ended the INSERT (or aborts it when `open` is dropped).
-        open.write_columns(&T::columns(buffers)).await?;
-        T::truncate(buffers, 0);
+        open.write_columns(&chunks.columns()).await?;
+        chunks.clear();
         in_chunk = 0;
-        if written == rows.len() {
+        if written == rows {
             return open.end().await;
         }
     }

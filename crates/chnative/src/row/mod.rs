@@ -85,6 +85,6 @@ pub use chnative_proto::row::{
     RowErrorKind, RowResult, RowWrite, ToColumn,
 };
 pub(crate) use chnative_proto::row::{field_mismatch, positional_check};
-pub(crate) use insert::send_rows;
+pub(crate) use insert::{send_rows, TypedChunks, ValueChunks};
 pub use insert::{Inserter, DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS};
 pub use stream::{BlockRows, RowStream};
