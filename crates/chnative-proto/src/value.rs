@@ -528,7 +528,7 @@ mod read;
 mod serialize;
 pub use insert::ValueBuffer;
 #[doc(hidden)]
-pub use insert::{push_value_rows, Buffer as ValueColumnBuffer};
+pub use insert::{clear_value_rows, push_value_rows, Buffer as ValueColumnBuffer};
 #[doc(hidden)]
 pub use read::ColumnReader;
 #[cfg(feature = "serde_json")]

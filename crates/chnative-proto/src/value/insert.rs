@@ -645,6 +645,14 @@ fn rescale(ticks: i64, from: u8, to: u8) -> std::result::Result<i64, ()> {
     }
 }
 
+/// Empties `buffers` (of [`push_value_rows`]) for the next rows, keeping their
+/// capacity (and a Dynamic column's types seen so far: a type without rows in a
+/// block is allowed).
+#[doc(hidden)]
+pub fn clear_value_rows(buffers: &mut [Buffer]) {
+    buffers.iter_mut().for_each(|b| b.truncate(0));
+}
+
 /// Appends `rows[range]` to `buffers` (one per column of `types`, made when
 /// `buffers` is empty), every cell converted exactly. Every row must have the
 /// column names of `rows[0]`; an error names the row by its index in `rows`.

@@ -5,7 +5,7 @@ use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use chnative_proto::insert::InsertData;
-use chnative_proto::value::{push_value_rows, ValueColumnBuffer};
+use chnative_proto::value::{clear_value_rows, push_value_rows, ValueColumnBuffer};
 use chnative_proto::DataType;
 
 use super::RowWrite;
@@ -107,7 +107,7 @@ impl RowChunks for ValueChunks<'_> {
         self.types.iter().zip(&self.buffers).map(|((name, _), b)| (name.as_str(), b.data())).collect()
     }
     fn clear(&mut self) {
-        self.buffers.clear();
+        clear_value_rows(&mut self.buffers);
     }
 }
 

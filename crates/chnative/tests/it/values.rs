@@ -330,4 +330,23 @@ async fn insert_values_sends_chunks_and_holds_one() {
     assert!(peak < 16 << 20, "insert_values held {peak} bytes at its peak");
     let stored = common::http(&format!("SELECT count(), sum(id), sum(length(name)) FROM {t}"));
     assert_eq!(stored.trim(), format!("{n},{},{}", (n - 1) * n / 2, n * 100));
+
+    // A Dynamic column over several chunks: the types found in one chunk stay
+    // declared (without rows) in the next blocks.
+    let d = common::unique_table("values_chunks_dynamic");
+    common::http(&format!("CREATE TABLE {d} (id UInt32, v Dynamic) ENGINE = MergeTree ORDER BY id"));
+    let names: std::sync::Arc<[String]> = vec!["id".to_string(), "v".to_string()].into();
+    let n = 100_000u64;
+    let rows: Vec<chnative::ValueRow> = (0..n)
+        .map(|i| {
+            let v = if i < 60_000 { Value::String(text.clone().into()) } else { Value::UInt64(i) };
+            chnative::ValueRow::new(names.clone(), vec![Value::UInt64(i), v]).unwrap()
+        })
+        .collect();
+    let s = c.insert_values(&d, &rows).await.unwrap();
+    assert_eq!((s.rows, s.blocks > 1), (n, true), "{s:?}");
+    let stored = common::http(&format!(
+        "SELECT count(), countIf(dynamicType(v) = 'String' AND v.String = '{text}'), sum(v.UInt64) FROM {d}"
+    ));
+    assert_eq!(stored.trim(), format!("{n},60000,{}", (60_000..n).sum::<u64>()));
 }
