@@ -75,26 +75,39 @@ impl std::fmt::Display for Compression {
     }
 }
 
-/// What `compression=auto` has learned, by server: shared by every connection
-/// made from clones of one [`Config`].
-#[derive(Clone, Default)]
+/// What `compression=auto` has learned, by server: one table for the whole
+/// process, so every client and connection to a server (16 `Client`s inserting
+/// at once as much as one pooled client's 16 connections) shares what its link
+/// did and counts the transfers to it that run at once. The link is the
+/// network's, not a client's: 16 clients that each judged their own INSERT
+/// against a busy server saw 16 slow links and explored codecs.
+#[derive(Clone)]
 pub(crate) struct AutoLinks(std::sync::Arc<std::sync::Mutex<Vec<AutoLink>>>);
 
-/// A server (host, port), what `compression=auto` learned of its link, and how
-/// many queries to it run under `auto` right now (see `Sample::concurrent`).
-type AutoLink = ((String, u16), Auto, Arc<AtomicU32>);
+impl Default for AutoLinks {
+    fn default() -> Self {
+        static ALL: std::sync::OnceLock<AutoLinks> = std::sync::OnceLock::new();
+        ALL.get_or_init(|| AutoLinks(Arc::default())).clone()
+    }
+}
+
+/// A server (host, port) with the fast-link threshold it is judged by (a
+/// [`Config::auto_fast_link`] of its own gets a table of its own), what
+/// `compression=auto` learned of its link, and how many queries to it run
+/// under `auto` right now (see `Sample::concurrent`).
+type AutoLink = ((String, u16, u64), Auto, Arc<AtomicU32>);
 
 impl AutoLinks {
     /// Runs `f` on what is known of `host:port`, and its count of queries under way.
     pub(crate) fn with<R>(&self, cfg: &Config, f: impl FnOnce(&mut Auto, &Arc<AtomicU32>) -> R) -> R {
-        let (host, port) = (cfg.host.as_str(), cfg.effective_port());
+        let (host, port, fast) = (cfg.host.as_str(), cfg.effective_port(), cfg.auto_fast_link.to_bits());
         let mut links = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let i = match links.iter().position(|((h, p), ..)| h == host && *p == port) {
+        let i = match links.iter().position(|((h, p, f), ..)| h == host && *p == port && *f == fast) {
             Some(i) => i,
             None => {
                 let mut auto = Auto::new();
                 auto.set_fast_link(cfg.auto_fast_link);
-                links.push(((host.to_string(), port), auto, Arc::default()));
+                links.push(((host.to_string(), port, fast), auto, Arc::default()));
                 links.len() - 1
             }
         };
@@ -534,7 +547,8 @@ impl Config {
     /// a query's wall time) from which a link counts as fast and is left
     /// uncompressed; default 400 MB/s (`chnative_proto::compression::auto::FAST_LINK`).
     /// `f64::INFINITY` makes every link slow (each statement then tries none,
-    /// LZ4 and ZSTD(1) and keeps the fastest).
+    /// LZ4 and ZSTD(1) and keeps the fastest). What auto learns of a server is
+    /// shared by every client in the process judged by the same threshold.
     ///
     /// ```
     /// let c = chnative::Config::new().compression(chnative::Compression::Auto).auto_fast_link(1e9);
