@@ -304,7 +304,8 @@ impl Buffer {
 }
 
 impl Buffer {
-    fn bytes(&self) -> usize {
+    /// About how many bytes the buffer's rows take on the wire.
+    pub fn bytes(&self) -> usize {
         match self {
             Buffer::Fixed { bytes, .. } | Buffer::FixedStrings { bytes, .. } => bytes.len(),
             Buffer::Strings { offsets, data } => 8 * offsets.len() + data.len(),

@@ -101,7 +101,7 @@ impl RowChunks for ValueChunks<'_> {
         Ok(push_value_rows(&mut self.buffers, self.types, self.rows, range)?)
     }
     fn bytes(&self) -> usize {
-        self.buffers.iter().map(|b| b.data().wire_bytes()).sum()
+        self.buffers.iter().map(ValueColumnBuffer::bytes).sum()
     }
     fn columns(&self) -> Vec<(&str, InsertData<'_>)> {
         self.types.iter().zip(&self.buffers).map(|((name, _), b)| (name.as_str(), b.data())).collect()
