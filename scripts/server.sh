@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
-# Real ClickHouse 26.9 server for chnative's integration tests.
+# Real ClickHouse server for chnative's integration tests: 26.9 by default, or another
+# release users run (CHNATIVE_SERVER_VERSION).
 #
-# The server is the chdb-core wheel (the whole ClickHouse engine as a Python
-# extension) run by scripts/chserver.py with its TCP and HTTP listeners on.
+# Every version comes from a PyPI wheel that holds the whole ClickHouse engine, installed into
+# a cached venv of its own, and is started by the route that wheel supports:
+#   26.9, 26.7  chdb-core 26.9.0 / 26.7.0: the embedded engine (clickhouse-local underneath)
+#               with its TCP and HTTP listeners turned on by scripts/chserver.py
+#               (`SYSTEM START LISTEN`). No Keeper, no system.query_log, no CREATE ROLE, and
+#               HTTP answers in CSV unless a format is asked for.
+#   25.8, 24.8, chdb 3.7.2 / 3.0.1 / 2.0.4: a full `clickhouse server`, run by
+#   24.5        scripts/chmain.py through the entry point the wheel's shared library exports
+#               (mainEntryClickHouseServer). Access storage (CREATE ROLE/USER), query_log,
+#               and with CHNATIVE_ZOOKEEPER a ZooKeeper for ReplicatedMergeTree.
+#               HTTP answers in TSV, as real servers do.
 #
 # Usage: scripts/server.sh start|stop|restart|status|env|logs
 #   start    create/reuse the venv, write config, start the server, wait until ready.
@@ -14,7 +24,11 @@
 #   logs     print the tail of the server logs.
 #
 # Environment (all optional):
-#   CHNATIVE_VENV          venv dir            (default $HOME/.cache/chnative/venv-chdb-26.9.0)
+#   CHNATIVE_SERVER_VERSION  26.9 (default), 26.7, 25.8, 24.8 or 24.5. `start` refuses to
+#                          reuse a server on the ports that runs another version: stop it first.
+#   CHNATIVE_ZOOKEEPER     host:port of a ZooKeeper (scripts/zookeeper.sh) written into a full
+#                          server's config (25.8/24.8/24.5 only; the embedded ones have none).
+#   CHNATIVE_VENV          venv dir  (default $HOME/.cache/chnative/venv-<wheel>-<wheel version>)
 #   CHNATIVE_SERVER_DIR    run dir             (default ${TMPDIR:-/tmp}/chnative-server)
 #   CHNATIVE_TCP_PORT      native TCP port     (default 19000)
 #   CHNATIVE_HTTP_PORT     HTTP port           (default 18123)
@@ -43,9 +57,31 @@
 # `chn_pw` with password `secret`; both have full access incl. access management.
 set -euo pipefail
 
-CHDB_VERSION=26.9.0
+SERVER_VERSION="${CHNATIVE_SERVER_VERSION:-26.9}"
+# The wheel of each version, and its route: embedded (chserver.py) or full (chmain.py server).
+case "$SERVER_VERSION" in
+26.9) WHEEL=chdb-core WHEEL_VERSION=26.9.0 ROUTE=embedded ;;
+26.7) WHEEL=chdb-core WHEEL_VERSION=26.7.0 ROUTE=embedded ;;
+25.8) WHEEL=chdb WHEEL_VERSION=3.7.2 ROUTE=full ;;
+24.8) WHEEL=chdb WHEEL_VERSION=3.0.1 ROUTE=full ;;
+24.5) WHEEL=chdb WHEEL_VERSION=2.0.4 ROUTE=full ;;
+*)
+    echo "[server.sh] error: CHNATIVE_SERVER_VERSION '$SERVER_VERSION' is not one of 26.9 26.7 25.8 24.8 24.5" >&2
+    exit 1
+    ;;
+esac
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-VENV="${CHNATIVE_VENV:-$HOME/.cache/chnative/venv-chdb-$CHDB_VERSION}"
+# The default 26.9 venv keeps the name it always had, so existing caches are reused.
+if [[ "$WHEEL" == chdb-core ]]; then
+    VENV="${CHNATIVE_VENV:-$HOME/.cache/chnative/venv-chdb-$WHEEL_VERSION}"
+else
+    VENV="${CHNATIVE_VENV:-$HOME/.cache/chnative/venv-$WHEEL-$WHEEL_VERSION}"
+fi
+ZOOKEEPER="${CHNATIVE_ZOOKEEPER:-}"
+[[ -z "$ZOOKEEPER" || "$ZOOKEEPER" =~ ^[0-9A-Za-z.:-]+:[0-9]+$ ]] ||
+    { echo "[server.sh] error: CHNATIVE_ZOOKEEPER '$ZOOKEEPER' is not host:port" >&2; exit 1; }
+[[ -z "$ZOOKEEPER" || "$ROUTE" == full ]] ||
+    { echo "[server.sh] error: CHNATIVE_ZOOKEEPER needs a full server (25.8, 24.8, 24.5): the embedded $SERVER_VERSION has no ZooKeeper client" >&2; exit 1; }
 RUN_DIR="${CHNATIVE_SERVER_DIR:-${TMPDIR:-/tmp}/chnative-server}"
 LISTEN_HOSTS="${CHNATIVE_LISTEN_HOST:-127.0.0.1}"
 LISTEN_HOSTS="${LISTEN_HOSTS//[[:space:]]/}"
@@ -67,6 +103,7 @@ PIDFILE="$RUN_DIR/server.pid"
 LOCKFILE="$RUN_DIR/server.lock"
 LOGFILE="$RUN_DIR/server.log"
 CAPSFILE="$RUN_DIR/proto_caps" # the proto_caps the running server was started with
+VERSIONFILE="$RUN_DIR/server_version" # the CHNATIVE_SERVER_VERSION the running server was started as
 DATA_DIR="$RUN_DIR/data" # TMPDIR of the engine: clickhouse-local creates its temp dirs here
 
 log() { echo "[server.sh] $*" >&2; }
@@ -81,12 +118,12 @@ tcp_open() { # host port
 http_select1() {
     local out
     if command -v curl >/dev/null 2>&1; then
-        out="$(curl -s --max-time 5 "http://$HOST:$HTTP_PORT/" --data-binary 'SELECT 1' 2>/dev/null)" || return 1
+        out="$(curl -s --max-time 5 "http://$HOST:$HTTP_PORT/" --data-binary 'SELECT 1 FORMAT TSV' 2>/dev/null)" || return 1
     else
         # curl-less fallback: a raw HTTP/1.0 request over bash's /dev/tcp
         out="$(
             exec 3<>"/dev/tcp/$HOST/$HTTP_PORT" || exit 1
-            printf 'POST / HTTP/1.0\r\nHost: %s\r\nContent-Length: 8\r\n\r\nSELECT 1' "$HOST" >&3
+            printf 'POST / HTTP/1.0\r\nHost: %s\r\nContent-Length: 19\r\n\r\nSELECT 1 FORMAT TSV' "$HOST" >&3
             timeout 5 cat <&3 | tail -n 1
         )" 2>/dev/null || return 1
     fi
@@ -95,13 +132,27 @@ http_select1() {
 
 server_answers() { tcp_open "$HOST" "$TCP_PORT" && http_select1; }
 
-our_pid() { # prints the pid from the pidfile if that process is alive and is our chserver.py
+http_version() { # the major.minor of the server answering on the HTTP port (empty when none)
+    local out
+    if command -v curl >/dev/null 2>&1; then
+        out="$(curl -s --max-time 5 "http://$HOST:$HTTP_PORT/" --data-binary 'SELECT version() FORMAT TSV' 2>/dev/null)" || return 0
+    else
+        out="$(
+            exec 3<>"/dev/tcp/$HOST/$HTTP_PORT" || exit 1
+            printf 'POST / HTTP/1.0\r\nHost: %s\r\nContent-Length: 26\r\n\r\nSELECT version() FORMAT TSV' "$HOST" >&3
+            timeout 5 cat <&3 | tail -n 1
+        )" 2>/dev/null || return 0
+    fi
+    [[ "$out" =~ ^([0-9]+\.[0-9]+)\. ]] && echo "${BASH_REMATCH[1]}"
+}
+
+our_pid() { # prints the pid from the pidfile if that process is alive and is our chserver.py/chmain.py
     [[ -f "$PIDFILE" ]] || return 1
     local pid
     pid="$(cat "$PIDFILE" 2>/dev/null)" || return 1
     [[ "$pid" =~ ^[0-9]+$ ]] || return 1
     kill -0 "$pid" 2>/dev/null || return 1
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q 'chserver.py' || return 1
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -Eq 'chserver\.py|chmain\.py' || return 1
     echo "$pid"
 }
 
@@ -109,9 +160,9 @@ our_pid() { # prints the pid from the pidfile if that process is alive and is ou
 
 venv_ok() {
     [[ -x "$VENV/bin/python" ]] &&
-        "$VENV/bin/python" - "$CHDB_VERSION" <<'EOF' 2>/dev/null
+        "$VENV/bin/python" - "$WHEEL" "$WHEEL_VERSION" <<'EOF' 2>/dev/null
 import sys, importlib.metadata as m
-sys.exit(0 if m.version("chdb-core") == sys.argv[1] else 1)
+sys.exit(0 if m.version(sys.argv[1]) == sys.argv[2] else 1)
 EOF
 }
 
@@ -122,16 +173,20 @@ ensure_venv() {
     exec 8>"$lock"
     flock -w 900 8 || die "timeout waiting for $lock"
     if ! venv_ok; then
-        log "installing chdb-core==$CHDB_VERSION into $VENV (one-time, ~500 MB, about a minute)"
+        log "installing $WHEEL==$WHEEL_VERSION (ClickHouse $SERVER_VERSION) into $VENV (one-time, ~500 MB, about a minute)"
         if [[ ! -x "$VENV/bin/python" ]]; then
             rm -rf "$VENV"
             "$PYTHON" -m venv "$VENV" ||
                 die "'$PYTHON -m venv' failed (on Debian: apt-get install python3-venv)"
         fi
-        "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "chdb-core==$CHDB_VERSION" ||
-            die "pip install chdb-core==$CHDB_VERSION failed"
-        venv_ok || die "chdb-core $CHDB_VERSION still not importable from $VENV"
-        log "installed chdb-core==$CHDB_VERSION"
+        # The full route only loads the wheel's shared library (chmain.py): chdb's Python
+        # dependencies (pandas, pyarrow) are for its own Python API and are not installed.
+        local nodeps=()
+        [[ "$ROUTE" == full ]] && nodeps=(--no-deps)
+        "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${nodeps[@]}" "$WHEEL==$WHEEL_VERSION" ||
+            die "pip install $WHEEL==$WHEEL_VERSION failed"
+        venv_ok || die "$WHEEL $WHEEL_VERSION still not importable from $VENV"
+        log "installed $WHEEL==$WHEEL_VERSION"
     fi
     flock -u 8
     exec 8>&-
@@ -163,9 +218,43 @@ listen_hosts_xml() { # one <listen_host> per address of CHNATIVE_LISTEN_HOST
 
 proto_caps_line() { echo "send=${PROTO_SEND:-default} recv=${PROTO_RECV:-default}"; }
 
+full_server_xml() { # what a full server needs beside the embedded one's config
+    [[ "$ROUTE" == full ]] || return 0
+    cat <<EOF
+    <!-- A full server keeps its tables, access entities and logs under <path>: in DATA_DIR,
+         emptied at every start like the embedded server's. -->
+    <path>$DATA_DIR/</path>
+    <tmp_path>$DATA_DIR/tmp/</tmp_path>
+    <user_files_path>$DATA_DIR/user_files/</user_files_path>
+    <format_schema_path>$DATA_DIR/format_schemas/</format_schema_path>
+    <!-- users.xml for the two test users, and a writable local directory for CREATE ROLE/USER. -->
+    <user_directories>
+        <users_xml><path>$RUN_DIR/users.xml</path></users_xml>
+        <local_directory><path>$DATA_DIR/access/</path></local_directory>
+    </user_directories>
+    <query_log>
+        <database>system</database>
+        <table>query_log</table>
+        <flush_interval_milliseconds>1000</flush_interval_milliseconds>
+    </query_log>
+    <!-- The full server defaults its caches to several GiB each; a test server needs little. -->
+    <mark_cache_size>268435456</mark_cache_size>
+    <uncompressed_cache_size>0</uncompressed_cache_size>
+EOF
+    [[ -n "$ZOOKEEPER" ]] || return 0
+    cat <<EOF
+    <zookeeper>
+        <node><host>${ZOOKEEPER%:*}</host><port>${ZOOKEEPER##*:}</port></node>
+        <session_timeout_ms>30000</session_timeout_ms>
+    </zookeeper>
+    <distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>
+EOF
+}
+
 write_config() {
     mkdir -p "$RUN_DIR"
     proto_caps_line >"$CAPSFILE"
+    echo "$SERVER_VERSION" >"$VERSIONFILE"
     cat >"$RUN_DIR/config.xml" <<EOF
 <clickhouse>
 $(listen_hosts_xml)
@@ -173,6 +262,7 @@ $(listen_hosts_xml)
     <http_port>$HTTP_PORT</http_port>
     <users_config>users.xml</users_config>
 $(proto_caps_xml)
+$(full_server_xml)
     <logger>
         <log>$RUN_DIR/clickhouse.log</log>
         <errorlog>$RUN_DIR/clickhouse.err.log</errorlog>
@@ -261,6 +351,11 @@ cmd_start() {
         if [[ "$pid" != external && "$(cat "$CAPSFILE" 2>/dev/null || proto_caps_line)" != "$(proto_caps_line)" ]]; then
             die "the server on $HOST:$TCP_PORT runs with proto_caps '$(cat "$CAPSFILE")', not '$(proto_caps_line)'; stop it or use other ports and CHNATIVE_SERVER_DIR"
         fi
+        local running
+        running="$(http_version)"
+        if [[ -n "$running" && "$running" != "$SERVER_VERSION" ]]; then
+            die "the server on $HOST:$TCP_PORT is ClickHouse $running, not $SERVER_VERSION (CHNATIVE_SERVER_VERSION); stop it first (scripts/server.sh stop, with the same CHNATIVE_SERVER_DIR) or use other ports and CHNATIVE_SERVER_DIR"
+        fi
         ready_line "$pid"
         return 0
     fi
@@ -286,8 +381,14 @@ cmd_start() {
     local t0=$SECONDS
     # setsid: own session/process group (pgid == pid) so stop can kill the group.
     # 9>&- : the server must not inherit the start lock.
-    TMPDIR="$DATA_DIR" setsid nohup "$VENV/bin/python" -u "$SCRIPT_DIR/chserver.py" "$RUN_DIR" \
-        </dev/null >>"$LOGFILE" 2>&1 9>&- &
+    local prog=("$SCRIPT_DIR/chserver.py" "$RUN_DIR")
+    if [[ "$ROUTE" == full ]]; then
+        mkdir -p "$DATA_DIR/tmp" "$DATA_DIR/user_files" "$DATA_DIR/format_schemas" "$DATA_DIR/access"
+        prog=("$SCRIPT_DIR/chmain.py" server "--config-file=$RUN_DIR/config.xml")
+    fi
+    log "ClickHouse $SERVER_VERSION ($WHEEL==$WHEEL_VERSION, $ROUTE server)"
+    (cd "$RUN_DIR" && TMPDIR="$DATA_DIR" CLICKHOUSE_WATCHDOG_ENABLE=0 exec setsid nohup "$VENV/bin/python" -u "${prog[@]}" \
+        </dev/null >>"$LOGFILE" 2>&1 9>&-) &
     pid=$!
     echo "$pid" >"$PIDFILE"
     log "started pid $pid; waiting up to ${START_TIMEOUT}s for tcp=$HOST:$TCP_PORT http=$HOST:$HTTP_PORT"
@@ -325,7 +426,7 @@ cmd_stop() {
     else
         log "no server started by this script is running (pidfile $PIDFILE)"
     fi
-    rm -f "$PIDFILE" "$CAPSFILE"
+    rm -f "$PIDFILE" "$CAPSFILE" "$VERSIONFILE"
     rm -rf "$DATA_DIR"
 }
 
@@ -342,6 +443,7 @@ cmd_status() {
 
 cmd_env() {
     cat <<EOF
+export CHNATIVE_SERVER_VERSION=$SERVER_VERSION
 export CHNATIVE_HOST=$HOST
 export CHNATIVE_TCP_PORT=$TCP_PORT
 export CHNATIVE_HTTP_PORT=$HTTP_PORT
@@ -370,7 +472,7 @@ status) cmd_status ;;
 env) cmd_env ;;
 logs) cmd_logs ;;
 *)
-    sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,56p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
