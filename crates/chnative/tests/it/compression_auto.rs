@@ -5,6 +5,7 @@
 //! choices themselves are unit-tested in `chnative_proto::compression::auto`.
 
 use crate::common::*;
+use crate::common::own_server::OwnServer;
 
 use chnative::{Client, Compression, Config};
 
@@ -75,15 +76,30 @@ async fn auto_on_a_slow_link_tries_each_codec_per_statement_and_keeps_one() {
 /// client, made from a config of its own, goes on with the exploration the
 /// first one started (before, it started from nothing; 16 clients inserting at
 /// once each judged their own transfer against a busy server, saw 16 slow
-/// links, and explored codecs). `f64::MAX` makes every link slow, with a
-/// threshold no other test uses (each threshold is a table of its own).
+/// links, and explored codecs).
+///
+/// The server is this test's own: the process-wide table is keyed by host and
+/// port, so no other test of the binary has taught it anything, and with the
+/// threshold at infinity every large transfer is evidence of a slow link,
+/// however busy the machine is. (It used the shared server with a threshold of
+/// `f64::MAX` before: a finite threshold lets a client busy with its rows
+/// judge the link fast, and inside a loaded `cargo test --workspace` on two
+/// cores the first read did, so the second stayed uncompressed.)
 #[tokio::test]
 async fn clients_of_one_process_share_what_auto_learned() {
+    let own = tokio::task::spawn_blocking(|| OwnServer::start("auto-shared")).await.unwrap();
+    let connect = || {
+        let cfg = Config::from_url(&own.url(""))
+            .unwrap()
+            .compression(Compression::Auto)
+            .auto_fast_link(f64::INFINITY);
+        Client::connect_with(cfg)
+    };
     let sql = "SELECT number + 0 AS number FROM numbers(2000000)";
-    let first = client(f64::MAX).await;
+    let first = connect().await.unwrap();
     assert_eq!(read_sql(&first, sql).await, Compression::None, "unmeasured");
     assert_eq!(read_sql(&first, sql).await, Compression::Lz4, "slow: explores");
-    let second = client(f64::MAX).await;
+    let second = connect().await.unwrap();
     assert_eq!(read_sql(&second, sql).await, Compression::Zstd(1), "goes on where the first client was");
 }
 
