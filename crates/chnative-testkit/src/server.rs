@@ -66,7 +66,7 @@ pub fn version() -> (u64, u64, u64) {
 }
 
 /// Whether the test server is at least `major.minor`, which `what` needs. When it is not, prints
-/// `skipped <test>: <what> needs ClickHouse >= <major>.<minor> (server is <version>)` and returns false:
+/// `skipped <test>: <what>: needs ClickHouse >= <major>.<minor> (server is <version>)` and returns false:
 /// the test returns at once.
 ///
 /// ```no_run
@@ -79,13 +79,26 @@ pub fn requires(major: u64, minor: u64, what: &str) -> bool {
     if (a, b) >= (major, minor) {
         return true;
     }
-    let test = std::thread::current().name().map(|t| format!(" {t}")).unwrap_or_default();
-    // Straight to stderr, past the test harness's capture: the skip shows in every run.
-    let _ = writeln!(
-        std::io::stderr(),
-        "skipped{test}: {what} needs ClickHouse >= {major}.{minor} (server is {a}.{b}.{c})"
-    );
+    skip(&format!("{what}: needs ClickHouse >= {major}.{minor} (server is {a}.{b}.{c})"));
     false
+}
+
+/// Whether the server's protocol revision (`ServerInfo::revision` of a client) reaches
+/// `needed`, which `what` needs; when not, prints why the test is skipped and returns false.
+pub fn requires_revision(server_revision: u64, needed: u64, what: &str) -> bool {
+    if server_revision >= needed {
+        return true;
+    }
+    let (a, b, c) = version();
+    skip(&format!("{what}: needs protocol revision {needed} (server is {a}.{b}.{c}, revision {server_revision})"));
+    false
+}
+
+/// Prints `skipped <test>: <reason>` past the test harness's output capture (straight to
+/// stderr), so that every run shows what it did not test; the caller then returns.
+pub fn skip(reason: &str) {
+    let test = std::thread::current().name().map(|t| format!(" {t}")).unwrap_or_default();
+    let _ = writeln!(std::io::stderr(), "skipped{test}: {reason}");
 }
 
 /// Whether the test server is the embedded 26.x engine (chdb-core: no Keeper, no query_log, no
@@ -139,7 +152,8 @@ fn post(host: &str, port: u16, path: &str, sql: &str) -> Option<Vec<u8>> {
 /// The body of the response to `sql` from another server's HTTP interface on loopback (a
 /// test's own server, a cluster node), CSV unless `sql` names a format; panics naming the port and the query on an HTTP error.
 pub fn http_at_port(port: u16, sql: &str) -> String {
-    let resp = post("127.0.0.1", port, "/?default_format=CSV", sql).unwrap_or_else(|| panic!("HTTP connect to 127.0.0.1:{port}"));
+    let resp = post("127.0.0.1", port, "/?default_format=CSV", sql)
+        .unwrap_or_else(|| panic!("HTTP connect to 127.0.0.1:{port}"));
     let resp = String::from_utf8_lossy(&resp).into_owned();
     let (head, body) = resp.split_once("\r\n\r\n").unwrap_or((&resp, ""));
     assert!(head.contains(" 200 "), "HTTP query to 127.0.0.1:{port} failed: {sql}\n{resp}");
