@@ -10,7 +10,7 @@ async fn connects_at_every_revision_and_compression() {
     let server_revision = match (major, minor) {
         (24, 8) => Some(54469),
         (25, 8) => Some(54479),
-        (26, 7) | (26, 9) => Some(54492),
+        (26, 9) => Some(54492),
         _ => None,
     };
     for rev in REVISIONS {

@@ -270,7 +270,11 @@ async fn variant_with_low_cardinality_and_nested_variant_rows() {
     let bs = blocks(&mut c, Query::new(q).setting("use_variant_as_common_type", "1")).await;
     let b = &bs[0];
     let v = b.column("v").unwrap().view();
-    let s = strings(&b.column("s").unwrap().view());
+    // toString of a NULL: empty on 26.x, ᴺᵁᴸᴸ on 25.x.
+    let s: Vec<String> = strings(&b.column("s").unwrap().view())
+        .into_iter()
+        .map(|s| if s == "ᴺᵁᴸᴸ" { String::new() } else { s })
+        .collect();
     let got: Vec<String> = (0..b.rows())
         .map(|i| if v.as_variant().unwrap().is_null(i) { String::new() } else { to_string(&v, i) })
         .collect();
