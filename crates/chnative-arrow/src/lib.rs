@@ -384,7 +384,7 @@ pub async fn query_arrow_with<'c>(
     // JSON columns as text. Only servers that know the setting get it (settings go
     // out as important, and an old server refuses one it does not know); on 24.x a
     // JSON column then fails with an error naming the setting.
-    if client.server_info().version >= (25, 1, 0) {
+    if client.server_info().sends_json_as_text() {
         query = query.setting(JSON_AS_STRING_SETTING, "1");
     }
     let stream = client.fetch_blocks(query).await?;

@@ -188,12 +188,8 @@ impl App {
         // A pager owns the terminal: no progress line drawn over it.
         let paging = self.pager.clone().filter(|_| std::io::stdout().is_terminal());
         let tracker = Tracker::start(self.show_progress && paging.is_none());
-        let mut q = Query::new(stmt.sql.clone())
-            .setting("output_format_native_write_json_as_string", "1")
-            .observer(tracker.clone());
-        for (k, v) in &self.settings {
-            q = q.setting(k.clone(), v.clone());
-        }
+        let mut q = Query::new(stmt.sql.clone()).observer(tracker.clone());
+        let user_settings = self.settings.clone();
         for (k, v) in &self.params {
             q = q.bind(k.clone(), RawParam(v.clone()));
         }
@@ -208,7 +204,17 @@ impl App {
                 return Err(e);
             }
         };
-        let tz = conn.server_info().timezone;
+        let info = conn.server_info();
+        // JSON columns as text, from servers that know the setting (24.10 and later; an
+        // older one would refuse the query with UNKNOWN_SETTING). The user's settings come
+        // after it and can override it.
+        if info.sends_json_as_text() {
+            q = q.setting(chnative::proto::JSON_AS_STRING_SETTING, "1");
+        }
+        for (k, v) in user_settings {
+            q = q.setting(k, v);
+        }
+        let tz = info.timezone;
         let width = if std::io::stdout().is_terminal() {
             console::Term::stdout().size_checked().map(|(_, w)| usize::from(w))
         } else {

@@ -17,6 +17,11 @@ use crate::view::{FixedValue, StrView, WireUuid};
 use crate::wire::WriteExt;
 use crate::{Column, DataType};
 
+/// LowCardinality's key version (`SharedDictionariesWithAdditionalKeys`) and index-type flags.
+const LC_KEY_VERSION: u64 = 1;
+const LC_HAS_ADDITIONAL_KEYS: u64 = 1 << 9;
+const LC_NEED_UPDATE_DICTIONARY: u64 = 1 << 10;
+
 /// Column data borrowed for an INSERT.
 ///
 /// Build it with [`fixed`], the [`IntoInsertData`] impls and the constructors
@@ -361,13 +366,24 @@ impl<'a> InsertData<'a> {
     /// column takes plain `T` data (the server builds the dictionary) and a
     /// `SimpleAggregateFunction(f, T)` column takes `T`. Enum and Bool values
     /// are checked to be values of the type.
+    ///
+    /// A `LowCardinality(T)` inside another type (a Map's keys, an Array's
+    /// elements, a Tuple's element) is sent as that type, the dictionary
+    /// built here: servers before 25.x do not convert `Map(String, …)` to
+    /// `Map(LowCardinality(String), …)` (TYPE_MISMATCH).
     pub fn check_type(&self, column: &str, ty: &DataType, type_name: &str) -> Result<Cow<'static, str>> {
-        let wire = self.wire_type(column, ty, type_name)?;
+        let wire = self.wire_type(column, ty, type_name, false)?;
         self.check_values(ty, None).map_err(|reason| ProtoError::invalid_column(column, type_name, reason))?;
         Ok(wire)
     }
 
-    fn wire_type(&self, column: &str, ty: &DataType, type_name: &str) -> Result<Cow<'static, str>> {
+    /// `nested`: inside a composite type (see [`InsertData::check_type`]).
+    fn wire_type(&self, column: &str, ty: &DataType, type_name: &str, nested: bool) -> Result<Cow<'static, str>> {
+        if let (true, DataType::LowCardinality(t), true) = (nested, ty, self.is_low_cardinality_leaf()) {
+            // Sent as the column's own LowCardinality type, the dictionary built by
+            // `encode_low_cardinality`.
+            return Ok(format!("LowCardinality({})", self.wire_type(column, t, type_name, true)?).into());
+        }
         let mismatch = |requested: &str| ProtoError::TypeMismatch {
             column: column.to_string(),
             requested: requested.to_string(),
@@ -421,28 +437,32 @@ impl<'a> InsertData<'a> {
                 }
             }
             InsertData::Nullable { inner, .. } => match ty_plain {
-                DataType::Nullable(t) => Ok(format!("Nullable({})", inner.wire_type(column, t, type_name)?).into()),
+                DataType::Nullable(t) => {
+                    Ok(format!("Nullable({})", inner.wire_type(column, t, type_name, true)?).into())
+                }
                 DataType::LowCardinality(t) => match t.as_ref() {
-                    DataType::Nullable(t) => Ok(format!("Nullable({})", inner.wire_type(column, t, type_name)?).into()),
+                    DataType::Nullable(t) => {
+                        Ok(format!("Nullable({})", inner.wire_type(column, t, type_name, true)?).into())
+                    }
                     _ => Err(mismatch("Nullable values")),
                 },
                 _ => Err(mismatch("Nullable values")),
             },
             InsertData::Array { inner, .. } => match ty_plain {
-                DataType::Array(t) => Ok(format!("Array({})", inner.wire_type(column, t, type_name)?).into()),
+                DataType::Array(t) => Ok(format!("Array({})", inner.wire_type(column, t, type_name, true)?).into()),
                 // A Map is Array(Tuple(K, V)) on the wire, so (key, value) pairs in arrays fit it.
                 DataType::Map(k, v) => match inner.as_ref() {
                     InsertData::Tuple(kv) if kv.len() == 2 => Ok(format!(
                         "Map({}, {})",
-                        kv[0].wire_type(column, k, type_name)?,
-                        kv[1].wire_type(column, v, type_name)?
+                        kv[0].wire_type(column, k, type_name, true)?,
+                        kv[1].wire_type(column, v, type_name, true)?
                     )
                     .into()),
                     _ => Err(mismatch("arrays")),
                 },
                 // Nested(a T, …) as one column (flatten_nested = 0) is Array(Tuple(a T, …)) on the wire.
                 DataType::Nested(_) => match ty_plain.wire_shape().as_ref() {
-                    DataType::Array(t) => Ok(format!("Array({})", inner.wire_type(column, t, type_name)?).into()),
+                    DataType::Array(t) => Ok(format!("Array({})", inner.wire_type(column, t, type_name, true)?).into()),
                     _ => Err(mismatch("arrays")),
                 },
                 _ => Err(mismatch("arrays")),
@@ -451,7 +471,7 @@ impl<'a> InsertData<'a> {
                 DataType::Tuple(types) if types.len() == elements.len() => {
                     let mut wire = Vec::with_capacity(types.len());
                     for (e, (name, t)) in elements.iter().zip(types) {
-                        wire.push((name.clone(), DataType::parse(&e.wire_type(column, t, type_name)?)?));
+                        wire.push((name.clone(), DataType::parse(&e.wire_type(column, t, type_name, true)?)?));
                     }
                     Ok(DataType::Tuple(wire).to_string().into())
                 }
@@ -460,8 +480,8 @@ impl<'a> InsertData<'a> {
             InsertData::Map { keys, values, .. } => match ty_plain {
                 DataType::Map(k, v) => Ok(format!(
                     "Map({}, {})",
-                    keys.wire_type(column, k, type_name)?,
-                    values.wire_type(column, v, type_name)?
+                    keys.wire_type(column, k, type_name, true)?,
+                    values.wire_type(column, v, type_name, true)?
                 )
                 .into()),
                 _ => Err(mismatch("maps")),
@@ -481,7 +501,7 @@ impl<'a> InsertData<'a> {
                             format!("{t} is not one of the column's alternatives"),
                         ));
                     }
-                    let wire = v.wire_type(column, t, type_name)?;
+                    let wire = v.wire_type(column, t, type_name, false)?;
                     if wire != t.to_string() {
                         return Err(ProtoError::invalid_column(
                             column,
@@ -546,6 +566,140 @@ impl<'a> InsertData<'a> {
             InsertData::Variant { variants, .. } => variants.iter().all(|(_, v)| v.splittable()),
             _ => true,
         }
+    }
+
+    /// Plain values a nested `LowCardinality` column may be sent from (the
+    /// dictionary built by [`InsertData::encode_low_cardinality`]).
+    fn is_low_cardinality_leaf(&self) -> bool {
+        match self {
+            InsertData::Fixed { .. }
+            | InsertData::FixedStrings { .. }
+            | InsertData::Strs(_)
+            | InsertData::Strings(_)
+            | InsertData::Blob { .. }
+            | InsertData::BlobStarts { .. } => true,
+            InsertData::Nullable { inner, .. } => {
+                !matches!(**inner, InsertData::Nullable { .. }) && inner.is_low_cardinality_leaf()
+            }
+            _ => false,
+        }
+    }
+
+    /// [`InsertData::encode_prefix`] for data sent as `ty` (its wire type), which
+    /// may hold `LowCardinality` types that [`InsertData::check_type`] chose.
+    fn encode_prefix_as(&self, ty: &DataType, out: &mut Vec<u8>) {
+        match (self, ty) {
+            (d, DataType::LowCardinality(_)) if d.is_low_cardinality_leaf() => out.put_u64_le(LC_KEY_VERSION),
+            (InsertData::Nullable { inner, .. }, DataType::Nullable(t))
+            | (InsertData::Array { inner, .. }, DataType::Array(t)) => inner.encode_prefix_as(t, out),
+            (InsertData::Array { inner, .. }, DataType::Map(k, v)) => {
+                inner.encode_prefix_as(&DataType::Tuple(vec![(None, (**k).clone()), (None, (**v).clone())]), out)
+            }
+            (InsertData::Tuple(elements), DataType::Tuple(types)) if elements.len() == types.len() => {
+                elements.iter().zip(types).for_each(|(e, (_, t))| e.encode_prefix_as(t, out))
+            }
+            (InsertData::Map { keys, values, .. }, DataType::Map(k, v)) => {
+                keys.encode_prefix_as(k, out);
+                values.encode_prefix_as(v, out);
+            }
+            (d, _) => d.encode_prefix(out),
+        }
+    }
+
+    /// [`InsertData::encode`] for data sent as `ty` (see [`InsertData::encode_prefix_as`]);
+    /// nothing is spliced.
+    fn encode_as(&self, ty: &DataType, lo: usize, hi: usize, out: &mut Vec<u8>, layout: Layout) -> Result<()> {
+        match (self, ty) {
+            (d, DataType::LowCardinality(_)) if d.is_low_cardinality_leaf() => {
+                d.encode_low_cardinality(lo, hi, out, layout)
+            }
+            (InsertData::Nullable { nulls, inner }, DataType::Nullable(t)) => {
+                out.extend_from_slice(&nulls[lo..hi]);
+                inner.encode_as(t, lo, hi, out, layout)
+            }
+            (InsertData::Array { offsets, inner }, DataType::Array(_) | DataType::Map(..)) => {
+                let base = end_before(offsets, lo);
+                offsets[lo..hi].iter().for_each(|o| out.put_u64_le(o - base));
+                let elements = match ty {
+                    DataType::Map(k, v) => DataType::Tuple(vec![(None, (**k).clone()), (None, (**v).clone())]),
+                    DataType::Array(t) => (**t).clone(),
+                    _ => unreachable!("matched above"),
+                };
+                inner.encode_as(&elements, base as usize, end_before(offsets, hi) as usize, out, layout)
+            }
+            (InsertData::Tuple(elements), DataType::Tuple(types)) if elements.len() == types.len() => {
+                elements.iter().zip(types).try_for_each(|(e, (_, t))| e.encode_as(t, lo, hi, out, layout))
+            }
+            (InsertData::Map { offsets, keys, values }, DataType::Map(k, v)) => {
+                let base = end_before(offsets, lo);
+                offsets[lo..hi].iter().for_each(|o| out.put_u64_le(o - base));
+                let (from, to) = (base as usize, end_before(offsets, hi) as usize);
+                keys.encode_as(k, from, to, out, layout)?;
+                values.encode_as(v, from, to, out, layout)
+            }
+            (d, _) => d.encode(lo, hi, out, layout, None),
+        }
+    }
+
+    /// Rows `lo..hi` of plain values as a LowCardinality column's block: a
+    /// dictionary of the rows' values in row order (the server merges
+    /// duplicates into its own dictionary) and keys `0..n`; for
+    /// LowCardinality(Nullable(T)) dictionary entry 0 is the NULL and the
+    /// values follow it.
+    fn encode_low_cardinality(&self, lo: usize, hi: usize, out: &mut Vec<u8>, layout: Layout) -> Result<()> {
+        let rows = hi - lo;
+        if rows == 0 {
+            return Ok(());
+        }
+        let (nulls, values) = match self {
+            InsertData::Nullable { nulls, inner } => (Some(&nulls[lo..hi]), inner.as_ref()),
+            d => (None, d),
+        };
+        let first = usize::from(nulls.is_some());
+        let nkeys = rows + first;
+        let (code, width) = match nkeys - 1 {
+            k if k <= usize::from(u8::MAX) => (0u64, 1usize),
+            k if k <= usize::from(u16::MAX) => (1, 2),
+            k if k as u64 <= u64::from(u32::MAX) => (2, 4),
+            _ => (3, 8),
+        };
+        out.put_u64_le(code | LC_HAS_ADDITIONAL_KEYS | LC_NEED_UPDATE_DICTIONARY);
+        out.put_u64_le(nkeys as u64);
+        let dict_layout = Layout { sized_strings: layout.sized_dict_strings, ..layout };
+        match values {
+            InsertData::Fixed { bytes, width: w, .. } | InsertData::FixedStrings { bytes, width: w } => {
+                out.resize(out.len() + first * w, 0);
+                out.extend_from_slice(&bytes[lo * w..hi * w]);
+            }
+            d => {
+                let mut items: Vec<&[u8]> = Vec::with_capacity(nkeys);
+                if first == 1 {
+                    items.push(b"");
+                }
+                match d {
+                    InsertData::Strs(v) => items.extend(v[lo..hi].iter().map(|s| s.as_bytes())),
+                    InsertData::Strings(v) => items.extend(v[lo..hi].iter().map(|s| s.as_bytes())),
+                    InsertData::Blob { offsets, data } => {
+                        items.extend((lo..hi).map(|i| &data[end_before(offsets, i) as usize..offsets[i] as usize]))
+                    }
+                    InsertData::BlobStarts { offsets, data } => {
+                        items.extend((lo..hi).map(|i| &data[offsets.at(i) as usize..offsets.at(i + 1) as usize]))
+                    }
+                    d => return Err(ProtoError::violation(format!("{} sent as LowCardinality", d.describe()))),
+                }
+                encode_strs(items.iter().copied(), out, dict_layout);
+            }
+        }
+        out.put_u64_le(rows as u64);
+        out.reserve(rows * width);
+        for i in 0..rows {
+            let key = match nulls {
+                Some(n) if n[i] != 0 => 0,
+                _ => (i + first) as u64,
+            };
+            out.extend_from_slice(&key.to_le_bytes()[..width]);
+        }
+        Ok(())
     }
 
     /// Writes the serialization prefixes: in the Native format every prefix of a

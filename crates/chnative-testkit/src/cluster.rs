@@ -1,5 +1,7 @@
 //! The local cluster of `scripts/cluster.sh` (`chn_cluster`: 2 shards × 2 replicas of embedded
 //! servers), started by the first test of a binary that needs it, or reused when it is up.
+//! It is always of the default version (26.9), also when `CHNATIVE_SERVER_VERSION` names
+//! another for the test server.
 
 use std::sync::OnceLock;
 
@@ -25,7 +27,16 @@ pub fn up() {
     static UP: OnceLock<()> = OnceLock::new();
     UP.get_or_init(|| {
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/cluster.sh");
-        let out = std::process::Command::new("bash").arg(script).arg("start").output().expect("run scripts/cluster.sh");
+        // Always the default version (26.9), whatever the suite runs against: the cluster's
+        // ports and run dirs are shared by every test process on the machine, and its tests
+        // are about the client's routing, not the server's version.
+        let out = std::process::Command::new("bash")
+            .arg(script)
+            .arg("start")
+            .env_remove("CHNATIVE_SERVER_VERSION")
+            .env_remove("CHNATIVE_ZOOKEEPER")
+            .output()
+            .expect("run scripts/cluster.sh");
         assert!(
             out.status.success(),
             "scripts/cluster.sh start failed:\n{}\n{}",

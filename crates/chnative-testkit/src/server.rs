@@ -1,8 +1,13 @@
 //! The real ClickHouse server of the test suites, and its HTTP interface as the reference.
 //!
-//! The first test to need it runs `scripts/server.sh start`, which installs chdb-core into a
-//! cached venv if needed and starts the server, or reuses one already answering on the port.
-//! `CHNATIVE_TCP_PORT` and `CHNATIVE_HTTP_PORT` choose the ports (19000 and 18123 by default).
+//! The first test to need it runs `scripts/server.sh start`, which installs the server's wheel
+//! into a cached venv if needed and starts the server, or reuses one already answering on the
+//! port. `CHNATIVE_TCP_PORT` and `CHNATIVE_HTTP_PORT` choose the ports (19000 and 18123 by
+//! default); `CHNATIVE_SERVER_VERSION` the release (26.9 by default, also 26.7, 25.8, 24.8 and
+//! 24.5) and `CHNATIVE_SERVER_DIR` its run directory; all four pass through to the script.
+//!
+//! Tests that need a newer server than the one running skip with a printed reason: see
+//! [`requires`].
 
 use std::io::{Read, Write};
 use std::process::Command;
@@ -34,6 +39,9 @@ pub fn server() -> &'static Server {
             .arg("start")
             .env("CHNATIVE_TCP_PORT", tcp_port.to_string())
             .env("CHNATIVE_HTTP_PORT", http_port.to_string())
+            // CHNATIVE_SERVER_VERSION and CHNATIVE_SERVER_DIR reach the script as inherited:
+            // it starts the version the suite was asked for, in its run dir, and refuses to
+            // reuse a server of another version on these ports.
             .output()
             .expect("run scripts/server.sh");
         assert!(
@@ -44,6 +52,59 @@ pub fn server() -> &'static Server {
         );
         Server { host: "127.0.0.1".into(), tcp_port, http_port }
     })
+}
+
+/// The test server's version: `major.minor.patch` from `SELECT version()` over HTTP, asked once.
+pub fn version() -> (u64, u64, u64) {
+    static VERSION: OnceLock<(u64, u64, u64)> = OnceLock::new();
+    *VERSION.get_or_init(|| {
+        let v = q("SELECT version()");
+        let mut parts = v.split('.').map(|p| p.parse::<u64>().unwrap_or(0));
+        let mut next = || parts.next().unwrap_or(0);
+        (next(), next(), next())
+    })
+}
+
+/// Whether the test server is at least `major.minor`, which `what` needs. When it is not, prints
+/// `skipped <test>: <what>: needs ClickHouse >= <major>.<minor> (server is <version>)` and returns false:
+/// the test returns at once.
+///
+/// ```no_run
+/// if !chnative_testkit::server::requires(25, 1, "BFloat16") {
+///     return;
+/// }
+/// ```
+pub fn requires(major: u64, minor: u64, what: &str) -> bool {
+    let (a, b, c) = version();
+    if (a, b) >= (major, minor) {
+        return true;
+    }
+    skip(&format!("{what}: needs ClickHouse >= {major}.{minor} (server is {a}.{b}.{c})"));
+    false
+}
+
+/// Whether the server's protocol revision (`ServerInfo::revision` of a client) reaches
+/// `needed`, which `what` needs; when not, prints why the test is skipped and returns false.
+pub fn requires_revision(server_revision: u64, needed: u64, what: &str) -> bool {
+    if server_revision >= needed {
+        return true;
+    }
+    let (a, b, c) = version();
+    skip(&format!("{what}: needs protocol revision {needed} (server is {a}.{b}.{c}, revision {server_revision})"));
+    false
+}
+
+/// Prints `skipped <test>: <reason>` past the test harness's output capture (straight to
+/// stderr), so that every run shows what it did not test; the caller then returns.
+pub fn skip(reason: &str) {
+    let test = std::thread::current().name().map(|t| format!(" {t}")).unwrap_or_default();
+    let _ = writeln!(std::io::stderr(), "skipped{test}: {reason}");
+}
+
+/// Whether the test server is the embedded 26.x engine (chdb-core: no Keeper, no query_log, no
+/// CREATE ROLE) rather than a full `clickhouse server` (scripts/server.sh's full route).
+pub fn is_embedded() -> bool {
+    matches!(std::env::var("CHNATIVE_SERVER_VERSION").as_deref(), Err(_) | Ok("26.9" | "26.7" | ""))
 }
 
 /// A connection string to the test server, with extra `?` options (may be empty).
@@ -58,9 +119,23 @@ pub fn url(options: &str) -> String {
 
 /// The whole HTTP response to a POST of `sql` at `path` (e.g. `/` or `/?setting=1`), or `None`
 /// when the server cannot be reached; no status check (for cleanup in `Drop`).
+///
+/// A query without a `FORMAT` clause is answered in CSV on every server (`default_format=CSV`
+/// is added to `path`): the embedded 26.x answers CSV by default, real servers TSV.
 pub fn http_raw(path: &str, sql: &str) -> Option<Vec<u8>> {
     let s = server();
-    post(&s.host, s.http_port, path, sql)
+    post(&s.host, s.http_port, &with_csv_default(path), sql)
+}
+
+/// `path` with `default_format=CSV` added, unless it names a default format already.
+fn with_csv_default(path: &str) -> String {
+    if path.contains("default_format=") {
+        path.to_string()
+    } else if path.contains('?') {
+        format!("{path}&default_format=CSV")
+    } else {
+        format!("{path}?default_format=CSV")
+    }
 }
 
 /// The whole HTTP response to a POST of `sql` at `path` of `host:port`, or `None` when it
@@ -75,9 +150,10 @@ fn post(host: &str, port: u16, path: &str, sql: &str) -> Option<Vec<u8>> {
 }
 
 /// The body of the response to `sql` from another server's HTTP interface on loopback (a
-/// test's own server, a cluster node); panics naming the port and the query on an HTTP error.
+/// test's own server, a cluster node), CSV unless `sql` names a format; panics naming the port and the query on an HTTP error.
 pub fn http_at_port(port: u16, sql: &str) -> String {
-    let resp = post("127.0.0.1", port, "/", sql).unwrap_or_else(|| panic!("HTTP connect to 127.0.0.1:{port}"));
+    let resp = post("127.0.0.1", port, "/?default_format=CSV", sql)
+        .unwrap_or_else(|| panic!("HTTP connect to 127.0.0.1:{port}"));
     let resp = String::from_utf8_lossy(&resp).into_owned();
     let (head, body) = resp.split_once("\r\n\r\n").unwrap_or((&resp, ""));
     assert!(head.contains(" 200 "), "HTTP query to 127.0.0.1:{port} failed: {sql}\n{resp}");

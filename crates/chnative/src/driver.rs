@@ -870,4 +870,25 @@ impl ServerInfo {
             chunked_recv: conn.chunking().recv,
         }
     }
+
+    /// Whether the server's version is `major.minor` or later.
+    ///
+    /// ```
+    /// # fn f(info: &chnative::ServerInfo) {
+    /// if info.version_at_least(25, 3) {
+    ///     // JSON, Variant and Dynamic need no `allow_experimental_*` setting
+    /// }
+    /// # }
+    /// ```
+    pub fn version_at_least(&self, major: u64, minor: u64) -> bool {
+        (self.version.0, self.version.1) >= (major, minor)
+    }
+
+    /// Whether the server knows `output_format_native_write_json_as_string` (24.10 and
+    /// later), which the library sends with typed and dynamic rows so that JSON columns
+    /// arrive as text. An older server is not sent it: settings go out as important, and a
+    /// server refuses an important setting it does not know (UNKNOWN_SETTING).
+    pub fn sends_json_as_text(&self) -> bool {
+        self.version_at_least(24, 10)
+    }
 }

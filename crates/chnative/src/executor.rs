@@ -67,8 +67,20 @@ impl<'c> Via<'c> {
         }
     }
 
+    /// `query` with `output_format_native_write_json_as_string = 1` when the server knows
+    /// it (24.10 and later): JSON columns as text. An older server is not sent it (it would
+    /// refuse the query with UNKNOWN_SETTING); its JSON columns fail to read as text with an
+    /// error naming the setting.
+    fn json_as_text(&self, query: Query) -> Query {
+        if self.info().sends_json_as_text() {
+            query.setting(chnative_proto::column::JSON_AS_STRING_SETTING, "1")
+        } else {
+            query
+        }
+    }
+
     pub(crate) async fn rows<T: Row>(self, query: Query) -> Result<RowStream<'c, T>> {
-        let query = query.setting("output_format_native_write_json_as_string", "1");
+        let query = self.json_as_text(query);
         let ctx = self.read_context(&query);
         Ok(RowStream::new(self.stream(query).await?, ctx))
     }
@@ -94,7 +106,7 @@ impl<'c> Via<'c> {
     }
 
     pub(crate) async fn values(self, query: Query) -> Result<ValueRowStream<'c>> {
-        let query = query.setting("output_format_native_write_json_as_string", "1");
+        let query = self.json_as_text(query);
         let tz: Arc<str> = Arc::from(query.session_timezone().unwrap_or(&self.info().timezone));
         Ok(ValueRowStream::new(self.stream(query).await?, tz))
     }
@@ -438,7 +450,8 @@ pub trait Executor: sealed::Sealed + Send {
     /// `session_timezone` set by `SET` or a profile is not visible to the client).
     /// For a struct with borrowed fields, name it with an elided lifetime:
     /// `db.fetch::<Event<'_>>(…)`. JSON columns arrive as their text (the query
-    /// gets `output_format_native_write_json_as_string = 1`).
+    /// gets `output_format_native_write_json_as_string = 1` from servers that know
+    /// it, 24.10 and later: see [`ServerInfo::sends_json_as_text`](crate::ServerInfo::sends_json_as_text)).
     fn fetch<T: Row>(&mut self, query: impl Into<Query>) -> impl Future<Output = Result<RowStream<'_, T>>> + Send {
         self.via().rows::<T>(query.into())
     }

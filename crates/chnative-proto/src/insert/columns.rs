@@ -9,7 +9,7 @@ use crate::block::{write_block_head, write_column_head, BlockInfo};
 use crate::column::Layout;
 use crate::error::{ProtoError, Result};
 use crate::splice::Splices;
-use crate::Block;
+use crate::{Block, DataType};
 
 /// The columns of an INSERT, their shapes checked once: every column valid on
 /// its own ([`InsertData::validate`]) and all of the same length. `N` is the
@@ -165,8 +165,16 @@ impl<'a, N: AsRef<str>> TypedInsert<'_, 'a, N> {
         let layout = Layout::for_revision(revision);
         for ((name, data), ty) in self.columns.columns.iter().zip(&self.types) {
             write_column_head(out, revision, name.as_ref(), ty);
-            data.encode_prefix(out);
-            data.encode(lo, hi, out, layout, sp.as_deref_mut())?;
+            // A LowCardinality type inside a composite one (chosen by check_type for plain
+            // data) is encoded by walking the wire type; a column from a block encodes itself.
+            if ty.contains("LowCardinality(") && !matches!(data, InsertData::Column(_)) {
+                let wire = DataType::parse(ty)?;
+                data.encode_prefix_as(&wire, out);
+                data.encode_as(&wire, lo, hi, out, layout)?;
+            } else {
+                data.encode_prefix(out);
+                data.encode(lo, hi, out, layout, sp.as_deref_mut())?;
+            }
         }
         Ok(())
     }

@@ -61,3 +61,19 @@ pub async fn eventually(mut f: impl FnMut() -> bool) -> bool {
     }
     f()
 }
+
+/// The shared test server's protocol revision (from a client's handshake).
+pub async fn server_revision() -> u64 {
+    client().await.server_info().revision
+}
+
+/// The expression that hashes a whole row for table digests (`groupBitXor(<it>)`):
+/// `cityHash64(*)`, or on 24.x, which cannot hash a NULL inside an Array(Nullable(…))
+/// (NOT_IMPLEMENTED), the hash of the row's text.
+pub fn row_hash() -> &'static str {
+    if version() >= (25, 0, 0) {
+        "cityHash64(*)"
+    } else {
+        "cityHash64(toString(tuple(*)))"
+    }
+}

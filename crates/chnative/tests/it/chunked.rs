@@ -141,6 +141,13 @@ async fn negotiated(config: Config) -> (bool, bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_that_requires_chunking() {
+    if !common::requires_revision(
+        common::server_revision().await,
+        chnative_proto::revision::CHUNKED_PACKETS,
+        "chunked packets",
+    ) {
+        return;
+    }
     let server = chunk_server("chunked", "chunked", "chunked");
 
     // The default (not chunked unless required) and every client setting that
@@ -168,6 +175,13 @@ async fn server_that_requires_chunking() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_with_optional_chunking() {
+    if !common::requires_revision(
+        common::server_revision().await,
+        chnative_proto::revision::CHUNKED_PACKETS,
+        "chunked packets",
+    ) {
+        return;
+    }
     let server = chunk_server("chunked-optional", "chunked_optional", "chunked_optional");
 
     // The server lets the client choose, per direction.
@@ -192,6 +206,13 @@ async fn server_with_optional_chunking() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_that_chunks_one_direction() {
+    if !common::requires_revision(
+        common::server_revision().await,
+        chnative_proto::revision::CHUNKED_PACKETS,
+        "chunked packets",
+    ) {
+        return;
+    }
     // Each direction is negotiated on its own. Before, the client looked at the
     // server's sending side only: it refused the first server, and told the
     // second one "notchunked" for a direction it requires chunked, which the

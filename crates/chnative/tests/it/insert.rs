@@ -34,9 +34,11 @@ fn assert_same_rows(a: &str, b: &str, proj: &str, what: &str) {
     let cb = q(&format!("SELECT count() FROM {b}"));
     assert_eq!(ca, cb, "{what}: row counts differ");
     for (x, y) in [(a, b), (b, a)] {
-        let diff = q(&format!(
-            "SELECT count(), groupArray(10)(toString(tuple(*))) FROM (SELECT {proj} FROM {x} EXCEPT DISTINCT SELECT {proj} FROM {y})"
-        ));
+        // Lossy: the rows may hold bytes that are not UTF-8.
+        let diff = String::from_utf8_lossy(&http_bytes(&format!(
+            "SELECT count(), groupArray(3)(toString(tuple(*))) FROM (SELECT {proj} FROM {x} EXCEPT DISTINCT SELECT {proj} FROM {y}) FORMAT TSVRaw"
+        )))
+        .into_owned();
         assert!(diff.starts_with("0\t"), "{what}: rows of {x} missing from {y}: {diff}");
     }
 }
@@ -114,16 +116,6 @@ fn lit_datetime64_3(ms: i64) -> String {
 fn lit_uuid(u: WireUuid) -> String {
     let h = format!("{:016x}{:016x}", u.high, u.low);
     format!("'{}-{}-{}-{}-{}'", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
-}
-
-fn lit_f64(x: f64) -> String {
-    if x.is_nan() {
-        "nan".into()
-    } else if x.is_infinite() {
-        if x > 0.0 { "inf" } else { "-inf" }.into()
-    } else {
-        format!("{x:e}")
-    }
 }
 
 /// A decimal with `scale` digits after the point from its raw integer.
@@ -373,7 +365,9 @@ fn all_types(rows: usize, seed: u64) -> AllTypes {
             }
         });
         a.f32.push(x);
-        v.push(lit_f64(f64::from(x)));
+        // From the bits: before 26.x the server parses subnormals, the extremes and about
+        // half of random floats' text a little off.
+        v.push(format!("reinterpretAsFloat32(toUInt32({}))", x.to_bits()));
         let f64s = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, f64::MIN_POSITIVE, f64::MAX, f64::from_bits(1)];
         let x = f64s.get(i).copied().unwrap_or_else(|| {
             let f = f64::from_bits(r.next());
@@ -384,7 +378,7 @@ fn all_types(rows: usize, seed: u64) -> AllTypes {
             }
         });
         a.f64.push(x);
-        v.push(lit_f64(x));
+        v.push(format!("reinterpretAsFloat64(toUInt64({}))", x.to_bits()));
 
         let x = (r.next() & 1) as u8;
         a.b.push(x);
@@ -1023,21 +1017,31 @@ async fn deduplication_token() {
         // (observed on 26.9): the same token with a different packet count is new.
         // So a retry is only deduplicated if it is split the same way (same rows,
         // same `insert_block_rows`) -- the one-row `tok-2` INSERT is stored.
+        // Before 26.2 (observed on 24.8 and 25.8) block k of an INSERT has the id
+        // `<token>_k`: a one-packet INSERT under a token matches the first packet
+        // of an earlier one and is dropped.
+        let packets_count = version() >= (26, 2, 0);
+        let (after_tok2, after_one_packet) = if packets_count { (2002, 3002) } else { (2001, 2001) };
         c.insert(&t).column("id", &one[..]).column("s", &one_s[..]).deduplication_token("tok-2").send().await.unwrap();
-        assert_eq!(t.count(), 2002, "{what}: tok-2 was used by a 4-packet INSERT, this one has 1 packet");
+        assert_eq!(t.count(), after_tok2, "{what}: tok-2 was used by a 4-packet INSERT, this one has 1 packet");
         let mut c1 = client_rows(rev, comp, 1 << 20).await;
         ins(&mut c1, &t, &ids, &strs, "tok-1").await;
-        assert_eq!(t.count(), 3002, "{what}: tok-1 again but in one packet instead of four");
+        assert_eq!(t.count(), after_one_packet, "{what}: tok-1 again but in one packet instead of four");
         ins(&mut c1, &t, &ids, &strs, "tok-1").await;
-        assert_eq!(t.count(), 3002, "{what}: and that retried in one packet is deduplicated");
+        assert_eq!(t.count(), after_one_packet, "{what}: and that retried in one packet is deduplicated");
         // Without a token, identical data is deduplicated by its hash on such a table.
         c.insert(&t).column("id", &two[..]).column("s", &two_s[..]).send().await.unwrap();
-        assert_eq!(t.count(), 3003, "{what}");
+        assert_eq!(t.count(), after_one_packet + 1, "{what}");
         c.insert(&t).column("id", &two[..]).column("s", &two_s[..]).send().await.unwrap();
-        assert_eq!(t.count(), 3003, "{what}: identical blocks without a token are deduplicated by hash");
+        assert_eq!(
+            t.count(),
+            after_one_packet + 1,
+            "{what}: identical blocks without a token are deduplicated by hash"
+        );
+        let copies = if packets_count { 3 } else { 2 };
         assert_eq!(
             q(&format!("SELECT sum(id) FROM {} WHERE id < 1000", &*t)),
-            (3 * 999 * 1000 / 2).to_string(),
+            (copies * 999 * 1000 / 2).to_string(),
             "{what}"
         );
         assert_usable(&mut c).await;

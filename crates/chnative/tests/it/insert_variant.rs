@@ -40,6 +40,9 @@ const EXPECTED: &str = "0\t0\ta\tString\tString\n1\t0\t10\tUInt64\tUInt64\n2\t1\
 
 #[tokio::test]
 async fn variant_and_dynamic_columns_take_discriminated_values() {
+    if !common::requires(25, 3, "Variant and Dynamic without allow_experimental_* settings") {
+        return;
+    }
     let ids: Vec<u32> = (0..7).collect();
     let numbers = [10u64, 20];
     let strs = ["a", "b", "c"];
@@ -74,8 +77,10 @@ async fn variant_and_dynamic_columns_take_discriminated_values() {
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
             assert_eq!(sum.rows, 7, "{what}");
             let got = q(&format!(
-                "SELECT id, isNull(v) AND isNull(d), toString(v), variantType(v), dynamicType(d) FROM {} \
-                 WHERE toString(v) = toString(d) ORDER BY id",
+                // A NULL's toString differs between versions (ᴺᵁᴸᴸ, NULL or empty): NULLs are
+                // compared with isNull.
+                "SELECT id, isNull(v) AND isNull(d), if(isNull(v), '', toString(v)), variantType(v), dynamicType(d) \
+                 FROM {} WHERE toString(v) = toString(d) OR (isNull(v) AND isNull(d)) ORDER BY id",
                 t.0
             ));
             assert_eq!(got, EXPECTED, "{what}");
@@ -85,6 +90,9 @@ async fn variant_and_dynamic_columns_take_discriminated_values() {
 
 #[tokio::test]
 async fn bad_variant_data_is_refused_before_sending() {
+    if !common::requires(25, 3, "Variant and Dynamic without allow_experimental_* settings") {
+        return;
+    }
     let t = Table::create("ins_variant_bad", "(v Variant(String, UInt64)) ENGINE = Memory");
     let c = client(54492, "lz4", 1000).await;
     let numbers = [1u64, 2];

@@ -184,6 +184,9 @@ async fn read_server_vectors<T: Elem>(c: &mut Client, dim: usize) {
 
 #[tokio::test]
 async fn server_vectors_float32() {
+    if !common::requires(25, 10, "QBit") {
+        return;
+    }
     let mut c = client().await;
     for dim in [1, 3, 8, 9, 16, 31, 32, 33, 64, 100, 128, 257] {
         read_server_vectors::<f32>(&mut c, dim).await;
@@ -192,6 +195,9 @@ async fn server_vectors_float32() {
 
 #[tokio::test]
 async fn server_vectors_float64_and_bfloat16() {
+    if !common::requires(25, 10, "QBit") {
+        return;
+    }
     let mut c = client().await;
     for dim in [1, 9, 33, 128] {
         read_server_vectors::<f64>(&mut c, dim).await;
@@ -202,6 +208,9 @@ async fn server_vectors_float64_and_bfloat16() {
 /// The whole vectors through `read_f32`, for a BFloat16 QBit widened to f32.
 #[tokio::test]
 async fn bfloat16_widened_to_f32() {
+    if !common::requires(25, 10, "QBit") {
+        return;
+    }
     let c = client().await;
     let sql = "SELECT CAST([1.5, -2.25, 0, 1e30, -1e-30] AS QBit(BFloat16, 5)) AS v, \
                CAST(CAST(v AS Array(BFloat16)) AS Array(Float32)) AS f";
@@ -322,6 +331,9 @@ async fn insert_and_check<T: Elem>(c: &mut Client, dim: usize, rows: usize) {
 
 #[tokio::test]
 async fn insert_float32() {
+    if !common::requires(25, 10, "QBit") {
+        return;
+    }
     let mut c = client().await;
     for dim in [1, 5, 16, 32, 100, 128] {
         insert_and_check::<f32>(&mut c, dim, 300).await;
@@ -330,6 +342,9 @@ async fn insert_float32() {
 
 #[tokio::test]
 async fn insert_float64_and_bfloat16() {
+    if !common::requires(25, 10, "QBit") {
+        return;
+    }
     let mut c = client().await;
     for dim in [5, 33, 128] {
         insert_and_check::<f64>(&mut c, dim, 200).await;
@@ -340,6 +355,9 @@ async fn insert_float64_and_bfloat16() {
 /// Every revision and compression carries QBit the same way.
 #[tokio::test]
 async fn insert_at_every_revision() {
+    if !common::requires(25, 10, "QBit") {
+        return;
+    }
     let mut combos: Vec<(u64, &str)> = REVISIONS.iter().map(|&r| (r, "lz4")).collect();
     combos.push((*REVISIONS.last().unwrap(), "zstd"));
     combos.push((*REVISIONS.last().unwrap(), "none"));
@@ -352,6 +370,9 @@ async fn insert_at_every_revision() {
 /// A QBit column read from the server goes back in unchanged (`&Column`).
 #[tokio::test]
 async fn selected_column_reinserted() {
+    if !common::requires(25, 10, "QBit") {
+        return;
+    }
     let reader = client().await;
     let mut writer = client().await;
     let dim = 77;
@@ -394,6 +415,9 @@ async fn selected_column_reinserted() {
 /// into an INSERT unchanged.
 #[tokio::test]
 async fn strided_and_int8_qbits_decode_and_round_trip() {
+    if !common::requires(25, 10, "QBit") {
+        return;
+    }
     let c = common::client().await;
     let table = common::unique_table("qbit_strided");
     let create = chnative::Query::new(format!(
@@ -444,6 +468,9 @@ async fn strided_and_int8_qbits_decode_and_round_trip() {
 /// column, and the server compares the two; the typed read gives the vectors back.
 #[tokio::test]
 async fn typed_rows_read_and_write_qbit_vectors() {
+    if !common::requires(25, 10, "QBit") {
+        return;
+    }
     #[derive(chnative::Row, Debug, PartialEq)]
     struct Vectors {
         id: u32,

@@ -121,15 +121,53 @@ const COLUMNS: &[(&str, &str, Option<&str>)] = &[
     ("sp_t", "Tuple(a UInt64, b String)", Some("(if(g.u8 % 9 = 0, g.u64, 0), if(g.u16 % 7 = 0, g.s, ''))")),
 ];
 
-/// MergeTree settings: wide parts, and SPARSE for columns with half their rows default.
-const MERGE_TREE_SETTINGS: &str = "index_granularity = 1024, ratio_of_defaults_for_sparse_serialization = 0.5, \
-     serialization_info_version = 'with_types', nullable_serialization_version = 'allow_sparse', \
-     min_bytes_for_wide_part = 0";
+/// MergeTree settings: wide parts, and SPARSE for columns with half their rows default
+/// (`serialization_info_version` and `nullable_serialization_version` from 25.12: Nullable
+/// columns sparse too).
+fn merge_tree_settings() -> String {
+    let mut s = "index_granularity = 1024, ratio_of_defaults_for_sparse_serialization = 0.5, \
+                 min_bytes_for_wide_part = 0"
+        .to_string();
+    if version() >= (25, 12, 0) {
+        s.push_str(", serialization_info_version = 'with_types', nullable_serialization_version = 'allow_sparse'");
+    }
+    s
+}
 
 /// Query settings every CREATE needs for these column types.
-const CREATE_SETTINGS: &str = "flatten_nested = 0, enable_time_time64_type = 1, allow_experimental_qbit_type = 1, \
-     allow_experimental_variant_type = 1, allow_experimental_dynamic_type = 1, allow_experimental_json_type = 1, \
-     allow_suspicious_low_cardinality_types = 1";
+fn create_settings() -> String {
+    format!("flatten_nested = 0, {}", type_settings())
+}
+
+/// The settings that allow these column types (the ones the server knows).
+fn type_settings() -> String {
+    let mut s = "allow_experimental_variant_type = 1, allow_experimental_dynamic_type = 1, \
+                 allow_experimental_json_type = 1, allow_suspicious_low_cardinality_types = 1"
+        .to_string();
+    if version() >= (25, 6, 0) {
+        s.push_str(", enable_time_time64_type = 1");
+    }
+    if version() >= (25, 10, 0) {
+        s.push_str(", allow_experimental_qbit_type = 1");
+    }
+    s
+}
+
+/// [`COLUMNS`] less the types the server does not have (BFloat16 before 25.1, Time and
+/// Time64 before 25.6), each skip printed.
+fn columns() -> Vec<(&'static str, &'static str, Option<&'static str>)> {
+    let bf16 = requires(25, 1, "the BFloat16 column");
+    let time = requires(25, 6, "the Time and Time64 columns");
+    COLUMNS
+        .iter()
+        .filter(|(_, t, _)| match *t {
+            "BFloat16" => bf16,
+            "Time" | "Time64(3)" => time,
+            _ => true,
+        })
+        .copied()
+        .collect()
+}
 
 // ---------------------------------------------------------------------------
 // Helpers (SQL over HTTP, independent of the code under test).
@@ -142,9 +180,12 @@ fn q(sql: &str) -> String {
 struct Table(String);
 
 impl Table {
+    /// `CREATE TABLE <unique name> <rest>` with [`create_settings`] as the query's settings
+    /// (URL parameters: before 25.x a CREATE's SETTINGS clause takes MergeTree settings only).
     fn create(prefix: &str, rest: &str) -> Table {
         let t = Table(unique_table(prefix));
-        http(&format!("CREATE TABLE {} {rest}", t.0));
+        let params: Vec<String> = create_settings().split(", ").map(|kv| kv.replace(" = ", "=")).collect();
+        http_bytes_at(&format!("/?{}", params.join("&")), &format!("CREATE TABLE {} {rest}", t.0));
         t
     }
 }
@@ -172,10 +213,7 @@ fn create_src(prefix: &str, cols: &[(&str, &str, Option<&str>)], helpers: &str) 
     let ddl: Vec<String> = cols.iter().map(|(n, t, _)| format!("{n} {t}")).collect();
     let src = Table::create(
         prefix,
-        &format!(
-            "({}) ENGINE = MergeTree ORDER BY id SETTINGS {MERGE_TREE_SETTINGS}, {CREATE_SETTINGS}",
-            ddl.join(", ")
-        ),
+        &format!("({}) ENGINE = MergeTree ORDER BY id SETTINGS {}", ddl.join(", "), merge_tree_settings()),
     );
     let mut structure: Vec<String> =
         cols.iter().filter(|c| c.2.is_none()).map(|(n, t, _)| format!("{n} {t}")).collect();
@@ -186,13 +224,12 @@ fn create_src(prefix: &str, cols: &[(&str, &str, Option<&str>)], helpers: &str) 
     let exprs: Vec<String> = cols.iter().map(|(n, _, f)| f.map_or_else(|| format!("g.{n}"), str::to_string)).collect();
     http(&format!(
         "INSERT INTO {} ({}) SELECT {} FROM generateRandom('{}', {SEED}, {MAX_STRING}, {MAX_ARRAY}) AS g LIMIT {ROWS} \
-         SETTINGS async_insert = 0, enable_time_time64_type = 1, allow_experimental_qbit_type = 1, \
-         allow_experimental_variant_type = 1, allow_experimental_dynamic_type = 1, allow_experimental_json_type = 1, \
-         use_variant_as_common_type = 1, allow_suspicious_low_cardinality_types = 1",
+         SETTINGS async_insert = 0, use_variant_as_common_type = 1, {}",
         &*src,
         names.join(", "),
         exprs.join(", "),
-        escape_quotes(&structure.join(", "))
+        escape_quotes(&structure.join(", ")),
+        type_settings()
     ));
     assert_eq!(q(&format!("SELECT count() FROM {}", &*src)), ROWS.to_string());
     src
@@ -292,24 +329,26 @@ fn name_types(cols: &[(&'static str, &'static str, Option<&'static str>)]) -> Ve
 #[tokio::test]
 async fn every_type_round_trips_at_every_revision() {
     let started = Instant::now();
-    let src = create_src("rt_src", COLUMNS, "");
+    let src = create_src("rt_src", &columns(), "");
     // The table must hold sparse columns, or the sparse path is not exercised.
     let sparse = q(&format!(
         "SELECT arraySort(groupUniqArray(column)) FROM system.parts_columns \
          WHERE database = currentDatabase() AND table = '{}' AND active AND serialization_kind = 'Sparse'",
         &*src
     ));
-    for c in ["sp_u64", "sp_s", "sp_n"] {
+    // Nullable columns are stored sparse from 25.12 (nullable_serialization_version).
+    let nullable_sparse = requires(25, 12, "a sparse Nullable column");
+    for c in ["sp_u64", "sp_s", "sp_n"].into_iter().filter(|c| *c != "sp_n" || nullable_sparse) {
         assert!(sparse.contains(c), "{c} is not stored sparse: {sparse}");
     }
     eprintln!("src filled in {:?}; sparse columns: {sparse}", started.elapsed());
-    let cols = name_types(COLUMNS);
+    let cols = name_types(&columns());
 
     let mut failures = Vec::new();
     for (rev, comp) in combos() {
         let t0 = Instant::now();
         let what = format!("revision {rev}, {comp}");
-        let dst = Table::create("rt_dst", &format!("AS {} ENGINE = Memory SETTINGS {CREATE_SETTINGS}", &*src));
+        let dst = Table::create("rt_dst", &format!("AS {} ENGINE = Memory", &*src));
         let mut reader = client_at(rev, comp).await;
         let mut writer = client_at(rev, comp).await;
         match copy(&mut reader, &mut writer, &format!("SELECT * FROM {}", &*src), &dst, false).await {
@@ -323,8 +362,7 @@ async fn every_type_round_trips_at_every_revision() {
                 failures.push(format!("{what}: whole-table copy failed: {e}"));
                 // Name the culprits: copy each column alone.
                 for (n, t) in &cols {
-                    let one =
-                        Table::create("rt_one", &format!("AS {} ENGINE = Memory SETTINGS {CREATE_SETTINGS}", &*src));
+                    let one = Table::create("rt_one", &format!("AS {} ENGINE = Memory", &*src));
                     let mut reader = client_at(rev, comp).await;
                     let mut writer = client_at(rev, comp).await;
                     let sel = format!("SELECT id, {n} FROM {}", &*src);
@@ -350,15 +388,15 @@ async fn every_type_round_trips_at_every_revision() {
 #[tokio::test]
 async fn per_type_checksums() {
     let started = Instant::now();
-    let src = create_src("rt_types", COLUMNS, "");
-    let cols = name_types(COLUMNS);
+    let src = create_src("rt_types", &columns(), "");
+    let cols = name_types(&columns());
     let want = checksums(&src, &cols);
     let mut failures = Vec::new();
     for rev in [54460u64, 54492] {
         let mut reader = client_at(rev, "lz4").await;
         let mut writer = client_at(rev, "lz4").await;
         for (&(n, t), want) in cols.iter().zip(&want) {
-            let one = Table::create("rt_type", &format!("({n} {t}) ENGINE = Memory SETTINGS {CREATE_SETTINGS}"));
+            let one = Table::create("rt_type", &format!("({n} {t}) ENGINE = Memory"));
             let what = format!("revision {rev}: {n} {t}");
             match copy(&mut reader, &mut writer, &format!("SELECT {n} FROM {}", &*src), &one, false).await {
                 Ok((rows, _)) if rows == ROWS => {
@@ -381,6 +419,9 @@ async fn per_type_checksums() {
 /// it decodes must round-trip.
 #[tokio::test]
 async fn experimental_types_round_trip_when_supported() {
+    if !requires(25, 10, "QBit") {
+        return;
+    }
     const EXP: &[(&str, &str, Option<&str>)] = &[
         ("id", "UInt64", Some("rowNumberInAllBlocks()")),
         ("qb", "QBit(Float32, 8)", Some("CAST(arrayMap(i -> reinterpretAsFloat32(toUInt32(sipHash64(g.h, i))), range(8)) AS QBit(Float32, 8))")),
@@ -433,7 +474,7 @@ async fn experimental_types_round_trip_when_supported() {
     let mut failures = Vec::new();
     for (rev, comp) in combos() {
         let what = format!("revision {rev}, {comp}");
-        let dst = Table::create("rt_exp_dst", &format!("AS {} ENGINE = Memory SETTINGS {CREATE_SETTINGS}", &*src));
+        let dst = Table::create("rt_exp_dst", &format!("AS {} ENGINE = Memory", &*src));
         let mut reader = client_at(rev, comp).await;
         let mut writer = client_at(rev, comp).await;
         let sel = format!("SELECT {} FROM {}", names.join(", "), &*src);

@@ -9,7 +9,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use chnative::convert::{Decimal, I256, U256};
 use chnative::{Client, Error, Row};
-use common::{client, client_at, http, unique_table};
+use common::{client, client_at, http, row_hash, unique_table};
 
 const CONFIGS: [(u64, &str); 4] = [(54460, "lz4"), (54460, "none"), (54492, "lz4"), (54492, "none")];
 
@@ -258,10 +258,15 @@ async fn attributes_and_composite_types() {
     assert!(c.fetch_one::<OnlyId>("SELECT 1::UInt64 AS id WHERE 0").await.is_err());
     assert!(c.fetch_optional::<OnlyId>("SELECT number AS id FROM numbers(2)").await.is_err());
 
+    // BFloat16 from 25.1; before, the f32 field reads a Float32.
+    let bf = if common::requires(25, 1, "the BFloat16 column") { "BFloat16" } else { "Float32" };
     let r: Composite = c
         .fetch_one(
-            "SELECT (7::UInt8, 'seven') AS t, map('a', 1::UInt64, 'b', 2::UInt64) AS m, m AS bm, m AS pairs, \
-             1.5::BFloat16 AS bf",
+            format!(
+                "SELECT (7::UInt8, 'seven') AS t, map('a', 1::UInt64, 'b', 2::UInt64) AS m, m AS bm, m AS pairs, \
+                 1.5::{bf} AS bf"
+            )
+            .as_str(),
         )
         .await
         .unwrap();
@@ -638,7 +643,7 @@ async fn typed_rows_copy_a_random_table_exactly() {
         src.0,
         ddl.replace('\'', "\\'")
     ));
-    let digest = |t: &str| http(&format!("SELECT groupBitXor(cityHash64(*)), count() FROM {t} FORMAT TSV"));
+    let digest = |t: &str| http(&format!("SELECT groupBitXor({}), count() FROM {t} FORMAT TSV", row_hash()));
     for (rev, comp) in CONFIGS {
         http(&format!("TRUNCATE TABLE {}", dst.0));
         let c = client_at(rev, comp).await;
@@ -853,6 +858,74 @@ async fn composite_types_insert_and_read_back() {
     }
 }
 
+/// LowCardinality inside Array, Map, Tuple and Nullable positions, written from plain
+/// Rust values: the client sends the table's own types (the dictionary built by the
+/// client). Before, it declared the plain types (`Map(String, …)`), which 26.9 converts
+/// but 24.8 and 25.8 refuse: "Cannot convert: Map(String, Array(UInt32)) to
+/// Map(LowCardinality(String), Array(UInt32))" (TYPE_MISMATCH).
+#[tokio::test]
+async fn nested_low_cardinality_columns_take_plain_values() {
+    #[derive(Row, Debug, PartialEq)]
+    struct Nested {
+        id: u64,
+        a: Vec<String>,
+        an: Vec<Option<String>>,
+        m: BTreeMap<String, u32>,
+        t: (Option<String>, String),
+        af: Vec<[u8; 2]>,
+        au: Vec<u32>,
+    }
+    let ddl = "id UInt64, a Array(LowCardinality(String)), an Array(LowCardinality(Nullable(String))), \
+        m Map(LowCardinality(String), UInt32), t Tuple(LowCardinality(Nullable(String)), LowCardinality(String)), \
+        af Array(LowCardinality(FixedString(2))), au Array(LowCardinality(UInt32))";
+    let words = ["", "a", "bb", "a", "ccc"];
+    let rows: Vec<Nested> = (0..700u64)
+        .map(|i| Nested {
+            id: i,
+            a: (0..i % 4).map(|k| words[((i + k) % 5) as usize].to_string()).collect(),
+            an: (0..i % 3).map(|k| (k % 2 == 0).then(|| format!("n{}", (i + k) % 7))).collect(),
+            m: (0..i % 3).map(|k| (format!("k{}", (i * k) % 5), (i * k) as u32)).collect(),
+            t: ((i % 5 != 0).then(|| format!("t{}", i % 11)), words[(i % 5) as usize].to_string()),
+            af: (0..i % 2).map(|_| [b'a' + (i % 26) as u8, b'z']).collect(),
+            au: (0..i % 3).map(|k| (i % 9 + k) as u32).collect(),
+        })
+        .collect();
+    for (rev, comp) in CONFIGS {
+        let c = client_at(rev, comp).await;
+        let t = unique_table("rows_nested_lc");
+        c.execute(
+            chnative::Query::new(format!("CREATE TABLE {t} ({ddl}) ENGINE = MergeTree ORDER BY id"))
+                .setting("allow_suspicious_low_cardinality_types", "1"),
+        )
+        .await
+        .unwrap();
+        let _drop = Table(t.clone());
+        // Small blocks: each one carries its own dictionaries.
+        let sum = c.insert_rows(&t, &rows).await.unwrap_or_else(|e| panic!("{rev}/{comp}: {e}"));
+        assert_eq!(sum.rows, 700, "{rev}/{comp}");
+        // The server's own rendering against ours.
+        let got = http(&format!("SELECT a, an, m, t, af, au FROM {t} WHERE id IN (5, 13, 0) ORDER BY id FORMAT TSV"));
+        let text = |r: &Nested| {
+            let q = |s: &str| format!("'{s}'");
+            let list = |v: Vec<String>| format!("[{}]", v.join(","));
+            format!(
+                "{}\t{}\t{{{}}}\t({},{})\t{}\t{}\n",
+                list(r.a.iter().map(|s| q(s)).collect()),
+                list(r.an.iter().map(|s| s.as_deref().map_or("NULL".into(), q)).collect()),
+                r.m.iter().map(|(k, v)| format!("{}:{v}", q(k))).collect::<Vec<_>>().join(","),
+                r.t.0.as_deref().map_or("NULL".into(), q),
+                q(&r.t.1),
+                list(r.af.iter().map(|f| q(std::str::from_utf8(f).unwrap())).collect()),
+                list(r.au.iter().map(u32::to_string).collect()),
+            )
+        };
+        let want: String = [0usize, 5, 13].iter().map(|&i| text(&rows[i])).collect();
+        assert_eq!(got, want, "{rev}/{comp}");
+        let back: Vec<Nested> = c.fetch_all(format!("SELECT * FROM {t} ORDER BY id")).await.unwrap();
+        assert_eq!(back, rows, "{rev}/{comp}");
+    }
+}
+
 /// A nested struct whose fields do not match the tuple's element names is refused
 /// before anything is sent, naming the struct and the column type.
 #[tokio::test]
@@ -875,6 +948,9 @@ async fn nested_struct_insert_mismatch_is_refused_before_sending() {
 /// converts any other column through `Value`'s Serialize.
 #[tokio::test]
 async fn value_fields_read_dynamic_variant_and_json() {
+    if !common::requires(25, 3, "Variant, Dynamic and JSON without allow_experimental_* settings") {
+        return;
+    }
     use chnative::Value;
     #[derive(Row, Debug)]
     #[row(ignore_extra_columns)]
@@ -890,11 +966,15 @@ async fn value_fields_read_dynamic_variant_and_json() {
     let c = client().await;
     let rows: Vec<Any> = c
         .fetch_all(
-            "SELECT number AS id, CAST(multiIf(number = 0, 1::Int64, number = 1, 'two', [3.5]), 'Dynamic') AS d, \
-             toString(d) AS ds, CAST(if(number = 1, 'x', toString(number)), 'Variant(String, UInt64)') AS v0, \
-             if(number = 2, CAST(7::UInt64, 'Variant(String, UInt64)'), v0) AS v, toString(v) AS vs, \
-             CAST('{\"a\": {\"b\": 1}}', 'JSON') AS j, if(number = 1, NULL, number::Nullable(UInt8)) AS n \
-             FROM numbers(3) ORDER BY id",
+            // multiIf's branches have a common type only as a Variant before 26.x.
+            chnative::Query::new(
+                "SELECT number AS id, CAST(multiIf(number = 0, 1::Int64, number = 1, 'two', [3.5]), 'Dynamic') AS d, \
+                 toString(d) AS ds, CAST(if(number = 1, 'x', toString(number)), 'Variant(String, UInt64)') AS v0, \
+                 if(number = 2, CAST(7::UInt64, 'Variant(String, UInt64)'), v0) AS v, toString(v) AS vs, \
+                 CAST('{\"a\": {\"b\": 1}}', 'JSON') AS j, if(number = 1, NULL, number::Nullable(UInt8)) AS n \
+                 FROM numbers(3) ORDER BY id",
+            )
+            .setting("use_variant_as_common_type", "1"),
         )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -968,6 +1048,9 @@ async fn value_fields_read_dynamic_variant_and_json() {
 /// alternative is refused when the result is bound, and a NULL into a bare enum is an error.
 #[tokio::test]
 async fn variant_columns_read_into_derived_enums() {
+    if !common::requires(25, 3, "Variant, Dynamic and JSON without allow_experimental_* settings") {
+        return;
+    }
     #[derive(chnative::Variant, Debug, PartialEq)]
     enum Cell {
         Text(String),
@@ -1028,6 +1111,9 @@ async fn variant_columns_read_into_derived_enums() {
 /// alternative that fits none of the column's is refused before anything is sent.
 #[tokio::test]
 async fn derived_variant_enums_are_inserted() {
+    if !common::requires(25, 3, "Variant, Dynamic and JSON without allow_experimental_* settings") {
+        return;
+    }
     #[derive(chnative::Variant, Debug, PartialEq, Clone)]
     enum Cell {
         Text(String),
@@ -1068,7 +1154,9 @@ async fn derived_variant_enums_are_inserted() {
         let got = http(&format!(
             "SELECT id, variantType(v), toString(v), variantType(w), toString(w) FROM {} ORDER BY id FORMAT TSV",
             t.0
-        ));
+        ))
+        // toString of a NULL Variant: empty on 26.x, ᴺᵁᴸᴸ on 25.x.
+        .replace("\tNone\tᴺᵁᴸᴸ\t", "\tNone\t\t");
         let want: String = rows
             .iter()
             .map(|r| {

@@ -409,6 +409,13 @@ fn array_join_sql(n: u64) -> String {
 
 #[tokio::test]
 async fn array_join_replicated_columns() {
+    if !common::requires_revision(
+        common::server_revision().await,
+        chnative_proto::revision::REPLICATED_SERIALIZATION,
+        "REPLICATED serialization",
+    ) {
+        return;
+    }
     let sql = array_join_sql(40);
     // On the wire: REPLICATED from 54482, materialised below; columns of one block differ.
     let replicated = [
@@ -447,6 +454,13 @@ async fn array_join_replicated_columns() {
 
 #[tokio::test]
 async fn array_join_two_byte_indexes_and_many_blocks() {
+    if !common::requires_revision(
+        common::server_revision().await,
+        chnative_proto::revision::REPLICATED_SERIALIZATION,
+        "REPLICATED serialization",
+    ) {
+        return;
+    }
     // 3000 source rows: 2-byte indexes; a small max_block_size splits the output, and each
     // block carries its own compacted elements.
     let sql = "SELECT k, s, t, x FROM (SELECT number AS k, repeat(toString(number), 3) AS s, \
@@ -465,6 +479,13 @@ async fn array_join_two_byte_indexes_and_many_blocks() {
 
 #[tokio::test]
 async fn array_join_four_byte_indexes() {
+    if !common::requires_revision(
+        common::server_revision().await,
+        chnative_proto::revision::REPLICATED_SERIALIZATION,
+        "REPLICATED serialization",
+    ) {
+        return;
+    }
     // 70000 source rows in one block (max_block_size raised): 4-byte indexes, 140000 rows.
     // Checked by sums tying each replicated value to the plain `k` of its row.
     let sql = "SELECT k, s, x FROM (SELECT number AS k, toString(number) AS s, [1, 2] AS arr FROM numbers(70000)) \
@@ -522,6 +543,13 @@ fn join_sql(kind: &str) -> String {
 
 #[tokio::test]
 async fn hash_join_replicated_probe_side() {
+    if !common::requires_revision(
+        common::server_revision().await,
+        chnative_proto::revision::REPLICATED_SERIALIZATION,
+        "REPLICATED serialization",
+    ) {
+        return;
+    }
     // query_plan_join_swap_table = 1 makes the small table the probe side: each of its rows
     // matches 300 rows of the big one, so its columns go out replicated.
     for alg in ["hash", "parallel_hash", "grace_hash"] {
@@ -544,6 +572,13 @@ async fn hash_join_replicated_probe_side() {
 
 #[tokio::test]
 async fn hash_join_checksums_over_100k_rows() {
+    if !common::requires_revision(
+        common::server_revision().await,
+        chnative_proto::revision::REPLICATED_SERIALIZATION,
+        "REPLICATED serialization",
+    ) {
+        return;
+    }
     // The join from the brief, with the small side probing: 100000 rows, checked by sums that
     // tie every replicated value to the plain `l.number` of its row.
     let sql = "SELECT l.number AS ln, r.s AS rs, r.n AS rn FROM numbers(100000) AS l JOIN \
@@ -589,6 +624,13 @@ async fn hash_join_checksums_over_100k_rows() {
 
 #[tokio::test]
 async fn sparse_and_replicated_combination_from_merge_tree() {
+    if !common::requires_revision(
+        common::server_revision().await,
+        chnative_proto::revision::REPLICATED_SERIALIZATION,
+        "REPLICATED serialization",
+    ) {
+        return;
+    }
     /// Drops the tables even when an assertion fails.
     struct Drop2(String, String);
     impl Drop for Drop2 {

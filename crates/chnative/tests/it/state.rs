@@ -131,6 +131,18 @@ async fn an_insert_stops_sending_once_the_server_refused_it() {
     // Row 1 breaks the constraint; 80 MB follow it.
     let rows: Vec<u64> = (0..10_000_000).collect();
     let err = c.insert(&t).column("n", &rows).send().await.unwrap_err();
+    if version() < (25, 0, 0) {
+        // 24.8 closes the connection after its exception: the client reports the exception,
+        // or, when the close beats it, the write that failed (a broken pipe); the connection
+        // is then closed, with the reason, and nothing was stored.
+        assert!(err.server_code() == Some(469) || err.kind() == chnative::ErrorKind::Io, "{err}");
+        let sent = sent.load(Ordering::SeqCst);
+        assert!(sent < 40 << 20, "{sent} bytes sent after the server refused the first block");
+        assert!(c.fetch_scalar::<u8>("SELECT 1").await.is_err());
+        assert_eq!(count(&t), 0);
+        http(&format!("DROP TABLE {t}"));
+        return;
+    }
     assert_eq!(err.server_code(), Some(469), "{err}");
     let sent = sent.load(Ordering::SeqCst);
     assert!(sent < 40 << 20, "{sent} bytes sent after the server refused the first block");

@@ -190,8 +190,11 @@ async fn dedup(db: &mut impl Executor, who: &str) {
     assert_eq!(t.count(), 2, "{who}: the retry with the same token was stored again");
     db.insert_rows(&t, &rows).deduplication_token("tok-b").await.unwrap();
     assert_eq!(t.count(), 4, "{who}: another token must be stored");
-    db.insert_rows(&t, &rows).deduplication_token("tok-a").setting("deduplicate_insert", "disable").await.unwrap();
-    assert_eq!(t.count(), 6, "{who}: deduplicate_insert = disable did not reach the server");
+    // deduplicate_insert is from 26.2; before, insert_deduplicate = 0 turns deduplication off.
+    let (name, off) =
+        if common::version() >= (26, 2, 0) { ("deduplicate_insert", "disable") } else { ("insert_deduplicate", "0") };
+    db.insert_rows(&t, &rows).deduplication_token("tok-a").setting(name, off).await.unwrap();
+    assert_eq!(t.count(), 6, "{who}: {name} = {off} did not reach the server");
 
     let names: std::sync::Arc<[String]> = vec!["id".to_string(), "name".to_string()].into();
     let v = [ValueRow::new(names, vec![Value::UInt64(9), Value::String(b"n9".to_vec())]).unwrap()];
@@ -199,8 +202,8 @@ async fn dedup(db: &mut impl Executor, who: &str) {
         db.insert_values(&t, &v).deduplication_token("tok-v").await.unwrap();
     }
     assert_eq!(t.count(), 7, "{who}: the dynamic retry with the same token was stored again");
-    db.insert_values(&t, &v).deduplication_token("tok-v").setting("deduplicate_insert", "disable").await.unwrap();
-    assert_eq!(t.count(), 8, "{who}: deduplicate_insert = disable did not reach the server (dynamic rows)");
+    db.insert_values(&t, &v).deduplication_token("tok-v").setting(name, off).await.unwrap();
+    assert_eq!(t.count(), 8, "{who}: {name} = {off} did not reach the server (dynamic rows)");
 
     // A bad setting name is refused before anything is sent.
     let err = db.insert_rows(&t, &rows).setting("", "1").await.unwrap_err();

@@ -62,6 +62,11 @@ async fn spans_carry_ids_counts_and_times_and_never_a_password() {
 /// trace id and hang under our span id.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_records_spans_under_the_given_trace() {
+    // The 24.8 server (chdb 3.0.1) records no span at all: system.opentelemetry_span_log
+    // is never created, also with its config section.
+    if !common::requires(25, 1, "server spans under a client's trace context") {
+        return;
+    }
     let client = Client::connect(&url("")).await.unwrap();
     // A fresh trace id per run, so older runs' spans do not count.
     let trace_id = format!("{:016x}{:016x}", 0x0af7_6519_16cd_43ddu64, std::process::id() as u64 | 1 << 40);

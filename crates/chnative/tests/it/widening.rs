@@ -169,8 +169,12 @@ const TARGETS: &[Target] = &[
 #[tokio::test]
 async fn every_number_column_against_every_number_type() {
     let c = client().await;
-    let (mut widened, mut refused) = (0, 0);
+    let (mut widened, mut refused, mut all) = (0, 0, true);
     for s in SOURCES {
+        if s.ty == "BFloat16" && !common::requires(25, 1, "BFloat16") {
+            all = false;
+            continue;
+        }
         for t in TARGETS {
             match t.rust {
                 "u8" => check_pair::<u8>(&c, s, t).await,
@@ -197,7 +201,9 @@ async fn every_number_column_against_every_number_type() {
         }
     }
     // 12 integer types and 3 float types against 14 Rust types.
-    assert_eq!((widened, refused), (62, 148));
+    if all {
+        assert_eq!((widened, refused), (62, 148));
+    }
 }
 
 #[tokio::test]
