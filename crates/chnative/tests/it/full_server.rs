@@ -79,6 +79,70 @@ async fn roles_are_granted_and_set_per_session_and_by_default() {
     assert_eq!(alice2.fetch_scalar::<u64>(count).await.unwrap(), 4);
     assert_eq!(code(alice2.execute(insert).await, "INSERT with default role reader"), ACCESS_DENIED);
     assert_eq!(srv.http("SELECT count() FROM facts FORMAT TSV"), "4\n");
+    // Per-query roles instead of the default ones (an empty list: none).
+    let none: [&str; 0] = [];
+    assert_eq!(code(alice2.fetch_scalar::<u64>(Query::new(count).roles(none)).await, "roles([])"), ACCESS_DENIED);
+    assert_eq!(alice2.fetch_scalar::<u64>(count).await.unwrap(), 4, "the default role is back");
+}
+
+#[tokio::test]
+async fn per_query_roles_apply_to_that_query_only() {
+    let srv = full_server("query_roles");
+    srv.http("CREATE TABLE facts (x UInt64) ENGINE = MergeTree ORDER BY x");
+    srv.http("INSERT INTO facts VALUES (1), (2), (3)");
+    for sql in [
+        "CREATE ROLE reader",
+        "CREATE ROLE writer",
+        "CREATE ROLE `odd role`",
+        "CREATE ROLE auditor",
+        "GRANT SELECT ON default.facts TO reader",
+        "GRANT INSERT ON default.facts TO writer",
+        "GRANT SELECT(x) ON default.facts TO `odd role`",
+        "CREATE USER bob IDENTIFIED WITH sha256_password BY 'pw' DEFAULT ROLE NONE",
+        "GRANT reader, writer, `odd role` TO bob",
+    ] {
+        srv.http(sql);
+    }
+    // One pooled connection: a query after a roled one must not find the roles still set.
+    let bob = Client::connect_with(srv.config().user("bob").password("pw").pool_max_size(1)).await.unwrap();
+    let count = "SELECT count() FROM facts";
+    let as_ = |sql: &str, roles: &[&str]| Query::new(sql.to_string()).roles(roles.iter().map(|r| r.to_string()));
+    assert_eq!(bob.fetch_scalar::<u64>(as_(count, &["reader"])).await.unwrap(), 3);
+    assert_eq!(code(bob.fetch_scalar::<u64>(count).await, "the query after a roled one"), ACCESS_DENIED);
+    let roles: String = bob
+        .fetch_scalar(as_("SELECT arrayStringConcat(arraySort(currentRoles()), ',')", &["writer", "odd role"]))
+        .await
+        .unwrap();
+    assert_eq!(roles, "odd role,writer");
+    bob.execute(as_("INSERT INTO facts VALUES (4)", &["writer"])).await.unwrap();
+    assert_eq!(code(bob.fetch_scalar::<u64>(as_(count, &["writer"])).await, "SELECT as writer"), ACCESS_DENIED);
+    // Every kind of call: streams, typed rows, values.
+    let mut st = bob.fetch_blocks(as_("SELECT x FROM facts ORDER BY x", &["reader", "writer"])).await.unwrap();
+    let mut n = 0;
+    while let Some(b) = st.next().await.unwrap() {
+        n += b.rows();
+    }
+    drop(st);
+    assert_eq!(n, 4);
+    let rows: Vec<(u64,)> = bob.fetch_all(as_("SELECT x FROM facts ORDER BY x", &["odd role"])).await.unwrap();
+    assert_eq!(rows, vec![(1,), (2,), (3,), (4,)]);
+    assert_eq!(bob.fetch_all_values(as_(count, &["reader"])).await.unwrap().len(), 1);
+    // Roles the user may not take, or that do not exist: the server's errors.
+    assert_eq!(
+        code(bob.fetch_scalar::<u64>(as_(count, &["auditor"])).await, "a role not granted"),
+        SET_NON_GRANTED_ROLE
+    );
+    assert_eq!(code(bob.fetch_scalar::<u64>(as_(count, &["no_such_role"])).await, "an unknown role"), 511);
+    // The client is still usable, and still without roles.
+    assert_eq!(code(bob.fetch_scalar::<u64>(count).await, "after the failures"), ACCESS_DENIED);
+    assert_eq!(bob.fetch_scalar::<u64>(as_(count, &["reader"])).await.unwrap(), 4);
+    // A session keeps SET ROLE for its later calls, so per-query roles are refused there.
+    let mut s = bob.session().await.unwrap();
+    let e = s.fetch_scalar::<u64>(as_(count, &["reader"])).await.unwrap_err();
+    assert_eq!(e.kind(), chnative::ErrorKind::InvalidInput, "{e}");
+    assert!(e.to_string().contains("SET ROLE"), "{e}");
+    drop(s);
+    assert_eq!(srv.http("SELECT count() FROM facts FORMAT TSV"), "4\n");
 }
 
 #[tokio::test]
