@@ -92,7 +92,7 @@ apt_install() {
     command -v apt-get >/dev/null 2>&1 || { log "no apt-get on this machine"; return 1; }
     [[ "$(id -u)" == 0 ]] || { log "not root: cannot apt-get install"; return 1; }
     log "installing Debian's zookeeper package (one-time, about 200 MB with its Java runtime)"
-    local apt=(env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 -y -q)
+    local apt=(env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 -y -q --no-install-recommends)
     "${apt[@]}" install zookeeper >&2 || { "${apt[@]}" update >&2 && "${apt[@]}" install zookeeper >&2; } ||
         die "apt-get install zookeeper failed"
     log "installed zookeeper $(dpkg-query -W -f='${Version}' zookeeper 2>/dev/null || true)"

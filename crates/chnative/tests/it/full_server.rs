@@ -136,6 +136,10 @@ async fn per_query_roles_apply_to_that_query_only() {
     // The client is still usable, and still without roles.
     assert_eq!(code(bob.fetch_scalar::<u64>(count).await, "after the failures"), ACCESS_DENIED);
     assert_eq!(bob.fetch_scalar::<u64>(as_(count, &["reader"])).await.unwrap(), 4);
+    // What Query::roles exists for: the native protocol takes no `role` setting (HTTP's
+    // `role=` parameter is not a setting).
+    let setting = Query::new(count).setting("role", "reader");
+    assert_eq!(code(bob.fetch_scalar::<u64>(setting).await, "a role setting"), 115, "UNKNOWN_SETTING");
     // A session keeps SET ROLE for its later calls, so per-query roles are refused there.
     let mut s = bob.session().await.unwrap();
     let e = s.fetch_scalar::<u64>(as_(count, &["reader"])).await.unwrap_err();
