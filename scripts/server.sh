@@ -28,6 +28,8 @@
 #                          reuse a server on the ports that runs another version: stop it first.
 #   CHNATIVE_ZOOKEEPER     host:port of a ZooKeeper (scripts/zookeeper.sh) written into a full
 #                          server's config (25.8/24.8/24.5 only; the embedded ones have none).
+#   CHNATIVE_INTERSERVER_PORT  with CHNATIVE_ZOOKEEPER: the interserver HTTP port replicas
+#                          fetch parts from each other on (default 19009)
 #   CHNATIVE_VENV          venv dir  (default $HOME/.cache/chnative/venv-<wheel>-<wheel version>)
 #   CHNATIVE_SERVER_DIR    run dir             (default ${TMPDIR:-/tmp}/chnative-server)
 #   CHNATIVE_TCP_PORT      native TCP port     (default 19000)
@@ -82,6 +84,8 @@ ZOOKEEPER="${CHNATIVE_ZOOKEEPER:-}"
     { echo "[server.sh] error: CHNATIVE_ZOOKEEPER '$ZOOKEEPER' is not host:port" >&2; exit 1; }
 [[ -z "$ZOOKEEPER" || "$ROUTE" == full ]] ||
     { echo "[server.sh] error: CHNATIVE_ZOOKEEPER needs a full server (25.8, 24.8, 24.5): the embedded $SERVER_VERSION has no ZooKeeper client" >&2; exit 1; }
+INTERSERVER_PORT="${CHNATIVE_INTERSERVER_PORT:-19009}"
+[[ "$INTERSERVER_PORT" =~ ^[0-9]+$ ]] || { echo "[server.sh] error: CHNATIVE_INTERSERVER_PORT '$INTERSERVER_PORT' is not a port" >&2; exit 1; }
 RUN_DIR="${CHNATIVE_SERVER_DIR:-${TMPDIR:-/tmp}/chnative-server}"
 LISTEN_HOSTS="${CHNATIVE_LISTEN_HOST:-127.0.0.1}"
 LISTEN_HOSTS="${LISTEN_HOSTS//[[:space:]]/}"
@@ -248,6 +252,9 @@ EOF
         <session_timeout_ms>30000</session_timeout_ms>
     </zookeeper>
     <distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>
+    <!-- Replicas fetch the parts they lack from each other over interserver HTTP. -->
+    <interserver_http_port>$INTERSERVER_PORT</interserver_http_port>
+    <interserver_http_host>$HOST</interserver_http_host>
 EOF
 }
 
@@ -371,6 +378,9 @@ cmd_start() {
     if tcp_open "$HOST" "$HTTP_PORT"; then
         die "port $HOST:$HTTP_PORT is taken by something else; set CHNATIVE_HTTP_PORT"
     fi
+    if [[ -n "$ZOOKEEPER" ]] && tcp_open "$HOST" "$INTERSERVER_PORT"; then
+        die "port $HOST:$INTERSERVER_PORT is taken by something else; set CHNATIVE_INTERSERVER_PORT"
+    fi
 
     ensure_venv
     write_config
@@ -472,7 +482,7 @@ status) cmd_status ;;
 env) cmd_env ;;
 logs) cmd_logs ;;
 *)
-    sed -n '2,56p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,59p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

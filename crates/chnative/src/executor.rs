@@ -212,8 +212,32 @@ fn wire(q: Query) -> Result<QueryWire> {
     })
 }
 
+/// The `SET ROLE` statement that activates `roles` (none: `SET ROLE NONE`).
+fn set_role_sql(roles: &[String]) -> Result<String> {
+    if roles.is_empty() {
+        return Ok("SET ROLE NONE".to_string());
+    }
+    let mut sql = String::from("SET ROLE ");
+    for (i, r) in roles.iter().enumerate() {
+        if r.is_empty() {
+            return Err(Error::invalid_input("Query::roles: a role name is empty"));
+        }
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        ident::push_quoted_ident(&mut sql, r);
+    }
+    Ok(sql)
+}
+
 /// Starts a query on the connection in `slot`.
 async fn slot_stream(slot: &mut Slot, mut query: Query) -> Result<QueryStream<'_>> {
+    if query.roles.is_some() {
+        return Err(Error::invalid_input(
+            "Query::roles is for a Client's pooled connections; on a Session or a Connection, run SET ROLE \
+             (it holds for the connection's later calls)",
+        ));
+    }
     let observer = std::mem::take(&mut query.observer);
     let deadline = crate::driver::query_deadline(query.timeout, slot.query_timeout());
     let q = wire(query)?;
@@ -234,10 +258,18 @@ async fn slot_stream(slot: &mut Slot, mut query: Query) -> Result<QueryStream<'_
 async fn pool_stream<'c>(shared: Arc<Shared>, mut query: Query) -> Result<QueryStream<'c>> {
     let observer = std::mem::take(&mut query.observer);
     let deadline = crate::driver::query_deadline(query.timeout, shared.query_timeout());
+    let set_role = query.roles.take().map(|r| set_role_sql(&r)).transpose()?;
     let q = wire(query)?;
     let (lease, conn) = {
         let start = std::pin::pin!(async {
             let mut lease = shared.acquire().await?;
+            if let Some(sql) = &set_role {
+                // The roles hold for the connection: it is closed after this query, not pooled.
+                lease.discard = true;
+                let mut set = Query::new(sql.as_str());
+                set.timeout = Some(std::time::Duration::ZERO); // within this query's deadline
+                slot_stream(&mut lease.slot, set).await?.finish_all().await?;
+            }
             // The connection stays in the lease until the Query is out (see slot_stream).
             lease.slot.get().await?.send_query(&q, false, deadline).await?;
             let conn = lease.slot.take().await?;

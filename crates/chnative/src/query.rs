@@ -20,6 +20,8 @@ pub struct Query {
     pub(crate) observer: crate::observe::ObserverSlot,
     /// This query's deadline, overriding the config's (`ZERO`: none).
     pub(crate) timeout: Option<std::time::Duration>,
+    /// Roles to run this query with (`SET ROLE` first on its connection), if any.
+    pub(crate) roles: Option<Vec<String>>,
 }
 
 impl Query {
@@ -89,6 +91,35 @@ impl Query {
     /// Uses this query id instead of a generated one.
     pub fn id(mut self, id: impl Into<String>) -> Self {
         self.id = Some(id.into());
+        self
+    }
+
+    /// Runs this query with these roles active instead of the user's default roles (an
+    /// empty list: with none), as HTTP's `role=` parameter does.
+    ///
+    /// The native protocol has no per-query roles (a `role` setting is refused as
+    /// UNKNOWN_SETTING), and `SET ROLE` holds for the whole connection. So a
+    /// [`Client`](crate::Client) sends `SET ROLE r1, r2` (or `SET ROLE NONE`) on the pooled
+    /// connection it takes, runs the query there, and then closes that connection instead
+    /// of pooling it, so the roles reach no other call: one extra round trip and one new
+    /// connection per such query. For many queries under the same roles, use a
+    /// [`Session`](crate::Session) and `SET ROLE` once. On a `Session` or a
+    /// [`Connection`](crate::Connection) (whose later calls `SET ROLE` would change) it is
+    /// refused with [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput), before
+    /// anything is sent.
+    ///
+    /// A role not granted to the user fails the query with the server's
+    /// `SET_NON_GRANTED_ROLE` (512); an unknown one with `UNKNOWN_ROLE` (511).
+    ///
+    /// ```
+    /// let q = chnative::Query::new("SELECT count() FROM payroll").roles(["hr_reader"]);
+    /// ```
+    pub fn roles<I, S>(mut self, roles: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.roles = Some(roles.into_iter().map(Into::into).collect());
         self
     }
 }

@@ -8,6 +8,9 @@ pub use chnative_testkit::fake_server;
 /// A server of a test's own (stopped on drop), for tests that must not touch the shared one.
 pub mod own_server;
 
+/// Full servers (roles, query_log) and a replicated cluster with ZooKeeper, of a test's own.
+pub mod replicated;
+
 /// A tracing capture on the test's own thread.
 pub mod capture;
 

@@ -7,7 +7,9 @@
 //!   hosts, chunked, pool_stress, cluster), never on the shared one;
 //! - a test that captures tracing output sets its subscriber for its own thread
 //!   (`tracing::subscriber::set_default` on a current-thread runtime), never the global one;
-//! - cluster's tests use the servers of scripts/cluster.sh, which only they use.
+//! - cluster's tests use the servers of scripts/cluster.sh, which only they use;
+//! - full_server's tests start full servers (roles, query_log) and a replicated cluster with
+//!   ZooKeeper of their own (`common::replicated`), on ports the kernel picked.
 
 #[global_allocator]
 static ALLOC: chnative_testkit::alloc::Counting = chnative_testkit::alloc::Counting;
@@ -33,6 +35,7 @@ mod errors;
 mod errors_hints;
 mod faults;
 mod faults_restart;
+mod full_server;
 mod handshake;
 mod hostile;
 mod hosts;
