@@ -193,7 +193,7 @@ def test_ingest_from_a_pandas_dataframe(conn, table_name):
     df = pd.DataFrame({"id": [1, 2, 3], "s": ["x", None, "z"], "f": [0.25, float("nan"), 3.0],
                        "t": pd.to_datetime(["2024-01-01 00:00:00.123", "2024-01-02", "2024-01-03"], utc=True, format="ISO8601")})
     with conn.cursor() as cur:
-        assert cur.adbc_ingest(name, pa.Table.from_pandas(df, preserve_index=False), mode="create") == 3
+        assert cur.adbc_ingest(name, df, mode="create") == 3  # the DataFrame's Arrow C stream
     # NaN from pandas is a null in Arrow (from_pandas), so a NULL in ClickHouse.
     assert tsv(f"SELECT id, s, f, toUnixTimestamp64Milli(t) FROM {name} ORDER BY id") == \
         "1\tx\t0.25\t1704067200123\n2\t\\N\t\\N\t1704153600000\n3\tz\t3\t1704240000000\n"
