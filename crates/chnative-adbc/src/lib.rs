@@ -96,13 +96,29 @@ pub(crate) fn client_error(e: chnative::Error) -> Error {
             Some(516) => Status::Unauthenticated,    // AUTHENTICATION_FAILED
             Some(497) => Status::Unauthorized,       // ACCESS_DENIED
             Some(394) => Status::Cancelled,          // QUERY_WAS_CANCELLED
+            Some(159) => Status::Timeout,            // TIMEOUT_EXCEEDED
+            // The query itself is wrong (DB-API's ProgrammingError): SYNTAX_ERROR,
+            // UNKNOWN_IDENTIFIER, UNKNOWN_FUNCTION, NUMBER_OF_ARGUMENTS_DOESNT_MATCH,
+            // ILLEGAL_TYPE_OF_ARGUMENT, BAD_ARGUMENTS, NO_SUCH_COLUMN_IN_TABLE, TYPE_MISMATCH,
+            // UNKNOWN_QUERY_PARAMETER, BAD_QUERY_PARAMETER, UNKNOWN_SETTING.
+            Some(62 | 47 | 46 | 42 | 43 | 36 | 16 | 53 | 456 | 457 | 115) => Status::InvalidArguments,
+            // The data does not fit: CANNOT_PARSE_TEXT, CANNOT_PARSE_*, CANNOT_CONVERT_TYPE.
+            Some(6 | 27 | 38 | 41 | 70 | 72) => Status::InvalidData,
             _ => Status::Internal,
         },
         _ => Status::Internal,
     };
     let mut err = Error::with_message_and_status(e.to_string(), status);
-    if let Some(code) = e.server_code() {
-        err.vendor_code = code;
+    if let Some(server) = e.as_server() {
+        // ADBC 1.1 callers (every current driver manager) get the error through its private
+        // data, which takes the place of vendor_code; the code and its name travel as error
+        // details as well (Python: `err.details`).
+        err.vendor_code = server.code;
+        let mut details = vec![("clickhouse.error_code".to_string(), server.code.to_string().into_bytes())];
+        if let Some(name) = server.code_name() {
+            details.push(("clickhouse.error_name".to_string(), name.as_bytes().to_vec()));
+        }
+        err.details = Some(details);
     }
     err
 }
@@ -303,7 +319,9 @@ impl adbc_core::CancelHandle for CancelSlot {
                 h.cancel();
                 Ok(())
             }
-            None => Err(Error::with_message_and_status("no query is running", Status::InvalidState)),
+            // Nothing running (not started, or already finished: a timer racing the end of a
+            // query): nothing to cancel, as with other drivers.
+            None => Ok(()),
         }
     }
 }

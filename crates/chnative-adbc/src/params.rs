@@ -4,7 +4,7 @@
 use adbc_core::error::{Error, Result, Status};
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
-use arrow_array::{Array, RecordBatch};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType as A, TimeUnit};
 
 use crate::invalid;
@@ -50,11 +50,12 @@ pub(crate) fn typed_placeholders(sql: &str) -> Vec<(String, String)> {
 
 /// The parameters of row `row` of `batch` for `sql`: a column per placeholder name,
 /// or, when none of the columns is named after a placeholder (DB-API's positional
-/// parameters), the columns in order for the placeholders in order.
-pub(crate) fn row_params(sql: &str, batch: &RecordBatch, row: usize) -> Result<Vec<(String, String)>> {
+/// parameters), the columns in order for the placeholders in order. `by_name` (the
+/// statement's `adbc.statement.bind_by_name`) allows only the former.
+pub(crate) fn row_params(sql: &str, batch: &RecordBatch, row: usize, by_name: bool) -> Result<Vec<(String, String)>> {
     let names = placeholders(sql);
     let schema = batch.schema();
-    let by_name = names.iter().any(|n| schema.column_with_name(n).is_some());
+    let by_name = by_name || names.iter().any(|n| schema.column_with_name(n).is_some());
     let mut out = Vec::with_capacity(names.len());
     if by_name {
         for n in &names {
@@ -126,7 +127,8 @@ fn decimal_text(v: String, scale: i8) -> String {
 /// Value `row` of `a` as parameter text (the placeholder's type parses it).
 pub(crate) fn render(a: &dyn Array, row: usize) -> Result<String> {
     use chnative::ToParam;
-    if a.is_null(row) {
+    // A Null array (Python's None as a parameter) has no validity buffer: every value is null.
+    if a.data_type() == &A::Null || a.is_null(row) {
         return Ok("\\N".into());
     }
     macro_rules! p {
@@ -162,15 +164,55 @@ pub(crate) fn render(a: &dyn Array, row: usize) -> Result<String> {
         }
         A::Decimal128(_, s) => decimal_text(a.as_primitive::<Decimal128Type>().value(row).to_string(), *s),
         A::Decimal256(_, s) => decimal_text(a.as_primitive::<Decimal256Type>().value(row).to_string(), *s),
+        A::List(_) | A::LargeList(_) | A::FixedSizeList(..) => literal(a, row)?,
         other => {
             return Err(Error::with_message_and_status(
                 format!(
-                "a parameter of Arrow type {other} (bind numbers, strings, booleans, dates, timestamps or decimals)"
+                "a parameter of Arrow type {other} (bind numbers, strings, booleans, dates, timestamps, decimals or lists of them)"
             ),
                 Status::NotImplemented,
             ))
         }
     })
+}
+
+/// Value `row` of `a` as a literal inside an array parameter (`[1,'a',NULL]`): strings,
+/// dates and timestamps quoted, NULL for nulls, nested lists in brackets.
+fn literal(a: &dyn Array, row: usize) -> Result<String> {
+    if a.data_type() == &A::Null || a.is_null(row) {
+        return Ok("NULL".into());
+    }
+    let list = |values: ArrayRef| -> Result<String> {
+        let items = (0..values.len()).map(|i| literal(values.as_ref(), i)).collect::<Result<Vec<_>>>()?;
+        Ok(format!("[{}]", items.join(",")))
+    };
+    match a.data_type() {
+        A::List(_) => list(a.as_list::<i32>().value(row)),
+        A::LargeList(_) => list(a.as_list::<i64>().value(row)),
+        A::FixedSizeList(..) => list(a.as_fixed_size_list().value(row)),
+        A::Utf8 | A::LargeUtf8 | A::Utf8View | A::Date32 | A::Timestamp(..) => {
+            let text = match a.data_type() {
+                A::Utf8 => a.as_string::<i32>().value(row).to_string(),
+                A::LargeUtf8 => a.as_string::<i64>().value(row).to_string(),
+                A::Utf8View => a.as_string_view().value(row).to_string(),
+                _ => render(a, row)?,
+            };
+            let mut q = String::with_capacity(text.len() + 2);
+            q.push('\'');
+            for c in text.chars() {
+                match c {
+                    '\\' => q.push_str("\\\\"),
+                    '\'' => q.push_str("\\'"),
+                    '\n' => q.push_str("\\n"),
+                    '\t' => q.push_str("\\t"),
+                    c => q.push(c),
+                }
+            }
+            q.push('\'');
+            Ok(q)
+        }
+        _ => render(a, row),
+    }
 }
 
 const PARTITION_MAGIC: &[u8] = b"chnative-adbc-partition-1\n";
@@ -237,6 +279,22 @@ mod tests {
         assert_eq!(timestamp_text(-1, 0), "1969-12-31 23:59:59");
         assert_eq!(decimal_text("-5".into(), 2), "-0.05");
         assert_eq!(decimal_text("12345".into(), 2), "123.45");
+    }
+
+    #[test]
+    fn nulls_and_lists() {
+        use arrow_array::builder::{ListBuilder, StringBuilder};
+        use arrow_array::{ListArray, NullArray};
+        // Python's None binds as a Null array, which has no validity buffer.
+        assert_eq!(render(&NullArray::new(1), 0).unwrap(), "\\N");
+        let l = ListArray::from_iter_primitive::<Int32Type, _, _>([Some(vec![Some(1), None, Some(-3)]), None]);
+        assert_eq!(render(&l, 0).unwrap(), "[1,NULL,-3]");
+        assert_eq!(render(&l, 1).unwrap(), "\\N");
+        let mut b = ListBuilder::new(StringBuilder::new());
+        b.values().append_value("it's a \\ \t");
+        b.values().append_null();
+        b.append(true);
+        assert_eq!(render(&b.finish(), 0).unwrap(), "['it\\'s a \\\\ \\t',NULL]");
     }
 
     #[test]

@@ -10,6 +10,10 @@ use chnative::{Client, Query, ToParam};
 use crate::params::{encode_partition, row_params};
 use crate::{arrow_error, client_error, invalid, not_implemented, runtime, CancelSlot};
 
+/// The statement option (ADBC 1.1, set by Python's driver manager when parameters are a
+/// mapping) asking for parameters bound by name.
+const BIND_BY_NAME: &str = "adbc.statement.bind_by_name";
+
 type Reader = Box<dyn RecordBatchReader + Send + 'static>;
 
 /// Parameter text passed as it is (already in the form the server parses).
@@ -40,7 +44,14 @@ struct StreamReader {
 impl Iterator for StreamReader {
     type Item = std::result::Result<RecordBatch, ArrowError>;
     fn next(&mut self) -> Option<Self::Item> {
-        self.rx.blocking_recv().map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+        // The ADBC status and ClickHouse's code name go into the text: a stream's error
+        // reaches Python as a pyarrow exception carrying only the text.
+        self.rx.blocking_recv().map(|r| {
+            r.map_err(|e| {
+                let e = arrow_error(e);
+                ArrowError::ExternalError(format!("{:?}: {}", e.status, e.message).into())
+            })
+        })
     }
 }
 
@@ -116,6 +127,10 @@ pub struct ChStatement {
     target_table: Option<String>,
     target_catalog: Option<String>,
     mode: IngestMode,
+    /// `adbc.statement.bind_by_name`: placeholders take the bound column of their name
+    /// only, never a column by position (Python's driver manager sets it for a mapping of
+    /// parameters).
+    bind_by_name: bool,
 }
 
 impl ChStatement {
@@ -129,6 +144,7 @@ impl ChStatement {
             target_table: None,
             target_catalog: None,
             mode: IngestMode::Create,
+            bind_by_name: false,
         }
     }
 
@@ -143,7 +159,7 @@ impl ChStatement {
         let mut out = Vec::new();
         for b in batches {
             for row in 0..b.num_rows() {
-                out.push(row_params(sql, b, row)?);
+                out.push(row_params(sql, b, row, self.bind_by_name)?);
             }
         }
         Ok(out)
@@ -235,6 +251,13 @@ impl Optionable for ChStatement {
             OptionStatement::Temporary => {
                 return Err(not_implemented("temporary ingest tables (they would live on one pooled connection only)"))
             }
+            OptionStatement::Other(ref k) if k == BIND_BY_NAME => {
+                self.bind_by_name = match v.as_str() {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err(invalid(format!("{BIND_BY_NAME} takes true or false, not {v:?}"))),
+                }
+            }
             k => return Err(not_implemented(&format!("statement option {}", k.as_ref()))),
         }
         Ok(())
@@ -246,6 +269,7 @@ impl Optionable for ChStatement {
                 self.target_table.clone().ok_or_else(|| Error::with_message_and_status("not set", Status::NotFound))
             }
             OptionStatement::IngestMode => Ok(String::from(self.mode)),
+            OptionStatement::Other(ref k) if k == BIND_BY_NAME => Ok(self.bind_by_name.to_string()),
             k => Err(Error::with_message_and_status(format!("{} not readable", k.as_ref()), Status::NotFound)),
         }
     }

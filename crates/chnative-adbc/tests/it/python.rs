@@ -1,19 +1,28 @@
-//! The driver as Python's ADBC driver manager loads it: tests/adbc_python.py (plain
-//! asserts) run against the shared library cargo just built, in a venv under the
-//! target dir with adbc-driver-manager, pyarrow, polars and duckdb. The venv is made
-//! on first use (like scripts/server.sh makes the server's); if pip cannot install
-//! the packages this test fails saying so, it is never skipped.
+//! The Python package (`python/`, `adbc-driver-clickhouse`) as a Python user gets it: the
+//! wheel built by pip from the driver library cargo just built, installed into a venv, and
+//! the pytest suite of `python/tests` run against the shared test server (Polars, pandas,
+//! DuckDB, ingest, parameters, cancel, errors, and the conformance suite).
+//!
+//! Two venvs:
+//! - the test requirements (`python/requirements-test.txt`: adbc-driver-manager, pyarrow,
+//!   polars, pandas, duckdb, pytest) in `~/.cache/chnative/venv-python-tests-<hash>`, keyed by
+//!   a hash of that file and the Python version, made on first use (pip downloads them once)
+//!   in a temporary directory and renamed into place, so concurrent runs never see half a
+//!   venv. `CHNATIVE_PYTHON_TESTS_VENV` names another one.
+//! - a small venv of this run under the target dir (`python-tests/venv`, made without pip in
+//!   a fraction of a second) that sees the cached one's packages (a `.pth` line) and gets the
+//!   wheel installed into it (`pip install --prefix`), so the manifest the wheel installs lands
+//!   in its `etc/adbc/drivers`, and runs of other worktrees sharing the cached venv never
+//!   install over each other.
+//!
+//! cargo builds the library before this test (the crate's cdylib, in `deps/`); the wheel is
+//! built from that file (`CHNATIVE_ADBC_LIBRARY`), so no cargo runs inside cargo. If pip
+//! cannot install the requirements the test fails saying so; it is never skipped.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
-const PACKAGES: [&str; 4] = ["adbc-driver-manager", "pyarrow", "polars", "duckdb"];
-const IMPORTS: &str = "import adbc_driver_manager, pyarrow, polars, duckdb";
-
-fn start_server() -> (u16, u16) {
-    let s = chnative_testkit::server::server();
-    (s.tcp_port, s.http_port)
-}
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 
 /// The profile dir (`target/debug`) this test binary was built into.
 fn profile_dir() -> PathBuf {
@@ -22,9 +31,9 @@ fn profile_dir() -> PathBuf {
     deps.parent().expect("profile dir").to_path_buf()
 }
 
-/// The driver's shared library, built by cargo with this test. `cargo test`
-/// writes it into `deps/` (only `cargo build` copies it up a level), so the newer
-/// of the two is the one just built.
+/// The driver's shared library, built by cargo with this test. `cargo test` writes it into
+/// `deps/` (only `cargo build` copies it up a level), so the newer of the two is the one
+/// just built.
 fn driver_library() -> PathBuf {
     let name = format!("{}chnative_adbc{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
     let dir = profile_dir();
@@ -39,7 +48,7 @@ fn driver_library() -> PathBuf {
         })
 }
 
-fn run(cmd: &mut Command, what: &str) {
+fn output(cmd: &mut Command, what: &str) -> Output {
     let out = cmd.output().unwrap_or_else(|e| panic!("{what}: could not run {cmd:?}: {e}"));
     assert!(
         out.status.success(),
@@ -48,52 +57,136 @@ fn run(cmd: &mut Command, what: &str) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    out
 }
 
-fn has_packages(python: &Path) -> bool {
-    python.exists() && Command::new(python).args(["-c", IMPORTS]).output().is_ok_and(|o| o.status.success())
+fn stdout(cmd: &mut Command, what: &str) -> String {
+    String::from_utf8_lossy(&output(cmd, what).stdout).trim().to_string()
 }
 
-/// The venv's python, making the venv first if it lacks the packages.
-fn venv_python() -> PathBuf {
-    let venv = std::env::var_os("CHNATIVE_ADBC_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| profile_dir().parent().expect("target dir").join("adbc-venv"));
-    let python = venv.join("bin").join("python");
-    if has_packages(&python) {
-        return python;
+/// FNV-1a: a stable hash (std's may change between Rust releases) for the cache key.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+fn base_python() -> String {
+    std::env::var("CHNATIVE_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+fn python_in(venv: &Path) -> PathBuf {
+    venv.join("bin").join("python")
+}
+
+/// The cached venv with the test requirements, made if missing.
+fn requirements_venv(requirements: &Path) -> PathBuf {
+    if let Some(v) = std::env::var_os("CHNATIVE_PYTHON_TESTS_VENV") {
+        return PathBuf::from(v);
     }
-    let base = std::env::var("CHNATIVE_PYTHON").unwrap_or_else(|_| "python3".into());
-    if !python.exists() {
-        run(Command::new(&base).args(["-m", "venv"]).arg(&venv), &format!("creating the venv {}", venv.display()));
+    let base = base_python();
+    let version = stdout(Command::new(&base).args(["-c", "import sys; print(sys.version)"]), "python3 --version");
+    let mut key = std::fs::read(requirements).expect("read python/requirements-test.txt");
+    key.extend_from_slice(version.as_bytes());
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+    let cache = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).unwrap_or_else(|| home.join(".cache"));
+    let venv = cache.join("chnative").join(format!("venv-python-tests-{:016x}", fnv1a(&key)));
+    if python_in(&venv).exists() {
+        return venv;
     }
-    run(
-        Command::new(&python).args(["-m", "pip", "install", "--disable-pip-version-check", "-q"]).args(PACKAGES),
+    std::fs::create_dir_all(venv.parent().unwrap()).expect("create the cache dir");
+    let tmp = venv.with_extension(format!("tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    output(Command::new(&base).args(["-m", "venv"]).arg(&tmp), &format!("creating the venv {}", tmp.display()));
+    output(
+        Command::new(python_in(&tmp))
+            .args(["-m", "pip", "install", "--disable-pip-version-check", "-q", "-r"])
+            .arg(requirements),
         &format!(
-            "pip install {} into {} (the ADBC tests need the package registry once; set CHNATIVE_ADBC_VENV to a venv that has them)",
-            PACKAGES.join(" "),
-            venv.display()
+            "pip install -r {} (the Python tests need the package registry once; \
+             CHNATIVE_PYTHON_TESTS_VENV names a venv that has them)",
+            requirements.display()
         ),
     );
-    assert!(has_packages(&python), "the venv {} still cannot `{IMPORTS}` after pip install", venv.display());
-    python
+    // Another run may have finished first: keep its venv, drop ours.
+    if std::fs::rename(&tmp, &venv).is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    assert!(python_in(&venv).exists(), "the venv {} was not made", venv.display());
+    venv
 }
 
 #[test]
-fn python_adbc_driver_manager() {
-    let (tcp, http) = start_server();
-    let driver = driver_library();
-    let python = venv_python();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/adbc_python.py");
+fn python_package_pytest() {
+    let server = chnative_testkit::server::server();
+    let library = driver_library();
+    let python_dir = Path::new(REPO).join("python");
+    let requirements = python_dir.join("requirements-test.txt");
+    let base_venv = requirements_venv(&requirements);
+    let base_python = python_in(&base_venv);
+
+    let work = profile_dir().join("python-tests");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).expect("create the work dir");
+    let wheels = work.join("wheels");
+
+    // The wheel, as `pip wheel ./python` builds it, from the library cargo built.
+    output(
+        Command::new(&base_python)
+            .args([
+                "-m",
+                "pip",
+                "wheel",
+                "--disable-pip-version-check",
+                "-q",
+                "--no-deps",
+                "--no-build-isolation",
+                "-w",
+            ])
+            .arg(&wheels)
+            .arg(&python_dir)
+            .env("CHNATIVE_ADBC_LIBRARY", &library),
+        "building the wheel (pip wheel python/)",
+    );
+    let wheel = std::fs::read_dir(&wheels)
+        .expect("the wheel dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .expect("pip wheel made no .whl");
+    let name = wheel.file_name().unwrap().to_string_lossy().to_string();
+    assert!(name.starts_with("adbc_driver_clickhouse-") && name.contains("-py3-none-"), "{name}");
+
+    // This run's venv: the cached packages through a .pth line, the wheel installed into it.
+    let venv = work.join("venv");
+    output(Command::new(&base_python).args(["-m", "venv", "--without-pip"]).arg(&venv), "creating this run's venv");
+    let python = python_in(&venv);
+    let site = |py: &Path| {
+        stdout(Command::new(py).args(["-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]), "site dir")
+    };
+    std::fs::write(Path::new(&site(&python)).join("_chnative_test_requirements.pth"), site(&base_python) + "\n")
+        .expect("write the .pth");
+    output(
+        Command::new(&base_python)
+            .args(["-m", "pip", "install", "--disable-pip-version-check", "-q", "--no-deps", "--prefix"])
+            .arg(&venv)
+            .arg(&wheel),
+        "installing the wheel",
+    );
+
+    // pytest from the work dir (`python -m` puts the current dir on sys.path: never the
+    // source folder, so the installed package is the one tested).
     let out = Command::new(&python)
-        .arg(script)
-        .env("CHNATIVE_ADBC_DRIVER", &driver)
-        .env("CHNATIVE_TCP_PORT", tcp.to_string())
-        .env("CHNATIVE_HTTP_PORT", http.to_string())
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-c"])
+        .arg(python_dir.join("pytest.ini"))
+        .arg("--rootdir")
+        .arg(&python_dir)
+        .arg(python_dir.join("tests"))
+        .current_dir(&work)
+        .env("CHNATIVE_TCP_PORT", server.tcp_port.to_string())
+        .env("CHNATIVE_HTTP_PORT", server.http_port.to_string())
+        .env_remove("VIRTUAL_ENV")
+        .env_remove("PYTHONPATH")
         .output()
-        .expect("run the Python ADBC tests");
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    println!("{stdout}");
-    assert!(out.status.success(), "the Python ADBC tests failed ({}):\n{stdout}\n{stderr}", out.status);
-    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+        .expect("run pytest");
+    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    println!("{so}");
+    assert!(out.status.success(), "the Python package's pytest suite failed ({}):\n{so}\n{se}", out.status);
 }
