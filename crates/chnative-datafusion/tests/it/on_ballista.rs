@@ -100,3 +100,52 @@ async fn ballista_runs_a_join_and_aggregates_over_the_cluster() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The codecs alone: the provider and the scan go through bytes and come back the same,
+/// and the scan that came back runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codecs_ship_the_table_and_the_scan() {
+    use chnative_datafusion::ballista::{LogicalCodec, PhysicalCodec};
+    use chnative_datafusion::{register_table, ClickHouseScanExec};
+    use datafusion::catalog::TableProvider;
+    use datafusion_proto::logical_plan::LogicalExtensionCodec;
+    use datafusion_proto::physical_plan::{DefaultPhysicalProtoConverter, PhysicalExtensionCodec};
+
+    tables();
+    let t = ClickHouseTable::builder(url(1), LOCAL).cluster(NAME).key_ranges(2).sharding_key("g").build().await.unwrap();
+    let ctx = SessionContext::new();
+    let name = datafusion::common::TableReference::from("t");
+    let mut buf = Vec::new();
+    LogicalCodec::default().try_encode_table_provider(&name, Arc::new(t.clone()), &mut buf).unwrap();
+    let back = LogicalCodec::default().try_decode_table_provider(&buf, &name, t.schema(), &ctx.task_ctx()).unwrap();
+    let back = back.downcast_ref::<ClickHouseTable>().expect("our provider");
+    assert_eq!(back.config(), t.config());
+    assert_eq!(back.sharding_key(), Some("g"));
+    assert!(back.pushdown_enabled());
+
+    register_table(&ctx, "t", t).unwrap();
+    let sql = "SELECT k, COUNT(*), SUM(i) FROM t GROUP BY k ORDER BY k NULLS FIRST";
+    let plan = ctx.sql(sql).await.unwrap().create_physical_plan().await.unwrap();
+    fn swap(plan: Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan> {
+        if let Some(scan) = plan.downcast_ref::<ClickHouseScanExec>() {
+            let mut buf = Vec::new();
+            let conv = DefaultPhysicalProtoConverter {};
+            PhysicalCodec::default().try_encode(plan.clone(), &mut buf, &conv).unwrap();
+            let back = PhysicalCodec::default().try_decode(&buf, &[], &SessionContext::new().task_ctx(), &conv).unwrap();
+            let b = back.downcast_ref::<ClickHouseScanExec>().expect("our scan");
+            assert_eq!(b.config(), scan.config());
+            assert!(b.config().aggregate.is_some(), "the pushed aggregate travels too");
+            return back;
+        }
+        let children: Vec<_> = plan.children().into_iter().map(|c| swap(c.clone())).collect();
+        if children.is_empty() {
+            plan
+        } else {
+            plan.with_new_children(children).unwrap()
+        }
+    }
+    let shipped = swap(plan);
+    let got = tsv(&datafusion::physical_plan::collect(shipped, ctx.task_ctx()).await.unwrap());
+    let want = clickhouse(1, &format!("SELECT k, count(), sum(i) FROM {DIST} GROUP BY k ORDER BY k NULLS FIRST"));
+    assert_eq!(got, want);
+}
