@@ -130,6 +130,37 @@ pub struct ScanConfig {
     /// Settings sent with every partition's query.
     #[serde(default)]
     pub settings: Vec<(String, String)>,
+    /// An aggregate ClickHouse computes (aggregate pushdown): when set, each partition
+    /// selects its outputs, grouped, instead of the table's columns, and `projection`
+    /// indexes them.
+    #[serde(default)]
+    pub aggregate: Option<PushedAggregate>,
+    /// `ORDER BY` terms (SQL) each partition applies before `limit` (top-N pushdown).
+    #[serde(default)]
+    pub order_by: Vec<String>,
+}
+
+/// An aggregate pushed down to ClickHouse: the SELECT list and GROUP BY of each partition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PushedAggregate {
+    /// The outputs, in order: grouping keys, then aggregates (or their partial states).
+    pub outputs: Vec<OutputColumn>,
+    /// `GROUP BY` terms (SQL); empty: one row per partition.
+    pub group_by: Vec<String>,
+    /// `true` when each partition's rows are final (one shard, or the grouping keys
+    /// include the sharding key); `false` when DataFusion merges partial results.
+    pub exact_per_partition: bool,
+}
+
+/// One output of a [`PushedAggregate`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputColumn {
+    /// Its name in the scan's schema.
+    pub name: String,
+    /// The SQL expression ClickHouse computes.
+    pub sql: String,
+    /// Its ClickHouse type (the expression is cast to it).
+    pub clickhouse_type: String,
 }
 
 /// Quotes an identifier for ClickHouse with backquotes.
@@ -148,23 +179,40 @@ pub(crate) fn quote_ident(name: &str) -> String {
 }
 
 impl ScanConfig {
+    /// The columns the scan yields before `projection`: the table's, or the pushed
+    /// aggregate's outputs.
+    pub fn output_columns(&self) -> Vec<ColumnSpec> {
+        match &self.aggregate {
+            Some(a) => a
+                .outputs
+                .iter()
+                .map(|o| ColumnSpec { name: o.name.clone(), clickhouse_type: o.clickhouse_type.clone() })
+                .collect(),
+            None => self.columns.clone(),
+        }
+    }
+
     /// The SELECT partition `i` sends, and its parameters.
     pub fn partition_query(&self, i: usize) -> Result<SqlFragment> {
         let part = self
             .partitions
             .get(i)
             .ok_or_else(|| Error::Usage(format!("partition {i} of a scan with {}", self.partitions.len())))?;
+        // Each selected item: a column, or a pushed output `CAST(expr AS T) AS name`.
+        let item = |c: usize| -> Result<String> {
+            match &self.aggregate {
+                Some(a) => a
+                    .outputs
+                    .get(c)
+                    .map(|o| format!("CAST({} AS {}) AS {}", o.sql, o.clickhouse_type, quote_ident(&o.name))),
+                None => self.columns.get(c).map(|c| quote_ident(&c.name)),
+            }
+            .ok_or_else(|| Error::Usage(format!("projection index {c} out of range")))
+        };
+        let n = self.aggregate.as_ref().map_or(self.columns.len(), |a| a.outputs.len());
         let cols: Vec<String> = match &self.projection {
-            Some(p) => p
-                .iter()
-                .map(|&c| {
-                    self.columns
-                        .get(c)
-                        .map(|c| quote_ident(&c.name))
-                        .ok_or_else(|| Error::Usage(format!("projection index {c} out of range")))
-                })
-                .collect::<Result<_>>()?,
-            None => self.columns.iter().map(|c| quote_ident(&c.name)).collect(),
+            Some(p) => p.iter().map(|&c| item(c)).collect::<Result<_>>()?,
+            None => (0..n).map(item).collect::<Result<_>>()?,
         };
         // No column wanted (count(*)): one constant per row.
         let select = if cols.is_empty() { "toUInt8(0) AS `_`".to_string() } else { cols.join(", ") };
@@ -176,6 +224,16 @@ impl ScanConfig {
             sql.push_str(&c.sql);
             sql.push(')');
             params.extend(c.params.iter().cloned());
+        }
+        if let Some(a) = &self.aggregate {
+            if !a.group_by.is_empty() {
+                sql.push_str(" GROUP BY ");
+                sql.push_str(&a.group_by.join(", "));
+            }
+        }
+        if !self.order_by.is_empty() {
+            sql.push_str(" ORDER BY ");
+            sql.push_str(&self.order_by.join(", "));
         }
         if let Some(n) = self.limit {
             sql.push_str(" LIMIT {__limit:UInt64}");

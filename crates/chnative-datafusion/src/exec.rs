@@ -62,6 +62,11 @@ impl ClickHouseScanExec {
         &self.config
     }
 
+    /// The table statistics the scan was made with.
+    pub fn table_stats(&self) -> TableStats {
+        self.stats
+    }
+
     fn statistics(&self, partition: Option<usize>) -> Statistics {
         let mut s = Statistics::new_unknown(&self.schema);
         let parts = self.config.partitions.len().max(1) as u64;
@@ -95,6 +100,13 @@ impl DisplayAs for ClickHouseScanExec {
     fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let c = &self.config;
         write!(f, "ClickHouseScanExec: table={}.{}, partitions={}", c.database, c.table, c.partitions.len())?;
+        if let Some(a) = &c.aggregate {
+            let mode = if a.exact_per_partition { "final" } else { "partial" };
+            write!(f, ", aggregate={mode}")?;
+        }
+        if !c.order_by.is_empty() {
+            write!(f, ", order_by=[{}]", c.order_by.join(", "))?;
+        }
         if let Some(l) = c.limit {
             write!(f, ", limit={l}")?;
         }

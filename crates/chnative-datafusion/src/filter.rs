@@ -26,7 +26,7 @@ pub(crate) struct Translator<'a> {
 
 /// The class of a ClickHouse column for filtering.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     Int,
     Str,
     Bool,
@@ -51,7 +51,7 @@ pub(crate) fn base_type(ty: &str) -> &str {
     }
 }
 
-fn kind(ty: &str) -> Option<Kind> {
+pub(crate) fn kind(ty: &str) -> Option<Kind> {
     let b = base_type(ty);
     Some(match b {
         "Int8" | "Int16" | "Int32" | "Int64" | "UInt8" | "UInt16" | "UInt32" | "UInt64" => Kind::Int,

@@ -48,9 +48,12 @@
 //! always reported `Inexact`.
 #![warn(missing_docs)]
 
+#[cfg(feature = "ballista")]
+pub mod ballista;
 pub mod config;
 mod exec;
 mod filter;
+mod pushdown;
 
 use std::sync::Arc;
 
@@ -62,8 +65,11 @@ use datafusion::common::{DataFusionError, Statistics};
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::ExecutionPlan;
 
-pub use config::{ColumnSpec, ConnectionSpec, PartitionSpec, ScanConfig, Shard, SqlFragment};
+pub use config::{
+    ColumnSpec, ConnectionSpec, OutputColumn, PartitionSpec, PushedAggregate, ScanConfig, Shard, SqlFragment,
+};
 pub use exec::{ClickHouseScanExec, TableStats};
+pub use pushdown::{register_table, ClickHousePushdown};
 
 use config::quote_ident;
 use filter::{base_type, Translator};
@@ -112,9 +118,27 @@ pub struct ClickHouseTableBuilder {
     cluster: Option<String>,
     key_ranges: usize,
     settings: Vec<(String, String)>,
+    pushdown: bool,
+    sharding_key: Option<String>,
 }
 
 impl ClickHouseTableBuilder {
+    /// Whether [`ClickHousePushdown`] may hand this table's aggregates and top-N
+    /// (`ORDER BY … LIMIT`) queries to ClickHouse (on by default).
+    pub fn pushdown(mut self, on: bool) -> Self {
+        self.pushdown = on;
+        self
+    }
+
+    /// The column the cluster's rows are sharded by: every row with one value of it is
+    /// on one shard (as with a `Distributed` table whose sharding key is that column).
+    /// An aggregate grouped by it is computed whole on each shard, `COUNT(DISTINCT)`
+    /// included. Not checked: a wrong key gives wrong answers.
+    pub fn sharding_key(mut self, column: impl Into<String>) -> Self {
+        self.sharding_key = Some(column.into());
+        self
+    }
+
     /// Reads the table on each of these shards (its local table there), one partition
     /// (or [`key_ranges`](Self::key_ranges) partitions) per shard.
     pub fn shards(mut self, shards: Vec<Shard>) -> Self {
@@ -208,9 +232,11 @@ impl ClickHouseTableBuilder {
             limit: None,
             partitions,
             settings: self.settings,
+            aggregate: None,
+            order_by: Vec::new(),
         };
         let schema = projected_schema(&base)?;
-        Ok(ClickHouseTable { base, schema, stats })
+        Ok(ClickHouseTable { base, schema, stats, pushdown: self.pushdown, sharding_key: self.sharding_key })
     }
 }
 
@@ -221,6 +247,8 @@ pub struct ClickHouseTable {
     base: ScanConfig,
     schema: SchemaRef,
     stats: TableStats,
+    pushdown: bool,
+    sharding_key: Option<String>,
 }
 
 impl ClickHouseTable {
@@ -234,6 +262,8 @@ impl ClickHouseTable {
             cluster: None,
             key_ranges: 4,
             settings: Vec::new(),
+            pushdown: true,
+            sharding_key: None,
         }
     }
 
@@ -245,6 +275,29 @@ impl ClickHouseTable {
     /// The statistics read when the table was opened.
     pub fn stats(&self) -> TableStats {
         self.stats
+    }
+
+    /// A table whose scans run `config` as it is (with the projection, filters and
+    /// limit DataFusion adds); how a shipped provider is rebuilt, and what aggregate
+    /// pushdown puts in a plan.
+    pub fn from_config(config: ScanConfig, stats: TableStats) -> Result<ClickHouseTable> {
+        let schema = projected_schema(&config)?;
+        Ok(ClickHouseTable { base: config, schema, stats, pushdown: true, sharding_key: None })
+    }
+
+    /// The configuration every scan starts from.
+    pub fn config(&self) -> &ScanConfig {
+        &self.base
+    }
+
+    /// Whether pushdown of aggregates and top-N is on for this table.
+    pub fn pushdown_enabled(&self) -> bool {
+        self.pushdown
+    }
+
+    /// The declared sharding-key column (see [`ClickHouseTableBuilder::sharding_key`]).
+    pub fn sharding_key(&self) -> Option<&str> {
+        self.sharding_key.as_deref()
     }
 
     /// The partitions every scan has.
@@ -262,17 +315,28 @@ impl ClickHouseTable {
         limit: Option<usize>,
     ) -> Result<ScanConfig> {
         let mut c = self.base.clone();
+        if c.projection.is_some() {
+            return Err(Error::Usage("the table's configuration already has a projection".into()));
+        }
         c.projection = projection.cloned();
-        c.filters = filters
+        if c.aggregate.is_some() && !filters.is_empty() {
+            return Err(Error::Usage("filters over a pushed-down aggregate stay in DataFusion".into()));
+        }
+        let start = c.filters.len();
+        let added = filters
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                Translator::new(&c.columns, format!("f{i}_"))
+                Translator::new(&c.columns, format!("f{}_", start + i))
                     .translate(f)
                     .ok_or_else(|| Error::Usage(format!("filter cannot be pushed down: {f}")))
             })
-            .collect::<Result<_>>()?;
-        c.limit = limit;
+            .collect::<Result<Vec<_>>>()?;
+        c.filters.extend(added);
+        c.limit = match (c.limit, limit) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         Ok(c)
     }
 }
@@ -302,6 +366,11 @@ impl TableProvider for ClickHouseTable {
         &self,
         filters: &[&Expr],
     ) -> datafusion::common::Result<Vec<TableProviderFilterPushDown>> {
+        if self.base.aggregate.is_some() {
+            // Its columns are the aggregate's outputs: a filter on them is a HAVING,
+            // evaluated by DataFusion.
+            return Ok(vec![TableProviderFilterPushDown::Unsupported; filters.len()]);
+        }
         Ok(filters
             .iter()
             .map(|f| match Translator::new(&self.base.columns, "p").translate(f) {
@@ -324,7 +393,7 @@ pub(crate) fn projected_schema(config: &ScanConfig) -> Result<SchemaRef> {
     let options =
         chnative_arrow::ArrowOptions { server_timezone: config.server_timezone.clone(), ..Default::default() };
     let fields = config
-        .columns
+        .output_columns()
         .iter()
         .map(|c| chnative_arrow::arrow_field(&c.name, &c.clickhouse_type, &options))
         .collect::<chnative_arrow::Result<Vec<_>>>()?;
