@@ -447,6 +447,9 @@ fn json_float(out: &mut Vec<u8>, x: f64, v: &Value, quote: bool, s: &FormatSetti
             out.push(b'"');
             display(out, v);
             out.push(b'"');
+        } else if quote {
+            // The server quotes the `null` of a Float64 too under output_format_json_quote_64bit_floats.
+            out.extend_from_slice(b"\"null\"");
         } else {
             out.extend_from_slice(b"null");
         }
