@@ -101,6 +101,54 @@ pub fn write_u64(out: &mut Vec<u8>, mut v: u64) {
     out.extend_from_slice(&buf[i..]);
 }
 
+/// `YYYY-MM-DD hh:mm:ss` of a DateTime, rendered a column at a time: the date
+/// part of the last day is kept (consecutive rows mostly fall on the same day).
+#[derive(Debug)]
+pub struct DateTimeText {
+    day: i64,
+    date: [u8; 10],
+}
+
+impl Default for DateTimeText {
+    fn default() -> Self {
+        DateTimeText { day: i64::MIN, date: [0; 10] }
+    }
+}
+
+impl DateTimeText {
+    /// Appends the wall-clock text of `local_secs` (seconds since 1970-01-01 00:00 of the
+    /// local calendar), as `toString` writes a DateTime.
+    #[inline]
+    pub fn write(&mut self, out: &mut Vec<u8>, local_secs: i64) {
+        let day = local_secs.div_euclid(86_400);
+        if day != self.day {
+            let (y, m, d) = chnative::proto::convert::calendar::civil_from_days(day);
+            let mut date = Vec::with_capacity(10);
+            use std::io::Write;
+            let _ = write!(date, "{y:04}-{m:02}-{d:02}");
+            if date.len() != 10 {
+                // A year past 9999 (not a DateTime's): no cache, the text as it is.
+                out.extend_from_slice(&date);
+                self.day = i64::MIN;
+                return self.write_time(out, local_secs);
+            }
+            self.date.copy_from_slice(&date);
+            self.day = day;
+        }
+        out.extend_from_slice(&self.date);
+        self.write_time(out, local_secs);
+    }
+
+    #[inline]
+    fn write_time(&self, out: &mut Vec<u8>, local_secs: i64) {
+        let s = local_secs.rem_euclid(86_400) as u32;
+        let (h, m, s) = (s / 3600, s / 60 % 60, s % 60);
+        let two = |x: u32| [b'0' + (x / 10) as u8, b'0' + (x % 10) as u8];
+        let (h, m, s) = (two(h), two(m), two(s));
+        out.extend_from_slice(&[b' ', h[0], h[1], b':', m[0], m[1], b':', s[0], s[1]]);
+    }
+}
+
 /// Appends a signed integer in decimal.
 pub fn write_i64(out: &mut Vec<u8>, v: i64) {
     if v < 0 {

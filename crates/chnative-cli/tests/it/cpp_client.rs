@@ -214,3 +214,20 @@ fn pretty_tables_are_the_cpp_clients() {
         &["--output_format_pretty_single_large_number_tip_threshold=0"],
     );
 }
+
+/// DateTime columns, which chn writes without going through `Value` in TSV, CSV and
+/// JSONEachRow: every zone kind (UTC, the server's, a zone with daylight saving time, a
+/// half-hour offset), the whole range of a DateTime (1970 to 2106) and DST transitions, next to
+/// the server's own output.
+#[test]
+fn datetimes_are_the_servers_in_every_zone() {
+    let sql = "SELECT toDateTime(x, 'UTC') AS u, toDateTime(x) AS server, toDateTime(x, 'America/New_York') AS ny, \
+               toDateTime(x, 'Asia/Kolkata') AS kol, toDateTime(x, 'Etc/GMT') AS gmt \
+               FROM (SELECT arrayJoin([0, 1, 59, 86399, 86400, 951782400, 1710054000, 1710053999, 1730613600, \
+               1730617200, 2147483647, 4294967295]) + number * 7919 AS x FROM numbers(3))";
+    for f in ["TSV", "CSV", "JSONEachRow"] {
+        let ours = chn_ok(&["--query", sql, "--format", f], None);
+        let theirs = http_bytes(&format!("{sql} FORMAT {f}"));
+        assert_eq!(String::from_utf8_lossy(&ours), String::from_utf8_lossy(&theirs), "{f}");
+    }
+}
