@@ -1,7 +1,9 @@
 //! Output formats: each block is written as it arrives (Pretty holds up to
 //! [`PRETTY_MAX_ROWS`] rows to size its columns, then prints them).
 
+use std::cell::RefCell;
 use std::io::Write;
+use std::sync::Arc;
 
 use chnative::proto::StrView;
 use chnative::row::{ReadContext, Reader};
@@ -75,6 +77,8 @@ enum Col<'a> {
     I32(&'a [i32]),
     I64(&'a [i64]),
     Str(StrView<'a>),
+    /// A DateTime: Unix seconds, the zone's name, whether it is UTC, and the last day's text.
+    DateTime(&'a [u32], Arc<str>, bool, RefCell<render::DateTimeText>),
     Any(Reader<'a, Value>),
 }
 
@@ -91,6 +95,11 @@ impl<'a> Col<'a> {
             DataType::Int32 => Col::I32(view.values()?),
             DataType::Int64 => Col::I64(view.values()?),
             DataType::String => Col::Str(view.as_strings()?),
+            DataType::DateTime(tz) => {
+                let zone = tz.as_deref().unwrap_or(&ctx.server_timezone);
+                let utc = chnative::proto::convert::zone::is_utc(zone);
+                Col::DateTime(view.values()?, Arc::from(zone), utc, RefCell::default())
+            }
             _ => Col::Any(Reader::new(&view, ctx)?),
         })
     }
@@ -134,8 +143,31 @@ impl<'a> Col<'a> {
                 }
                 Value::String(s.bytes(i).to_vec())
             }
+            Col::DateTime(v, tz, _, _) => Value::DateTime { secs: *v.get(i).ok_or_else(oob)?, tz: tz.clone() },
             Col::Any(r) => r.get(i)?,
         })
+    }
+
+    /// Appends a DateTime cell's text (`quote`: in double quotes) and says so, or
+    /// `false` for the other kinds. Row `i` must be in the block.
+    #[inline]
+    fn datetime(&self, i: usize, out: &mut Vec<u8>, quote: bool) -> chnative::Result<bool> {
+        let Col::DateTime(v, zone, utc, text) = self else { return Ok(false) };
+        let secs = i64::from(*v.get(i).ok_or_else(|| bad_row(i))?);
+        // The server's wall-clock time, or (a zone without a known offset) the UTC time marked
+        // ` UTC`, as the value's `Display` writes it.
+        let local = if *utc { Some(secs) } else { chnative::proto::convert::zone::local_seconds(zone, secs) };
+        if quote {
+            out.push(b'"');
+        }
+        text.borrow_mut().write(out, local.unwrap_or(secs));
+        if local.is_none() {
+            out.extend_from_slice(b" UTC");
+        }
+        if quote {
+            out.push(b'"');
+        }
+        Ok(true)
     }
 
     fn str_bytes(&self, i: usize) -> Option<&'a [u8]> {
@@ -254,6 +286,7 @@ impl<W: Write> Output<W> {
                             write_int(&mut self.buf, x.map_err(|()| bad_row(i))?);
                         } else if let Some(b) = c.str_bytes(i) {
                             render::write_escaped(&mut self.buf, b);
+                        } else if c.datetime(i, &mut self.buf, false)? {
                         } else {
                             render::write_tsv(&mut self.buf, &c.value(i)?);
                         }
@@ -273,6 +306,7 @@ impl<W: Write> Output<W> {
                             write_int(&mut self.buf, x.map_err(|()| bad_row(i))?);
                         } else if let Some(b) = c.str_bytes(i) {
                             render::write_csv_string(&mut self.buf, b);
+                        } else if c.datetime(i, &mut self.buf, true)? {
                         } else {
                             render::write_csv(&mut self.buf, &c.value(i)?, d);
                         }
@@ -309,6 +343,7 @@ impl<W: Write> Output<W> {
                             }
                         } else if let Some(b) = c.str_bytes(i) {
                             render::write_json_string(&mut self.buf, b, self.settings.json_escape_forward_slashes);
+                        } else if c.datetime(i, &mut self.buf, true)? {
                         } else {
                             render::write_json(&mut self.buf, &c.value(i)?, Some(types[k]), &self.settings);
                         }
@@ -350,10 +385,26 @@ impl<W: Write> Output<W> {
             }
             Format::Pretty | Format::PrettyCompact => {
                 for i in 0..n {
+                    // Past a table's 10th row neither the fallback to Vertical nor the tip of a
+                    // single value can apply: the common kinds skip the dynamic Value there.
+                    let plain = self.pretty.as_ref().is_some_and(|p| p.rows.len() >= 10);
                     let mut row = Vec::with_capacity(cols.len());
                     for c in &cols {
-                        let v = c.value(i)?;
-                        row.push(Cell::of(&v, &self.settings));
+                        let mut text = Vec::new();
+                        let cell = if !plain {
+                            Cell::of(&c.value(i)?, &self.settings)
+                        } else if let Some(x) = c.int(i) {
+                            write_int(&mut text, x.map_err(|()| bad_row(i))?);
+                            Cell::new(lossy(text), true, None)
+                        } else if let Some(b) = c.str_bytes(i) {
+                            text.extend_from_slice(b);
+                            Cell::new(lossy(text), false, None)
+                        } else if c.datetime(i, &mut text, false)? {
+                            Cell::new(lossy(text), false, None)
+                        } else {
+                            Cell::of(&c.value(i)?, &self.settings)
+                        };
+                        row.push(cell);
                     }
                     let p = self.pretty.as_mut().expect("begin made the table");
                     p.rows.push(row);
@@ -455,10 +506,13 @@ pub mod anyhow_like {
     pub type Result<T> = std::result::Result<T, Error>;
 }
 
-/// One Pretty cell: its text lines, whether it is right-aligned (numbers),
-/// and the readable-number tip of a single large number.
+/// One Pretty cell: its text (lines separated by `\n`), its number of lines, its
+/// width (of the widest line), whether it is right-aligned (numbers), and the
+/// readable-number tip of a single large number.
 struct Cell {
-    lines: Vec<String>,
+    text: String,
+    height: usize,
+    width: usize,
     right: bool,
     tip: Option<String>,
 }
@@ -466,18 +520,36 @@ struct Cell {
 impl Cell {
     fn of(v: &Value, s: &FormatSettings) -> Cell {
         if v.is_null() {
-            return Cell { lines: vec!["ᴺᵁᴸᴸ".to_string()], right: true, tip: None };
+            return Cell::new("ᴺᵁᴸᴸ".to_string(), true, None);
         }
         let mut b = Vec::new();
         render::write_plain(&mut b, v);
-        let text = String::from_utf8_lossy(&b);
         let right = render::as_f64(v).is_some();
         let tip = render::number_tip(v, s.number_tip_threshold);
-        Cell { lines: text.split('\n').map(str::to_string).collect(), right, tip }
+        Cell::new(lossy(b), right, tip)
     }
-    fn width(&self) -> usize {
-        self.lines.iter().map(|l| l.width()).max().unwrap_or(0)
+
+    fn new(text: String, right: bool, tip: Option<String>) -> Cell {
+        let (width, height) = if text.is_ascii() && !text.contains('\n') {
+            (text.len(), 1)
+        } else {
+            (text.split('\n').map(|l| l.width()).max().unwrap_or(0), text.split('\n').count())
+        };
+        Cell { text, height, width, right, tip }
     }
+
+    /// Line `k` of the text (empty past the last).
+    fn line(&self, k: usize) -> &str {
+        if self.height == 1 {
+            return if k == 0 { &self.text } else { "" };
+        }
+        self.text.split('\n').nth(k).unwrap_or("")
+    }
+}
+
+/// Bytes as text, invalid UTF-8 replaced (without a copy when valid).
+fn lossy(b: Vec<u8>) -> String {
+    String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Rows held for one Pretty table.
@@ -533,6 +605,38 @@ fn cut(text: &str, width: usize) -> String {
     out
 }
 
+/// `text` (`text_width` columns wide) padded to `width` columns, cut with `…`
+/// when wider, on the right (`right`) or the left.
+fn align_into(out: &mut Vec<u8>, text: &str, text_width: usize, width: usize, right: bool) {
+    const SPACES: &[u8] = &[b' '; 64];
+    let pad = |out: &mut Vec<u8>, mut n: usize| {
+        while n > 0 {
+            let k = n.min(SPACES.len());
+            out.extend_from_slice(&SPACES[..k]);
+            n -= k;
+        }
+    };
+    if text_width > width {
+        let text = cut(text, width);
+        let gap = width.saturating_sub(text.width());
+        if right {
+            pad(out, gap);
+        }
+        out.extend_from_slice(text.as_bytes());
+        if !right {
+            pad(out, gap);
+        }
+        return;
+    }
+    if right {
+        pad(out, width - text_width);
+    }
+    out.extend_from_slice(text.as_bytes());
+    if !right {
+        pad(out, width - text_width);
+    }
+}
+
 impl Pretty {
     fn new(header: &Block, compact: bool) -> Pretty {
         Pretty {
@@ -550,7 +654,7 @@ impl Pretty {
         let mut w: Vec<usize> = self.names.iter().map(|n| n.width()).collect();
         for row in &self.rows {
             for (k, c) in row.iter().enumerate() {
-                w[k] = w[k].max(c.width());
+                w[k] = w[k].max(c.width);
             }
         }
         if let Some(limit) = limit {
@@ -575,7 +679,7 @@ impl Pretty {
             return false;
         }
         let width: usize = self.widths(0, None).iter().sum();
-        width >= 250 || self.rows.iter().flatten().any(|c| c.lines.len() > 1)
+        width >= 250 || self.rows.iter().flatten().any(|c| c.height > 1)
     }
 
     fn render_vertical(&self, out: &mut Vec<u8>, first_row: u64) {
@@ -592,7 +696,7 @@ impl Pretty {
                 out.extend_from_slice(name.as_bytes());
                 out.push(b':');
                 out.extend_from_slice(" ".repeat(width - name.width() + 1).as_bytes());
-                out.extend_from_slice(c.lines.join("\n").as_bytes());
+                out.extend_from_slice(c.text.as_bytes());
                 if let Some(tip) = &c.tip {
                     out.extend_from_slice(tip.as_bytes());
                 }
@@ -661,7 +765,7 @@ impl Pretty {
             if r > 0 && !self.compact {
                 rule(out, "├", "─", "┼", "┤");
             }
-            let height = row.iter().map(|c| c.lines.len()).max().unwrap_or(1);
+            let height = row.iter().map(|c| c.height).max().unwrap_or(1);
             for line in 0..height {
                 if line == 0 && s.pretty_row_numbers {
                     let num = format!("{}.", first_row + r as u64);
@@ -670,12 +774,13 @@ impl Pretty {
                     out.extend_from_slice(pad.as_bytes());
                 }
                 for (k, c) in row.iter().enumerate() {
-                    let text = c.lines.get(line).map_or("", String::as_str);
-                    let more = line + 1 < c.lines.len();
-                    let cont = line > 0 && line < c.lines.len();
+                    let text = c.line(line);
+                    let more = line + 1 < c.height;
+                    let cont = line > 0 && line < c.height;
                     out.extend_from_slice("│".as_bytes());
                     out.extend_from_slice(if cont { "↳" } else { " " }.as_bytes());
-                    out.extend_from_slice(align(text, w[k], c.right && c.lines.len() == 1).as_bytes());
+                    let text_width = if c.height == 1 && line == 0 { c.width } else { text.width() };
+                    align_into(out, text, text_width, w[k], c.right && c.height == 1);
                     out.extend_from_slice(if more { "↴" } else { " " }.as_bytes());
                 }
                 out.extend_from_slice("│".as_bytes());

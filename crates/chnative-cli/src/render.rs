@@ -86,19 +86,97 @@ fn display(out: &mut Vec<u8>, v: &impl std::fmt::Display) {
     let _ = write!(out, "{v}");
 }
 
-/// Appends an unsigned integer in decimal (the hot path of numeric columns).
-pub fn write_u64(out: &mut Vec<u8>, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
+/// The two digits of 0 to 99.
+const DIGIT_PAIRS: [u8; 200] = {
+    let mut t = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        t[2 * i] = b'0' + (i / 10) as u8;
+        t[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
     }
-    out.extend_from_slice(&buf[i..]);
+    t
+};
+
+/// Appends an unsigned integer in decimal (the hot path of numeric columns):
+/// two digits at a time, and one copy of a fixed size (inlined) cut back to the
+/// digits' length.
+pub fn write_u64(out: &mut Vec<u8>, mut v: u64) {
+    let n = v.checked_ilog10().unwrap_or(0) as usize + 1;
+    let mut buf = [0u8; 20];
+    let mut i = n;
+    while v >= 100 {
+        let r = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&DIGIT_PAIRS[r..r + 2]);
+    }
+    if v >= 10 {
+        let r = v as usize * 2;
+        buf[i - 2..i].copy_from_slice(&DIGIT_PAIRS[r..r + 2]);
+    } else {
+        buf[i - 1] = b'0' + v as u8;
+    }
+    let len = out.len();
+    out.extend_from_slice(&buf);
+    out.truncate(len + n);
+}
+
+/// `YYYY-MM-DD hh:mm:ss` of a DateTime, rendered a column at a time: the date
+/// part of the last day is kept (consecutive rows mostly fall on the same day).
+#[derive(Debug)]
+pub struct DateTimeText {
+    day: i64,
+    date: [u8; 10],
+}
+
+impl Default for DateTimeText {
+    fn default() -> Self {
+        DateTimeText { day: i64::MIN, date: [0; 10] }
+    }
+}
+
+impl DateTimeText {
+    /// Appends the wall-clock text of `local_secs` (seconds since 1970-01-01 00:00 of the
+    /// local calendar), as `toString` writes a DateTime.
+    #[inline]
+    pub fn write(&mut self, out: &mut Vec<u8>, local_secs: i64) {
+        let day = local_secs.div_euclid(86_400);
+        if day != self.day {
+            let (y, m, d) = chnative::proto::convert::calendar::civil_from_days(day);
+            let mut date = Vec::with_capacity(10);
+            use std::io::Write;
+            let _ = write!(date, "{y:04}-{m:02}-{d:02}");
+            if date.len() != 10 {
+                // A year past 9999 (not a DateTime's): no cache, the text as it is.
+                out.extend_from_slice(&date);
+                self.day = i64::MIN;
+                return self.write_time(out, local_secs);
+            }
+            self.date.copy_from_slice(&date);
+            self.day = day;
+        }
+        // One copy of a fixed size (inlined), not two of the date and the time.
+        let mut text = [0u8; 19];
+        text[..10].copy_from_slice(&self.date);
+        text[10..].copy_from_slice(&Self::time(local_secs));
+        out.extend_from_slice(&text);
+    }
+
+    #[inline]
+    fn write_time(&self, out: &mut Vec<u8>, local_secs: i64) {
+        out.extend_from_slice(&Self::time(local_secs));
+    }
+
+    /// ` hh:mm:ss`.
+    #[inline]
+    fn time(local_secs: i64) -> [u8; 9] {
+        let s = local_secs.rem_euclid(86_400) as u32;
+        let (h, m, s) = (s / 3600, s / 60 % 60, s % 60);
+        let two = |x: u32| [b'0' + (x / 10) as u8, b'0' + (x % 10) as u8];
+        let (h, m, s) = (two(h), two(m), two(s));
+        [b' ', h[0], h[1], b':', m[0], m[1], b':', s[0], s[1]]
+    }
 }
 
 /// Appends a signed integer in decimal.
@@ -447,6 +525,9 @@ fn json_float(out: &mut Vec<u8>, x: f64, v: &Value, quote: bool, s: &FormatSetti
             out.push(b'"');
             display(out, v);
             out.push(b'"');
+        } else if quote {
+            // The server quotes the `null` of a Float64 too under output_format_json_quote_64bit_floats.
+            out.extend_from_slice(b"\"null\"");
         } else {
             out.extend_from_slice(b"null");
         }
@@ -527,6 +608,20 @@ mod tests {
         let mut out = Vec::new();
         f(&mut out);
         String::from_utf8_lossy(&out).into_owned()
+    }
+
+    #[test]
+    fn integers_in_decimal() {
+        let mut cases = vec![0, 1, 9, 10, 99, 100, 101, u64::MAX, u64::MAX - 1];
+        for k in 1..20 {
+            let p = 10u64.pow(k);
+            cases.extend([p - 1, p, p + 1]);
+        }
+        for v in cases {
+            assert_eq!(s(|o| write_u64(o, v)), v.to_string());
+            assert_eq!(s(|o| write_i64(o, -(v as i64))), (-(v as i64)).to_string());
+        }
+        assert_eq!(s(|o| write_i64(o, i64::MIN)), i64::MIN.to_string());
     }
 
     #[test]

@@ -1,0 +1,1 @@
+clickhouse-client.sh
