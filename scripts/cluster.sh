@@ -307,7 +307,7 @@ status) cmd_status ;;
 env) cmd_env ;;
 logs) cmd_logs ;;
 *)
-    sed -n '2,59p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,61p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
