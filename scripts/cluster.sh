@@ -233,11 +233,14 @@ cmd_stop() {
     [[ -d "$DIR" ]] || { log "not running (no $DIR)"; return 0; }
     exec 9>"$DIR/cluster.lock"
     flock -w 900 9 || die "timeout waiting for lock $DIR/cluster.lock"
-    local s r
+    # Every node at once (each waits for its server to exit), then the ZooKeeper.
+    local s r pids=() p
     while read -r s r; do
         [[ -d "$(node_dir "$s" "$r")" ]] || continue
-        node "$s" "$r" stop 9>&- || log "could not stop node s${s}r${r}"
+        { node "$s" "$r" stop 9>&- || log "could not stop node s${s}r${r}"; } &
+        pids+=("$!")
     done < <(nodes)
+    for p in "${pids[@]}"; do wait "$p" || true; done
     if ((REPLICATED)) && [[ -d "$DIR/zookeeper" ]]; then
         zookeeper stop 9>&- || log "could not stop the ZooKeeper"
     fi
@@ -307,7 +310,7 @@ status) cmd_status ;;
 env) cmd_env ;;
 logs) cmd_logs ;;
 *)
-    sed -n '2,59p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,61p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

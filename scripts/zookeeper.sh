@@ -248,7 +248,7 @@ env) cmd_env ;;
 logs) cmd_logs ;;
 install) apt_install || exit 4 ;;
 *)
-    sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
