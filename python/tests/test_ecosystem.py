@@ -240,40 +240,38 @@ def test_cancel_from_another_thread(conn):
     tag = f"pyadbc_cancel_{time.time_ns()}"
     sql = ("SELECT sleepEachRow(0.2), number FROM numbers(1000) "
            f"SETTINGS max_block_size = 1, function_sleep_max_microseconds_per_block = 0, log_comment = '{tag}'")
+    running = f"SELECT count() FROM system.processes WHERE query LIKE '%{tag}%' AND query NOT LIKE '%system.processes%'"
     cur = conn.cursor()
     outcome = []
-    started = threading.Event()
+    executed = threading.Event()
 
     def run():
         try:
             cur.execute(sql)
-            reader = cur.fetch_record_batch()
-            started.set()
-            for _ in reader:
-                pass
+            executed.set()
+            cur.fetch_arrow_table()  # blocks in the result stream until cancelled
             outcome.append(None)
-        except Exception as e:  # noqa: BLE001 - the reader must end with an error after cancel
+        except Exception as e:  # noqa: BLE001 - the read must end with an error after cancel
             outcome.append(e)
-            started.set()
+            executed.set()
 
     th = threading.Thread(target=run)
     th.start()
-    assert started.wait(30)
+    # Cancel once execute has returned: the error then ends the result stream.
+    assert executed.wait(30) and not outcome, f"execute failed: {outcome}"
     cur.adbc_cancel()
     th.join(30)
-    assert not th.is_alive(), "the reader did not end within 30 s of cancel"
-    assert outcome and outcome[0] is not None, "reading a cancelled query must fail"
-    # The error ends the stream inside pyarrow, which keeps only its text: the ADBC status
-    # is in it.
-    assert "Cancelled" in str(outcome[0]), repr(outcome[0])
+    assert not th.is_alive(), "the read did not end within 30 s of cancel"
+    # The driver manager asks the driver for the error that ended the stream
+    # (ErrorFromArrayStream): a DB-API exception with the ADBC status.
+    err = outcome[0]
+    assert isinstance(err, dbapi.OperationalError), repr(err)
+    assert err.status_code == adbc_driver_manager.AdbcStatusCode.CANCELLED, (err.status_code, err)
     # The server forgets the query.
     deadline = time.monotonic() + 30
-    while True:
-        n = int(tsv(f"SELECT count() FROM system.processes WHERE query LIKE '%{tag}%' AND query NOT LIKE '%system.processes%'"))
-        if n == 0 or time.monotonic() > deadline:
-            break
+    while int(tsv(running)) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert n == 0, "the query is still running on the server"
+    assert int(tsv(running)) == 0, "the query is still running on the server"
     cur.close()
     assert query(conn, "SELECT 1 AS one").to_pylist() == [{"one": 1}]
 
@@ -300,6 +298,34 @@ def test_server_errors_carry_the_code_name_and_an_adbc_status(conn):
         query(conn, "SELEKT 1")
     assert "SYNTAX_ERROR" in str(e.value) and dict(e.value.details)[b"clickhouse.error_name"] == b"SYNTAX_ERROR", str(e.value)
     assert e.value.status_code == adbc_driver_manager.AdbcStatusCode.INVALID_ARGUMENT, e.value.status_code
+
+
+MID_RESULT_ERROR = "SELECT throwIf(number = 200000, 'boom') AS x FROM numbers(1000000) SETTINGS max_block_size = 1000"
+
+
+@pytest.mark.parametrize("fetch", ["fetch_arrow_table", "fetch_df", "fetchall"])
+def test_an_error_in_the_middle_of_a_result_is_a_dbapi_error(conn, fetch):
+    with conn.cursor() as cur:
+        cur.execute(MID_RESULT_ERROR)
+        with pytest.raises(dbapi.Error) as e:
+            getattr(cur, fetch)()
+    err = e.value
+    assert "boom" in str(err) and "FUNCTION_THROW_IF_VALUE_IS_NON_ZERO" in str(err), str(err)
+    assert dict(err.details)[b"clickhouse.error_name"] == b"FUNCTION_THROW_IF_VALUE_IS_NON_ZERO", err.details
+    assert err.status_code == adbc_driver_manager.AdbcStatusCode.INTERNAL
+
+
+def test_an_error_ending_a_raw_pyarrow_reader_names_its_status(conn):
+    # fetch_record_batch() hands out pyarrow's own reader (adbc_driver_manager's choice), whose
+    # exceptions are pyarrow's: the status and code name are in the text.
+    import pyarrow as pa
+
+    with conn.cursor() as cur:
+        cur.execute(MID_RESULT_ERROR)
+        with pytest.raises(pa.ArrowException) as e:
+            for _ in cur.fetch_record_batch():
+                pass
+    assert "Internal: server error FUNCTION_THROW_IF_VALUE_IS_NON_ZERO (395): boom" in str(e.value), str(e.value)
 
 
 def test_authentication_error(uri):

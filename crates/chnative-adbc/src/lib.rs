@@ -326,9 +326,107 @@ impl adbc_core::CancelHandle for CancelSlot {
     }
 }
 
+thread_local! {
+    /// The error that ended the result stream this thread read last, for
+    /// `ErrorFromArrayStream` (the consumer asks on the thread whose `get_next` failed).
+    static STREAM_ERROR: std::cell::RefCell<Option<Error>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Records (or, with `None`, forgets) the error ending this thread's current result stream.
+pub(crate) fn set_stream_error(e: Option<Error>) {
+    STREAM_ERROR.with(|s| *s.borrow_mut() = e);
+}
+
 /// The C entry points: `ChnativeAdbcDriverInit` and the standard fallback
 /// `AdbcDriverInit`, which ADBC driver managers look up in the shared library.
+///
+/// adbc_ffi's driver table, with `ErrorFromArrayStream` filled in (adbc_ffi leaves it
+/// empty): a driver manager then turns an error that ends a result stream into an ADBC
+/// error with its status and details (in Python, the DB-API exception class of the status
+/// instead of pyarrow's `ArrowInvalid`).
 #[allow(missing_docs)]
 mod ffi {
-    adbc_ffi::export_driver!(ChnativeAdbcDriverInit, super::ChDriver);
+    use std::os::raw::{c_int, c_void};
+
+    use adbc_core::constants::{ADBC_STATUS_INVALID_ARGUMENT, ADBC_STATUS_NOT_IMPLEMENTED, ADBC_STATUS_OK};
+    use adbc_core::error::{AdbcStatusCode, Error, Status};
+    use adbc_core::options::AdbcVersion;
+    use adbc_ffi::{FFIDriver, FFI_AdbcDriver, FFI_AdbcError};
+    use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+
+    thread_local! {
+        /// The last error handed out by `error_from_array_stream` on this thread: it must
+        /// outlive the call (the caller reads it, and may release it, afterwards).
+        static EXPORTED: std::cell::RefCell<Option<Box<FFI_AdbcError>>> = const { std::cell::RefCell::new(None) };
+    }
+
+    unsafe extern "C" fn error_from_array_stream(
+        _stream: *mut FFI_ArrowArrayStream,
+        status: *mut AdbcStatusCode,
+    ) -> *const FFI_AdbcError {
+        let Some(err) = super::STREAM_ERROR.with(|s| s.borrow_mut().take()) else {
+            return std::ptr::null();
+        };
+        let code = AdbcStatusCode::from(err.status);
+        let Ok(mut ffi) = FFI_AdbcError::try_from(err) else {
+            return std::ptr::null();
+        };
+        // The 1.1 layout: the details live in private_data, which this marker announces.
+        ffi.vendor_code = adbc_core::constants::ADBC_ERROR_VENDOR_CODE_PRIVATE_DATA;
+        if !status.is_null() {
+            // SAFETY: a non-null `status` points to a status code the caller owns.
+            unsafe { *status = code };
+        }
+        EXPORTED.with(|e| {
+            let boxed = Box::new(ffi);
+            let ptr: *const FFI_AdbcError = &*boxed;
+            // Dropping the previous one releases it, unless the caller already did.
+            *e.borrow_mut() = Some(boxed);
+            ptr
+        })
+    }
+
+    /// # Safety
+    /// `driver` points to an `AdbcDriver` of the ADBC 1.1.0 layout; `error` is null or a
+    /// valid `AdbcError`.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn ChnativeAdbcDriverInit(
+        version: c_int,
+        driver: *mut c_void,
+        error: *mut FFI_AdbcError,
+    ) -> AdbcStatusCode {
+        let fail = |status: Status, code: AdbcStatusCode, message: String| {
+            // SAFETY: `error` is null or a valid AdbcError (the caller's contract).
+            unsafe { adbc_ffi::export_error(error, Error::with_message_and_status(message, status)) };
+            code
+        };
+        if AdbcVersion::try_from(version).ok() != Some(AdbcVersion::V110) {
+            return fail(
+                Status::NotImplemented,
+                ADBC_STATUS_NOT_IMPLEMENTED,
+                format!("unsupported ADBC version {version} (this driver implements 1.1.0)"),
+            );
+        }
+        if driver.is_null() {
+            return fail(Status::InvalidArguments, ADBC_STATUS_INVALID_ARGUMENT, "driver is null".into());
+        }
+        let mut table = <super::ChDriver as FFIDriver>::ffi_driver();
+        table.ErrorFromArrayStream = Some(error_from_array_stream);
+        // SAFETY: `driver` is non-null and, for version 1.1.0 (checked), points to a struct of
+        // FFI_AdbcDriver's layout for us to fill.
+        unsafe { std::ptr::write_unaligned(driver as *mut FFI_AdbcDriver, table) };
+        ADBC_STATUS_OK
+    }
+
+    /// # Safety
+    /// As [`ChnativeAdbcDriverInit`].
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn AdbcDriverInit(
+        version: c_int,
+        driver: *mut c_void,
+        error: *mut FFI_AdbcError,
+    ) -> AdbcStatusCode {
+        // SAFETY: the same contract.
+        unsafe { ChnativeAdbcDriverInit(version, driver, error) }
+    }
 }

@@ -46,10 +46,14 @@ impl Iterator for StreamReader {
     fn next(&mut self) -> Option<Self::Item> {
         // The ADBC status and ClickHouse's code name go into the text: a stream's error
         // reaches Python as a pyarrow exception carrying only the text.
+        // The whole error is kept for the driver manager's ErrorFromArrayStream.
+        crate::set_stream_error(None);
         self.rx.blocking_recv().map(|r| {
             r.map_err(|e| {
                 let e = arrow_error(e);
-                ArrowError::ExternalError(format!("{:?}: {}", e.status, e.message).into())
+                let text = format!("{:?}: {}", e.status, e.message);
+                crate::set_stream_error(Some(e));
+                ArrowError::ExternalError(text.into())
             })
         })
     }
