@@ -3,6 +3,7 @@
 
 mod args;
 mod connect;
+mod format;
 mod insert;
 mod interactive;
 mod output;
@@ -148,6 +149,9 @@ pub struct App {
     stdin_is_data: bool,
     signals: Arc<Mutex<SignalState>>,
     connected_once: bool,
+    /// The output-format settings changed in the server's session (profile,
+    /// `SET`), read once per connection and again after each `SET`.
+    session_formats: Option<Vec<(String, String)>>,
 }
 
 impl App {
@@ -161,6 +165,7 @@ impl App {
             }
             self.connected_once = true;
             self.conn = Some(c);
+            self.session_formats = None;
         }
         Ok(self.conn.as_mut().expect("connected above"))
     }
@@ -173,11 +178,66 @@ impl App {
         }
     }
 
+    /// The format settings changed in the server's session (its profile and
+    /// `SET`s), as `system.settings` shows them.
+    async fn session_formats(&mut self) -> Result<Vec<(String, String)>, Failure> {
+        if let Some(s) = &self.session_formats {
+            return Ok(s.clone());
+        }
+        let list = format::settings::NAMES.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+        let sql = format!("SELECT name, value FROM system.settings WHERE changed AND name IN ({list})");
+        let conn = self.conn().await?;
+        let mut found = Vec::new();
+        let mut stream = conn.fetch_blocks(sql).await?;
+        while let Some(block) = stream.next().await? {
+            let cols = block.columns();
+            if cols.len() != 2 {
+                continue;
+            }
+            let (names, values) = (
+                cols[0].view().as_strings().map_err(chnative::Error::from)?,
+                cols[1].view().as_strings().map_err(chnative::Error::from)?,
+            );
+            for i in 0..block.rows() {
+                found.push((
+                    String::from_utf8_lossy(names.bytes(i)).into_owned(),
+                    String::from_utf8_lossy(values.bytes(i)).into_owned(),
+                ));
+            }
+        }
+        drop(stream);
+        self.session_formats = Some(found.clone());
+        Ok(found)
+    }
+
+    /// The format settings of a statement: the server's session, then the
+    /// command line, then the statement's own `SETTINGS`.
+    async fn format_settings(&mut self, sql: &str) -> Result<FormatSettings, Failure> {
+        let mut s = FormatSettings::default();
+        for (k, v) in self.session_formats().await? {
+            // A value the server holds is one it accepted; one chn cannot read keeps the default.
+            let _ = s.apply(&k, &v);
+        }
+        for (k, v) in &self.settings {
+            s.apply(k, v).map_err(Failure::Usage)?;
+        }
+        for (k, v) in format::settings::of_query(sql) {
+            s.apply(&k, &v).map_err(Failure::Usage)?;
+        }
+        Ok(s)
+    }
+
     /// Runs one statement and writes its result.
     async fn run(&mut self, stmt: &Statement) -> Result<(), Failure> {
         if let Some(ins) = insert::parse_statement(&stmt.sql).map_err(Failure::Usage)? {
             return self.insert(ins).await;
         }
+        let is_set = format::settings::is_set(&stmt.sql);
+        if is_set {
+            // The session's settings change: read them again before the next result.
+            self.session_formats = None;
+        }
+        let settings = self.format_settings(&stmt.sql).await?;
         let format = match query_format(&stmt.sql) {
             Some(name) => Format::parse(&name).ok_or_else(|| {
                 Failure::Usage(format!("format {name} is not one chn writes; it writes {}", Format::NAMES))
@@ -197,7 +257,6 @@ impl App {
         for (k, v) in &self.params {
             q = q.bind(k.clone(), RawParam(v.clone()));
         }
-        let settings = self.format_settings.clone();
         let interactive = self.interactive;
         let time = self.time;
         let signals = self.signals.clone();
@@ -265,8 +324,28 @@ impl App {
         if let Ok(mut s) = signals.lock() {
             s.running = None;
         }
+        if result.is_ok() {
+            if let Some(t) = stream.totals() {
+                if let Err(e) = out.totals(t) {
+                    result = Err(e.into());
+                }
+            }
+            if let Some(x) = stream.extremes() {
+                if let Err(e) = out.extremes(x) {
+                    result = Err(e.into());
+                }
+            }
+        }
         if result.is_ok() || matches!(result, Err(Failure::Cancelled)) {
-            if let Err(e) = out.finish(stream.header()) {
+            let progress = stream.progress();
+            let trailer = format::Trailer {
+                rows_before_limit: stream.profile_info().filter(|p| p.applied_limit).map(|p| p.rows_before_limit),
+                elapsed: tracker.elapsed().as_secs_f64(),
+                rows_read: progress.read_rows,
+                bytes_read: progress.read_bytes,
+                ..Default::default()
+            };
+            if let Err(e) = out.finish(stream.header(), trailer) {
                 result = Err(e.into());
             }
         }
@@ -577,6 +656,7 @@ async fn run(args: args::Args) -> i32 {
         stdin_is_data: has_queries && !stdin_terminal,
         signals,
         connected_once: false,
+        session_formats: None,
     };
     if has_queries {
         let mut texts = Vec::new();

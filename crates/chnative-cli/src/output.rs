@@ -1,5 +1,5 @@
-//! Output formats: each block is written as it arrives (Pretty holds up to
-//! [`PRETTY_MAX_ROWS`] rows to size its columns, then prints them).
+//! Output formats: each block is written as it arrives (Pretty holds the rows
+//! it shows, at most `output_format_pretty_max_rows`, to size its columns).
 
 use std::io::Write;
 
@@ -8,10 +8,8 @@ use chnative::row::{ReadContext, Reader};
 use chnative::{Block, DataType, Value};
 use unicode_width::UnicodeWidthStr;
 
+use crate::format::{self, Header, Trailer};
 use crate::render::{self, FormatSettings};
-
-/// Rows a Pretty table holds before it is printed (the next rows start a new table).
-pub const PRETTY_MAX_ROWS: usize = 10_000;
 /// The output buffer is written out when it holds this much.
 const FLUSH_AT: usize = 1 << 20;
 
@@ -24,6 +22,8 @@ pub enum Format {
     TsvWithNames,
     /// TabSeparatedWithNamesAndTypes.
     TsvWithNamesAndTypes,
+    /// TabSeparatedRaw: strings as they are.
+    TsvRaw,
     /// CSV.
     Csv,
     /// CSVWithNames.
@@ -36,6 +36,12 @@ pub enum Format {
     Pretty,
     /// PrettyCompact.
     PrettyCompact,
+    /// PrettyNoEscapes: Pretty without colours.
+    PrettyNoEscapes,
+    /// PrettyCompactNoEscapes.
+    PrettyCompactNoEscapes,
+    /// A format written from dynamic values by `format::writer` (its name as the server spells it).
+    Values(&'static str),
     /// Null: nothing is written.
     Null,
 }
@@ -53,15 +59,56 @@ impl Format {
             "vertical" => Format::Vertical,
             "pretty" => Format::Pretty,
             "prettycompact" => Format::PrettyCompact,
+            "prettynoescapes" => Format::PrettyNoEscapes,
+            "prettycompactnoescapes" => Format::PrettyCompactNoEscapes,
+            "tsvraw" | "tabseparatedraw" | "raw" => Format::TsvRaw,
             "null" => Format::Null,
-            _ => return None,
+            lower => {
+                let name = WRITERS.iter().find(|w| w.to_ascii_lowercase() == lower)?;
+                Format::Values(name)
+            }
         })
     }
 
     /// The names `--format` takes.
-    pub const NAMES: &'static str = "TSV (TabSeparated), TSVWithNames, TSVWithNamesAndTypes, CSV, CSVWithNames, \
-                                     JSONEachRow, Vertical, Pretty, PrettyCompact, Null";
+    pub const NAMES: &'static str = "TSV (TabSeparated), TSVWithNames, TSVWithNamesAndTypes, TSVRaw, CSV, \
+                                     CSVWithNames, JSON, JSONCompact, JSONStrings, JSONCompactStrings, JSONEachRow, \
+                                     JSONStringsEachRow, JSONCompactEachRow, JSONCompactStringsEachRow, \
+                                     JSONCompactEachRowWithNames, JSONEachRowWithProgress, \
+                                     JSONStringsEachRowWithProgress, Vertical, Pretty, PrettyCompact, \
+                                     PrettyNoEscapes, PrettyCompactNoEscapes, Markdown, Values, XML, TSKV, \
+                                     ODBCDriver2, Null";
+
+    fn is_pretty(self) -> bool {
+        matches!(
+            self,
+            Format::Pretty | Format::PrettyCompact | Format::PrettyNoEscapes | Format::PrettyCompactNoEscapes
+        )
+    }
+
+    fn is_tsv(self) -> bool {
+        matches!(self, Format::Tsv | Format::TsvWithNames | Format::TsvWithNamesAndTypes | Format::TsvRaw)
+    }
 }
+
+/// The formats written by `format::writer`, as the server spells them.
+const WRITERS: &[&str] = &[
+    "JSON",
+    "JSONStrings",
+    "JSONCompact",
+    "JSONCompactStrings",
+    "JSONStringsEachRow",
+    "JSONStringsEachRowWithProgress",
+    "JSONEachRowWithProgress",
+    "JSONCompactEachRow",
+    "JSONCompactStringsEachRow",
+    "JSONCompactEachRowWithNames",
+    "Markdown",
+    "Values",
+    "XML",
+    "TSKV",
+    "ODBCDriver2",
+];
 
 /// One column of a block, resolved once: the common types read straight from
 /// the column, the others through the library's dynamic [`Value`].
@@ -167,13 +214,31 @@ pub struct Output<W: Write> {
     pretty: Option<Pretty>,
     /// The terminal's width, for Pretty (`None`: not a terminal, no limit).
     width: Option<usize>,
+    /// The writer of a format rendered from dynamic values, and the result's columns.
+    writer: Option<(Box<dyn format::Writer>, Header)>,
+    /// The WITH TOTALS row and the extremes, written at the end.
+    totals: Option<Vec<Value>>,
+    extremes: Option<(Vec<Value>, Vec<Value>)>,
+    /// Pretty and Vertical use colours (`output_format_pretty_color`).
+    color: bool,
 }
 
 impl<W: Write> Output<W> {
     /// An output in `format` writing to `out`; `server_tz` is the zone of
     /// DateTime columns that name none.
     pub fn new(format: Format, settings: FormatSettings, server_tz: &str, out: W, width: Option<usize>) -> Self {
+        let color = settings.ext.pretty_color.unwrap_or(width.is_some())
+            && !matches!(format, Format::PrettyNoEscapes | Format::PrettyCompactNoEscapes);
+        // JSONEachRow as one array is written from values.
+        let format = match format {
+            Format::JsonEachRow if settings.ext.json_array_of_rows => Format::Values("JSONEachRowArray"),
+            f => f,
+        };
         Output {
+            writer: None,
+            totals: None,
+            extremes: None,
+            color,
             format,
             settings,
             ctx: ReadContext { server_timezone: server_tz.to_string() },
@@ -198,12 +263,23 @@ impl<W: Write> Output<W> {
         }
         self.started = true;
         let names = || header.columns().iter().map(|c| c.name().as_bytes());
+        let (tsv_crlf, csv_crlf) = (self.settings.ext.tsv_crlf, self.settings.ext.csv_crlf);
         match self.format {
+            Format::Values(name) => {
+                let mut w = if name == "JSONEachRowArray" {
+                    Box::new(format::json::EachRow::values(false))
+                } else {
+                    format::writer(name).expect("Format::parse knows the name")
+                };
+                let h = Header::of(header);
+                w.begin(&mut self.buf, &h, &self.settings);
+                self.writer = Some((w, h));
+            }
             Format::TsvWithNames | Format::TsvWithNamesAndTypes => {
-                self.line(names(), render::write_escaped, b'\t');
+                self.line(names(), render::write_escaped, b'\t', tsv_crlf);
                 if self.format == Format::TsvWithNamesAndTypes {
                     let types: Vec<&[u8]> = header.columns().iter().map(|c| c.type_name().as_bytes()).collect();
-                    self.line(types.into_iter(), render::write_escaped, b'\t');
+                    self.line(types.into_iter(), render::write_escaped, b'\t', tsv_crlf);
                 }
             }
             Format::CsvWithNames => {
@@ -213,24 +289,169 @@ impl<W: Write> Output<W> {
                     flatten_tuple_names(c.name(), c.data_type(), &mut flat);
                 }
                 let d = self.settings.csv_delimiter;
-                self.line(flat.iter().map(|n| n.as_bytes()), render::write_csv_string, d);
+                self.line(flat.iter().map(|n| n.as_bytes()), render::write_csv_string, d, csv_crlf);
             }
-            Format::Pretty | Format::PrettyCompact => {
-                self.pretty = Some(Pretty::new(header, self.format == Format::PrettyCompact));
+            f if f.is_pretty() => {
+                let compact = matches!(f, Format::PrettyCompact | Format::PrettyCompactNoEscapes);
+                self.pretty = Some(Pretty::new(header, compact, &self.settings));
             }
             _ => {}
         }
         self.flush_if_full()
     }
 
-    fn line<'n>(&mut self, items: impl Iterator<Item = &'n [u8]>, f: impl Fn(&mut Vec<u8>, &[u8]), sep: u8) {
+    fn line<'n>(
+        &mut self,
+        items: impl Iterator<Item = &'n [u8]>,
+        f: impl Fn(&mut Vec<u8>, &[u8]),
+        sep: u8,
+        crlf: bool,
+    ) {
         for (k, item) in items.enumerate() {
             if k > 0 {
                 self.buf.push(sep);
             }
             f(&mut self.buf, item);
         }
+        if crlf {
+            self.buf.push(b'\r');
+        }
         self.buf.push(b'\n');
+    }
+
+    /// The rows of a block as dynamic values (totals, extremes).
+    fn value_rows(&self, block: &Block) -> chnative::Result<Vec<Vec<Value>>> {
+        let cols: Vec<Col<'_>> = block.columns().iter().map(|c| Col::new(c, &self.ctx)).collect::<Result<_, _>>()?;
+        (0..block.rows()).map(|i| cols.iter().map(|c| c.value(i)).collect()).collect()
+    }
+
+    /// Keeps the WITH TOTALS row, written at the end.
+    pub fn totals(&mut self, block: &Block) -> chnative::Result<()> {
+        self.totals = self.value_rows(block)?.into_iter().next();
+        Ok(())
+    }
+
+    /// Keeps the extremes (a min row and a max row), written at the end.
+    pub fn extremes(&mut self, block: &Block) -> chnative::Result<()> {
+        let mut rows = self.value_rows(block)?.into_iter();
+        if let (Some(min), Some(max)) = (rows.next(), rows.next()) {
+            self.extremes = Some((min, max));
+        }
+        Ok(())
+    }
+
+    /// A row of values in TSV, TSVRaw or CSV (totals, extremes).
+    fn text_row(&mut self, row: &[Value]) {
+        let s = &self.settings;
+        for (k, v) in row.iter().enumerate() {
+            let v = format::adjust(v.clone(), &s.ext);
+            match self.format {
+                Format::Csv | Format::CsvWithNames => {
+                    if k > 0 {
+                        self.buf.push(s.csv_delimiter);
+                    }
+                    format::csv_field(&mut self.buf, &v, s);
+                }
+                f => {
+                    if k > 0 {
+                        self.buf.push(b'\t');
+                    }
+                    if f == Format::TsvRaw {
+                        format::tsv_raw_field(&mut self.buf, &v, s);
+                    } else {
+                        format::tsv_field(&mut self.buf, &v, s);
+                    }
+                }
+            }
+        }
+        match self.format {
+            Format::Csv | Format::CsvWithNames => format::csv_eol(&mut self.buf, s),
+            _ => format::tsv_eol(&mut self.buf, s),
+        }
+    }
+
+    /// Vertical's fields of one row.
+    fn vertical_fields(&mut self, names: &[String], row: &[Value]) {
+        let width = names.iter().map(|n| n.width()).max().unwrap_or(0);
+        for (name, v) in names.iter().zip(row) {
+            self.vertical_name(name, width);
+            let v = format::adjust(v.clone(), &self.settings.ext);
+            format::plain(&mut self.buf, &v, &self.settings);
+            if let Some(tip) = render::number_tip(&v, self.settings.number_tip_threshold) {
+                self.buf.extend_from_slice(tip.as_bytes());
+            }
+            self.buf.push(b'\n');
+        }
+    }
+
+    /// `name:` and the padding to `width`, in bold with colours.
+    fn vertical_name(&mut self, name: &str, width: usize) {
+        if self.color {
+            self.buf.extend_from_slice(b"\x1b[1m");
+        }
+        self.buf.extend_from_slice(name.as_bytes());
+        self.buf.push(b':');
+        if self.color {
+            self.buf.extend_from_slice(b"\x1b[0m");
+        }
+        self.buf.resize(self.buf.len() + width - name.width() + 1, b' ');
+    }
+
+    /// Totals and extremes in the formats of this module, after the rows.
+    fn write_totals_and_extremes(&mut self, header: &Block) -> std::io::Result<()> {
+        let (totals, extremes) = (self.totals.take(), self.extremes.take());
+        if totals.is_none() && extremes.is_none() {
+            return Ok(());
+        }
+        match self.format {
+            f if f.is_tsv() || matches!(f, Format::Csv | Format::CsvWithNames) => {
+                if let Some(t) = &totals {
+                    self.buf.push(b'\n');
+                    self.text_row(t);
+                }
+                if let Some((min, max)) = &extremes {
+                    self.buf.push(b'\n');
+                    self.text_row(min);
+                    self.text_row(max);
+                }
+            }
+            Format::Vertical => {
+                let names: Vec<String> = header.columns().iter().map(|c| c.name().to_string()).collect();
+                self.buf.push(b'\n');
+                if let Some(t) = &totals {
+                    self.buf.extend_from_slice("\nTotals:\n───────\n".as_bytes());
+                    self.vertical_fields(&names, t);
+                }
+                if let Some((min, max)) = &extremes {
+                    self.buf.extend_from_slice("\nMin:\n────\n".as_bytes());
+                    self.vertical_fields(&names, min);
+                    self.buf.extend_from_slice("\nMax:\n────\n".as_bytes());
+                    self.vertical_fields(&names, max);
+                }
+            }
+            f if f.is_pretty() => {
+                let compact = matches!(f, Format::PrettyCompact | Format::PrettyCompactNoEscapes);
+                let mut tables = Vec::new();
+                if let Some(t) = totals {
+                    tables.push(("Totals", vec![t]));
+                }
+                if let Some((min, max)) = extremes {
+                    tables.push(("Extremes", vec![min, max]));
+                }
+                for (title, rows) in tables {
+                    let mut p = Pretty::new(header, compact, &self.settings);
+                    for row in rows {
+                        let cells =
+                            row.into_iter().map(|v| Cell::of(&format::adjust(v, &self.settings.ext), &self.settings));
+                        p.push(cells.collect());
+                    }
+                    self.buf.extend_from_slice(format!("\n{title}:\n").as_bytes());
+                    p.render(&mut self.buf, self.width, &self.settings, self.color);
+                }
+            }
+            _ => {}
+        }
+        self.flush_if_full()
     }
 
     /// Writes the rows of one block.
@@ -243,8 +464,13 @@ impl<W: Write> Output<W> {
         let types: Vec<&DataType> = block.columns().iter().map(|c| c.data_type()).collect();
         let names: Vec<&str> = block.columns().iter().map(|c| c.name()).collect();
         let n = block.rows();
+        let ext = self.settings.ext.clone();
+        let ext = &ext;
+        // The value of a cell with `date_time_output_format` applied.
+        let value = |c: &Col<'_>, i: usize| c.value(i).map(|v| format::adjust(v, ext));
         match self.format {
-            Format::Tsv | Format::TsvWithNames | Format::TsvWithNamesAndTypes => {
+            Format::Tsv | Format::TsvWithNames | Format::TsvWithNamesAndTypes | Format::TsvRaw => {
+                let raw = self.format == Format::TsvRaw;
                 for i in 0..n {
                     for (k, c) in cols.iter().enumerate() {
                         if k > 0 {
@@ -253,13 +479,22 @@ impl<W: Write> Output<W> {
                         if let Some(x) = c.int(i) {
                             write_int(&mut self.buf, x.map_err(|()| bad_row(i))?);
                         } else if let Some(b) = c.str_bytes(i) {
-                            render::write_escaped(&mut self.buf, b);
+                            if raw {
+                                self.buf.extend_from_slice(b);
+                            } else {
+                                render::write_escaped(&mut self.buf, b);
+                            }
+                        } else if raw {
+                            format::tsv_raw_field(&mut self.buf, &value(c, i)?, &self.settings);
                         } else {
-                            render::write_tsv(&mut self.buf, &c.value(i)?);
+                            format::tsv_field(&mut self.buf, &value(c, i)?, &self.settings);
                         }
                     }
-                    self.buf.push(b'\n');
-                    self.flush_if_full()?;
+                    format::tsv_eol(&mut self.buf, &self.settings);
+                    if self.buf.len() >= FLUSH_AT {
+                        self.out.write_all(&self.buf)?;
+                        self.buf.clear();
+                    }
                 }
             }
             Format::Csv | Format::CsvWithNames => {
@@ -274,11 +509,14 @@ impl<W: Write> Output<W> {
                         } else if let Some(b) = c.str_bytes(i) {
                             render::write_csv_string(&mut self.buf, b);
                         } else {
-                            render::write_csv(&mut self.buf, &c.value(i)?, d);
+                            format::csv_field(&mut self.buf, &value(c, i)?, &self.settings);
                         }
                     }
-                    self.buf.push(b'\n');
-                    self.flush_if_full()?;
+                    format::csv_eol(&mut self.buf, &self.settings);
+                    if self.buf.len() >= FLUSH_AT {
+                        self.out.write_all(&self.buf)?;
+                        self.buf.clear();
+                    }
                 }
             }
             Format::JsonEachRow => {
@@ -310,16 +548,21 @@ impl<W: Write> Output<W> {
                         } else if let Some(b) = c.str_bytes(i) {
                             render::write_json_string(&mut self.buf, b, self.settings.json_escape_forward_slashes);
                         } else {
-                            render::write_json(&mut self.buf, &c.value(i)?, Some(types[k]), &self.settings);
+                            render::write_json(&mut self.buf, &value(c, i)?, Some(types[k]), &self.settings);
                         }
                     }
                     self.buf.extend_from_slice(b"}\n");
-                    self.flush_if_full()?;
+                    if self.buf.len() >= FLUSH_AT {
+                        self.out.write_all(&self.buf)?;
+                        self.buf.clear();
+                    }
                 }
             }
             Format::Vertical => {
                 let width = names.iter().map(|n| n.width()).max().unwrap_or(0);
-                for i in 0..n {
+                // Rows past output_format_pretty_max_rows are counted, not shown.
+                let shown = self.settings.ext.pretty_max_rows.saturating_sub(self.rows).min(n as u64) as usize;
+                for i in 0..shown {
                     if self.rows > 0 || i > 0 {
                         self.buf.push(b'\n');
                     }
@@ -331,14 +574,10 @@ impl<W: Write> Output<W> {
                     self.buf.extend_from_slice("─".repeat(dashes).as_bytes());
                     self.buf.push(b'\n');
                     for (k, c) in cols.iter().enumerate() {
-                        self.buf.extend_from_slice(names[k].as_bytes());
-                        self.buf.push(b':');
-                        self.buf.resize(self.buf.len() + width - names[k].width() + 1, b' ');
-                        let v = c.value(i)?;
-                        if v.is_null() {
-                            self.buf.extend_from_slice("ᴺᵁᴸᴸ".as_bytes());
-                        } else {
-                            render::write_plain(&mut self.buf, &v);
+                        let v = value(c, i)?;
+                        self.vertical_name(names[k], width);
+                        format::plain(&mut self.buf, &v, &self.settings);
+                        if !v.is_null() {
                             if let Some(tip) = render::number_tip(&v, self.settings.number_tip_threshold) {
                                 self.buf.extend_from_slice(tip.as_bytes());
                             }
@@ -348,47 +587,60 @@ impl<W: Write> Output<W> {
                     self.flush_if_full()?;
                 }
             }
-            Format::Pretty | Format::PrettyCompact => {
+            f if f.is_pretty() => {
                 for i in 0..n {
                     let mut row = Vec::with_capacity(cols.len());
                     for c in &cols {
-                        let v = c.value(i)?;
-                        row.push(Cell::of(&v, &self.settings));
+                        row.push(Cell::of(&value(c, i)?, &self.settings));
                     }
-                    let p = self.pretty.as_mut().expect("begin made the table");
-                    p.rows.push(row);
-                    if p.rows.len() >= PRETTY_MAX_ROWS {
-                        self.print_pretty()?;
+                    self.pretty.as_mut().expect("begin made the table").push(row);
+                }
+            }
+            Format::Values(_) => {
+                let (w, h) = self.writer.as_mut().expect("begin made the writer");
+                for i in 0..n {
+                    let row: Vec<Value> = cols.iter().map(|c| c.value(i)).collect::<Result<_, _>>()?;
+                    w.row(&mut self.buf, h, &row, self.rows == 0 && i == 0, &self.settings);
+                    if self.buf.len() >= FLUSH_AT {
+                        self.out.write_all(&self.buf)?;
+                        self.buf.clear();
                     }
                 }
             }
-            Format::Null => {}
+            _ => {}
         }
         self.rows += n as u64;
         self.flush()?;
         Ok(())
     }
 
-    fn print_pretty(&mut self) -> std::io::Result<()> {
-        if let Some(p) = self.pretty.as_mut() {
-            p.render(&mut self.buf, p.printed + 1, self.width, &self.settings);
-            p.printed += p.rows.len() as u64;
-            p.rows.clear();
-        }
-        self.flush()
-    }
-
-    /// Writes what is still held (a Pretty table) and flushes; `header` is the
-    /// result's header for a result without rows (the WithNames formats still
-    /// print the names).
-    pub fn finish(&mut self, header: Option<&Block>) -> std::io::Result<()> {
+    /// Writes what is still held (a Pretty table), the totals and extremes
+    /// kept, the trailer of the formats that have one, and flushes; `header`
+    /// is the result's header for a result without rows (the WithNames formats
+    /// still print the names).
+    pub fn finish(&mut self, header: Option<&Block>, mut trailer: Trailer) -> std::io::Result<()> {
         if let Some(h) = header {
             if !self.started && !h.columns().is_empty() {
                 self.begin(h)?;
             }
         }
-        if self.pretty.as_ref().is_some_and(|p| !p.rows.is_empty()) {
-            self.print_pretty()?;
+        if let Some(p) = self.pretty.as_ref() {
+            if p.total > 0 {
+                p.render(&mut self.buf, self.width, &self.settings, self.color);
+            }
+        }
+        if self.format == Format::Vertical && self.rows > self.settings.ext.pretty_max_rows {
+            self.buf.extend_from_slice(format!("\nShowed first {}.\n", self.settings.ext.pretty_max_rows).as_bytes());
+        }
+        if let Some((w, h)) = self.writer.as_mut() {
+            trailer.totals = self.totals.take();
+            trailer.extremes = self.extremes.take();
+            trailer.rows = self.rows;
+            w.end(&mut self.buf, h, &trailer, &self.settings);
+        } else if let Some(h) = header {
+            if self.rows > 0 {
+                self.write_totals_and_extremes(h)?;
+            }
         }
         self.flush()
     }
@@ -455,63 +707,43 @@ pub mod anyhow_like {
     pub type Result<T> = std::result::Result<T, Error>;
 }
 
-/// One Pretty cell: its text lines, whether it is right-aligned (numbers),
-/// and the readable-number tip of a single large number.
+/// One Pretty cell: its text lines, and the readable-number tip of a single
+/// large number.
 struct Cell {
     lines: Vec<String>,
-    right: bool,
     tip: Option<String>,
 }
 
 impl Cell {
     fn of(v: &Value, s: &FormatSettings) -> Cell {
         if v.is_null() {
-            return Cell { lines: vec!["ᴺᵁᴸᴸ".to_string()], right: true, tip: None };
+            return Cell { lines: vec!["ᴺᵁᴸᴸ".to_string()], tip: None };
         }
         let mut b = Vec::new();
-        render::write_plain(&mut b, v);
+        format::plain(&mut b, v, s);
         let text = String::from_utf8_lossy(&b);
-        let right = render::as_f64(v).is_some();
         let tip = render::number_tip(v, s.number_tip_threshold);
-        Cell { lines: text.split('\n').map(str::to_string).collect(), right, tip }
+        Cell { lines: text.split('\n').map(str::to_string).collect(), tip }
     }
     fn width(&self) -> usize {
         self.lines.iter().map(|l| l.width()).max().unwrap_or(0)
     }
 }
 
-/// Rows held for one Pretty table.
+/// The rows of one Pretty table: the first half of
+/// `output_format_pretty_max_rows` and the last half (the rows between are
+/// counted, not kept).
 struct Pretty {
     names: Vec<String>,
-    /// Whether the column holds numbers (its name is right-aligned).
+    /// Whether the column is right-aligned (numbers, dates and times).
     numeric: Vec<bool>,
-    rows: Vec<Vec<Cell>>,
+    head: Vec<Vec<Cell>>,
+    tail: std::collections::VecDeque<Vec<Cell>>,
+    head_max: u64,
+    tail_max: u64,
+    /// Rows pushed.
+    total: u64,
     compact: bool,
-    /// Rows printed in earlier tables (row numbers go on from there).
-    printed: u64,
-}
-
-fn is_numeric(t: &DataType) -> bool {
-    match t {
-        DataType::Nullable(t) | DataType::LowCardinality(t) | DataType::SimpleAggregateFunction(_, t) => is_numeric(t),
-        DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::Int128
-        | DataType::Int256
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32
-        | DataType::UInt64
-        | DataType::UInt128
-        | DataType::UInt256
-        | DataType::Float32
-        | DataType::Float64
-        | DataType::BFloat16
-        | DataType::Decimal { .. } => true,
-        _ => false,
-    }
 }
 
 /// `text` cut to `width` columns, with `…` at the end when cut.
@@ -534,21 +766,51 @@ fn cut(text: &str, width: usize) -> String {
 }
 
 impl Pretty {
-    fn new(header: &Block, compact: bool) -> Pretty {
+    fn new(header: &Block, compact: bool, s: &FormatSettings) -> Pretty {
+        let max = s.ext.pretty_max_rows;
         Pretty {
             names: header.columns().iter().map(|c| c.name().to_string()).collect(),
-            numeric: header.columns().iter().map(|c| is_numeric(c.data_type())).collect(),
-            rows: Vec::new(),
+            numeric: header.columns().iter().map(|c| format::aligns_right(c.data_type())).collect(),
+            head: Vec::new(),
+            tail: std::collections::VecDeque::new(),
+            head_max: max.div_ceil(2),
+            tail_max: max / 2,
+            total: 0,
             compact,
-            printed: 0,
         }
+    }
+
+    fn push(&mut self, row: Vec<Cell>) {
+        self.total += 1;
+        if (self.head.len() as u64) < self.head_max {
+            self.head.push(row);
+        } else if self.tail_max > 0 {
+            if self.tail.len() as u64 == self.tail_max {
+                self.tail.pop_front();
+            }
+            self.tail.push_back(row);
+        }
+    }
+
+    /// The rows shown, each with its number.
+    fn shown(&self) -> impl Iterator<Item = (u64, &Vec<Cell>)> {
+        let tail_first = self.total - self.tail.len() as u64 + 1;
+        self.head
+            .iter()
+            .enumerate()
+            .map(|(k, r)| (k as u64 + 1, r))
+            .chain(self.tail.iter().enumerate().map(move |(k, r)| (tail_first + k as u64, r)))
+    }
+
+    fn cut_rows(&self) -> bool {
+        self.total > (self.head.len() + self.tail.len()) as u64
     }
 
     /// Column widths: the widest value or name, narrowed (widest first) until
     /// the table fits `limit` columns of terminal.
     fn widths(&self, prefix: usize, limit: Option<usize>) -> Vec<usize> {
         let mut w: Vec<usize> = self.names.iter().map(|n| n.width()).collect();
-        for row in &self.rows {
+        for (_, row) in self.shown() {
             for (k, c) in row.iter().enumerate() {
                 w[k] = w[k].max(c.width());
             }
@@ -571,17 +833,16 @@ impl Pretty {
     /// at most 10 rows, at least 5 columns, and a table 250 columns wide or a
     /// value of several lines.
     fn falls_back_to_vertical(&self) -> bool {
-        if self.rows.len() > 10 || self.names.len() < 5 {
+        if self.total > 10 || self.names.len() < 5 {
             return false;
         }
         let width: usize = self.widths(0, None).iter().sum();
-        width >= 250 || self.rows.iter().flatten().any(|c| c.lines.len() > 1)
+        width >= 250 || self.head.iter().flatten().any(|c| c.lines.len() > 1)
     }
 
-    fn render_vertical(&self, out: &mut Vec<u8>, first_row: u64) {
+    fn render_vertical(&self, out: &mut Vec<u8>, color: bool) {
         let width = self.names.iter().map(|n| n.width()).max().unwrap_or(0);
-        for (r, row) in self.rows.iter().enumerate() {
-            let number = first_row + r as u64;
+        for (number, row) in self.shown() {
             if number > 1 {
                 out.push(b'\n');
             }
@@ -589,8 +850,14 @@ impl Pretty {
             out.extend_from_slice("─".repeat((number + 1).to_string().len() + 5).as_bytes());
             out.push(b'\n');
             for (name, c) in self.names.iter().zip(row) {
+                if color {
+                    out.extend_from_slice(b"\x1b[1m");
+                }
                 out.extend_from_slice(name.as_bytes());
                 out.push(b':');
+                if color {
+                    out.extend_from_slice(b"\x1b[0m");
+                }
                 out.extend_from_slice(" ".repeat(width - name.width() + 1).as_bytes());
                 out.extend_from_slice(c.lines.join("\n").as_bytes());
                 if let Some(tip) = &c.tip {
@@ -601,11 +868,11 @@ impl Pretty {
         }
     }
 
-    fn render(&self, out: &mut Vec<u8>, first_row: u64, limit: Option<usize>, s: &FormatSettings) {
+    fn render(&self, out: &mut Vec<u8>, limit: Option<usize>, s: &FormatSettings, color: bool) {
         if self.falls_back_to_vertical() {
-            return self.render_vertical(out, first_row);
+            return self.render_vertical(out, color);
         }
-        let last = first_row + self.rows.len() as u64 - 1;
+        let last = self.total;
         let prefix = if s.pretty_row_numbers { last.to_string().len() + 2 } else { 0 };
         let w = self.widths(prefix, limit);
         let pad = " ".repeat(prefix);
@@ -630,42 +897,59 @@ impl Pretty {
                 format!("{text}{gap}")
             }
         };
-        if self.compact {
+        let bold = |name: &str| if color { format!("\x1b[1m{name}\x1b[0m") } else { name.to_string() };
+        // The compact header (or footer): names inside the top (bottom) border.
+        let compact_names = |out: &mut Vec<u8>, l: &str, mid: &str, r: &str| {
             out.extend_from_slice(pad.as_bytes());
-            out.extend_from_slice("┌".as_bytes());
+            out.extend_from_slice(l.as_bytes());
             for (k, x) in w.iter().enumerate() {
                 if k > 0 {
-                    out.extend_from_slice("┬".as_bytes());
+                    out.extend_from_slice(mid.as_bytes());
                 }
                 let name = cut(&self.names[k], *x);
                 let dashes = x + 2 - name.width() - 1;
                 let (left, right) = if self.numeric[k] { (dashes, 1) } else { (1, dashes) };
                 out.extend_from_slice("─".repeat(left).as_bytes());
-                out.extend_from_slice(name.as_bytes());
+                out.extend_from_slice(bold(&name).as_bytes());
                 out.extend_from_slice("─".repeat(right).as_bytes());
             }
-            out.extend_from_slice("┐\n".as_bytes());
-        } else {
-            rule(out, "┏", "━", "┳", "┓");
+            out.extend_from_slice(r.as_bytes());
+            out.push(b'\n');
+        };
+        let names_line = |out: &mut Vec<u8>| {
             out.extend_from_slice(pad.as_bytes());
             for (k, x) in w.iter().enumerate() {
                 out.extend_from_slice("┃ ".as_bytes());
-                out.extend_from_slice(align(&self.names[k], *x, self.numeric[k]).as_bytes());
+                let text = align(&self.names[k], *x, self.numeric[k]);
+                let name = cut(&self.names[k], *x);
+                out.extend_from_slice(text.replacen(&name, &bold(&name), 1).as_bytes());
                 out.push(b' ');
             }
             out.extend_from_slice("┃\n".as_bytes());
+        };
+        if self.compact {
+            compact_names(out, "┌", "┬", "┐");
+        } else {
+            rule(out, "┏", "━", "┳", "┓");
+            names_line(out);
             rule(out, "┡", "━", "╇", "┩");
         }
-        let single = self.rows.len() == 1 && self.names.len() == 1;
-        for (r, row) in self.rows.iter().enumerate() {
+        let single = self.total == 1 && self.names.len() == 1;
+        let gap_after = if self.cut_rows() { Some(self.head.len() as u64) } else { None };
+        for (r, (number, row)) in self.shown().enumerate() {
             if r > 0 && !self.compact {
                 rule(out, "├", "─", "┼", "┤");
             }
             let height = row.iter().map(|c| c.lines.len()).max().unwrap_or(1);
             for line in 0..height {
                 if line == 0 && s.pretty_row_numbers {
-                    let num = format!("{}.", first_row + r as u64);
-                    out.extend_from_slice(format!("{num:>width$} ", width = prefix - 1).as_bytes());
+                    let num = format!("{number}.");
+                    let num = format!("{num:>width$} ", width = prefix - 1);
+                    if color {
+                        out.extend_from_slice(format!("\x1b[90m{num}\x1b[0m").as_bytes());
+                    } else {
+                        out.extend_from_slice(num.as_bytes());
+                    }
                 } else {
                     out.extend_from_slice(pad.as_bytes());
                 }
@@ -675,7 +959,7 @@ impl Pretty {
                     let cont = line > 0 && line < c.lines.len();
                     out.extend_from_slice("│".as_bytes());
                     out.extend_from_slice(if cont { "↳" } else { " " }.as_bytes());
-                    out.extend_from_slice(align(text, w[k], c.right && c.lines.len() == 1).as_bytes());
+                    out.extend_from_slice(align(text, w[k], self.numeric[k] && c.lines.len() == 1).as_bytes());
                     out.extend_from_slice(if more { "↴" } else { " " }.as_bytes());
                 }
                 out.extend_from_slice("│".as_bytes());
@@ -686,7 +970,34 @@ impl Pretty {
                 }
                 out.push(b'\n');
             }
+            if gap_after == Some(r as u64 + 1) {
+                // The rows left out: a dashed line as wide as the table.
+                if !self.compact {
+                    rule(out, "├", "─", "┼", "┤");
+                }
+                let width = 1 + w.iter().map(|x| x + 3).sum::<usize>();
+                out.extend_from_slice(pad.as_bytes());
+                for k in 0..width {
+                    out.extend_from_slice(if k % 2 == 0 { "─" } else { " " }.as_bytes());
+                }
+                out.push(b'\n');
+            }
         }
-        rule(out, "└", "─", "┴", "┘");
+        if s.ext.pretty_footer && self.total >= s.ext.pretty_footer_min_rows.max(1) {
+            if self.compact {
+                compact_names(out, "└", "┴", "┘");
+            } else {
+                rule(out, "┢", "━", "╈", "┪");
+                names_line(out);
+                rule(out, "┗", "━", "┻", "┛");
+            }
+        } else {
+            rule(out, "└", "─", "┴", "┘");
+        }
+        if self.cut_rows() {
+            out.extend_from_slice(
+                format!("Showed {} out of {} rows.\n", self.head.len() + self.tail.len(), self.total).as_bytes(),
+            );
+        }
     }
 }

@@ -29,6 +29,8 @@ pub struct FormatSettings {
     pub number_tip_threshold: f64,
     /// `output_format_pretty_row_numbers` (default 1).
     pub pretty_row_numbers: bool,
+    /// The other settings of the server's format layer (see `format::settings`).
+    pub ext: crate::format::Ext,
 }
 
 impl Default for FormatSettings {
@@ -43,6 +45,7 @@ impl Default for FormatSettings {
             csv_delimiter: b',',
             number_tip_threshold: 1_000_000.0,
             pretty_row_numbers: true,
+            ext: crate::format::Ext::default(),
         }
     }
 }
@@ -51,6 +54,9 @@ impl FormatSettings {
     /// Applies one setting given on the command line; settings that do not
     /// change the client-side rendering are ignored (they still go to the server).
     pub fn apply(&mut self, name: &str, value: &str) -> Result<(), String> {
+        if self.ext.apply(name, value)? {
+            return Ok(());
+        }
         let flag = || -> Result<bool, String> {
             match value.to_ascii_lowercase().as_str() {
                 "1" | "true" => Ok(true),

@@ -1,0 +1,204 @@
+//! What chn renders beyond the row formats of `output.rs`: the output-format
+//! settings the server honours (and where they come from), the formats
+//! written from dynamic values (JSON, XML, Markdown, Values, …), and the
+//! totals and extremes of a result.
+
+pub mod json;
+pub mod settings;
+pub mod text;
+
+use chnative::{DataType, Value};
+
+use crate::render::FormatSettings;
+pub use settings::Ext;
+
+/// A result's columns: names (their bytes as sent), types and type names.
+#[derive(Debug, Clone, Default)]
+pub struct Header {
+    /// Column names.
+    pub names: Vec<String>,
+    /// Column types.
+    pub types: Vec<DataType>,
+    /// The types as the server spells them.
+    pub type_names: Vec<String>,
+}
+
+impl Header {
+    /// The columns of a block (its rows are not read).
+    pub fn of(block: &chnative::Block) -> Header {
+        Header {
+            names: block.columns().iter().map(|c| c.name().to_string()).collect(),
+            types: block.columns().iter().map(|c| c.data_type().clone()).collect(),
+            type_names: block.columns().iter().map(|c| c.type_name().to_string()).collect(),
+        }
+    }
+}
+
+/// What the formats with a trailer write after the rows (JSON, XML, …).
+#[derive(Debug, Clone, Default)]
+pub struct Trailer {
+    /// The WITH TOTALS row.
+    pub totals: Option<Vec<Value>>,
+    /// The extremes: the min row and the max row.
+    pub extremes: Option<(Vec<Value>, Vec<Value>)>,
+    /// Rows written.
+    pub rows: u64,
+    /// `rows_before_limit_at_least`, when the server applied a LIMIT.
+    pub rows_before_limit: Option<u64>,
+    /// Seconds since the query was sent.
+    pub elapsed: f64,
+    /// Rows the server read.
+    pub rows_read: u64,
+    /// Bytes the server read.
+    pub bytes_read: u64,
+}
+
+/// A format written row by row from dynamic values.
+pub trait Writer: Send {
+    /// What comes before the rows (once; also for a result without rows).
+    fn begin(&mut self, out: &mut Vec<u8>, h: &Header, s: &FormatSettings);
+    /// One row (`first`: the first of the result).
+    fn row(&mut self, out: &mut Vec<u8>, h: &Header, row: &[Value], first: bool, s: &FormatSettings);
+    /// What comes after the rows: totals, extremes, statistics.
+    fn end(&mut self, out: &mut Vec<u8>, h: &Header, t: &Trailer, s: &FormatSettings);
+}
+
+/// A value as the settings of the query show it: with
+/// `date_time_output_format` other than `simple`, every DateTime and
+/// DateTime64 (nested ones too) becomes the text the server writes.
+pub fn adjust(v: Value, ext: &Ext) -> Value {
+    if ext.date_time == settings::DateTimeOutput::Simple {
+        return v;
+    }
+    match v {
+        Value::DateTime { secs, .. } => Value::String(settings::date_time_text(i64::from(secs), 0, 0, ext.date_time)),
+        Value::DateTime64 { ticks, precision, .. } => {
+            let scale = 10i64.pow(u32::from(precision));
+            let (secs, frac) = (ticks.div_euclid(scale), ticks.rem_euclid(scale));
+            Value::String(settings::date_time_text(secs, frac, precision, ext.date_time))
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(|x| adjust(x, ext)).collect()),
+        Value::Tuple(items) => Value::Tuple(items.into_iter().map(|x| adjust(x, ext)).collect()),
+        Value::Map(pairs) => Value::Map(pairs.into_iter().map(|(k, x)| (adjust(k, ext), adjust(x, ext))).collect()),
+        v => v,
+    }
+}
+
+/// Whether a column's values are right-aligned in Pretty and Markdown
+/// (numbers, dates and times, under Nullable and LowCardinality too).
+pub fn aligns_right(t: &DataType) -> bool {
+    match t {
+        DataType::Nullable(t) | DataType::LowCardinality(t) | DataType::SimpleAggregateFunction(_, t) => {
+            aligns_right(t)
+        }
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::Int128
+        | DataType::Int256
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32
+        | DataType::UInt64
+        | DataType::UInt128
+        | DataType::UInt256
+        | DataType::Float32
+        | DataType::Float64
+        | DataType::BFloat16
+        | DataType::Decimal { .. }
+        | DataType::Date
+        | DataType::Date32
+        | DataType::DateTime(_)
+        | DataType::DateTime64(..) => true,
+        _ => false,
+    }
+}
+
+/// A top-level TabSeparated field (TSV, TSKV, Markdown): NULL and Bool as
+/// the settings spell them.
+pub fn tsv_field(out: &mut Vec<u8>, v: &Value, s: &FormatSettings) {
+    match v {
+        Value::Null => out.extend_from_slice(&s.ext.tsv_null),
+        Value::Bool(b) => crate::render::write_escaped(out, s.ext.bool_text(*b)),
+        v => crate::render::write_tsv(out, v),
+    }
+}
+
+/// A top-level TSVRaw field: strings as they are.
+pub fn tsv_raw_field(out: &mut Vec<u8>, v: &Value, s: &FormatSettings) {
+    match v {
+        Value::Null => out.extend_from_slice(&s.ext.tsv_null),
+        Value::Bool(b) => out.extend_from_slice(s.ext.bool_text(*b)),
+        Value::String(b) | Value::FixedString(b) => out.extend_from_slice(b),
+        Value::Enum { label, .. } => out.extend_from_slice(label.as_bytes()),
+        v => crate::render::write_tsv(out, v),
+    }
+}
+
+/// A top-level CSV field: NULL and Bool as the settings spell them (a bare
+/// tuple is one field per element).
+pub fn csv_field(out: &mut Vec<u8>, v: &Value, s: &FormatSettings) {
+    match v {
+        Value::Null => out.extend_from_slice(&s.ext.csv_null),
+        Value::Bool(b) => out.extend_from_slice(s.ext.bool_text(*b)),
+        Value::Tuple(items) => {
+            for (k, item) in items.iter().enumerate() {
+                if k > 0 {
+                    out.push(s.csv_delimiter);
+                }
+                csv_field(out, item, s);
+            }
+        }
+        v => crate::render::write_csv(out, v, s.csv_delimiter),
+    }
+}
+
+/// A top-level value as `serializeText` writes it (Pretty, Vertical,
+/// JSONStrings, ODBCDriver2): strings as they are, Bool as the settings say.
+pub fn plain(out: &mut Vec<u8>, v: &Value, s: &FormatSettings) {
+    match v {
+        Value::Null => out.extend_from_slice("ᴺᵁᴸᴸ".as_bytes()),
+        Value::Bool(b) => out.extend_from_slice(s.ext.bool_text(*b)),
+        v => crate::render::write_plain(out, v),
+    }
+}
+
+/// The line end of TSV-like formats.
+pub fn tsv_eol(out: &mut Vec<u8>, s: &FormatSettings) {
+    if s.ext.tsv_crlf {
+        out.push(b'\r');
+    }
+    out.push(b'\n');
+}
+
+/// The line end of CSV.
+pub fn csv_eol(out: &mut Vec<u8>, s: &FormatSettings) {
+    if s.ext.csv_crlf {
+        out.push(b'\r');
+    }
+    out.push(b'\n');
+}
+
+/// Makes the writer of a format rendered from dynamic values, `None` for the
+/// formats of `output.rs`.
+pub fn writer(name: &str) -> Option<Box<dyn Writer>> {
+    Some(match name {
+        "JSON" => Box::new(json::Json::new(json::Shape::Objects, false)),
+        "JSONStrings" => Box::new(json::Json::new(json::Shape::Objects, true)),
+        "JSONCompact" => Box::new(json::Json::new(json::Shape::Arrays, false)),
+        "JSONCompactStrings" => Box::new(json::Json::new(json::Shape::Arrays, true)),
+        "JSONStringsEachRow" => Box::new(json::EachRow::strings(false)),
+        "JSONStringsEachRowWithProgress" => Box::new(json::EachRow::strings(true)),
+        "JSONEachRowWithProgress" => Box::new(json::EachRow::values(true)),
+        "JSONCompactEachRow" => Box::new(json::CompactEachRow::new(false, false)),
+        "JSONCompactStringsEachRow" => Box::new(json::CompactEachRow::new(true, false)),
+        "JSONCompactEachRowWithNames" => Box::new(json::CompactEachRow::new(false, true)),
+        "Markdown" => Box::new(text::Markdown),
+        "Values" => Box::new(text::Values),
+        "XML" => Box::new(text::Xml),
+        "TSKV" => Box::new(text::Tskv),
+        "ODBCDriver2" => Box::new(text::OdbcDriver2),
+        _ => return None,
+    })
+}
