@@ -152,6 +152,8 @@ pub struct App {
     /// The output-format settings changed in the server's session (profile,
     /// `SET`), read once per connection and again after each `SET`.
     session_formats: Option<Vec<(String, String)>>,
+    /// `--ignore-error`: a failing statement does not stop the ones after it.
+    ignore_error: bool,
 }
 
 impl App {
@@ -232,11 +234,16 @@ impl App {
         if let Some(ins) = insert::parse_statement(&stmt.sql).map_err(Failure::Usage)? {
             return self.insert(ins).await;
         }
-        let is_set = format::settings::is_set(&stmt.sql);
-        if is_set {
+        if format::settings::is_set(&stmt.sql) {
             // The session's settings change: read them again before the next result.
             self.session_formats = None;
+            return self.run_query(stmt).await.inspect(|()| self.session_formats = None);
         }
+        self.run_query(stmt).await
+    }
+
+    /// Runs a statement that is not an INSERT with data and writes its result.
+    async fn run_query(&mut self, stmt: &Statement) -> Result<(), Failure> {
         let settings = self.format_settings(&stmt.sql).await?;
         let format = match query_format(&stmt.sql) {
             Some(name) => Format::parse(&name).ok_or_else(|| {
@@ -267,7 +274,9 @@ impl App {
                 return Err(e);
             }
         };
-        let tz = conn.server_info().timezone;
+        // The zone the server renders DateTime columns without their own in:
+        // session_timezone when set (session, command line or the query's SETTINGS).
+        let tz = settings.ext.session_timezone.clone().unwrap_or_else(|| conn.server_info().timezone);
         let width = if std::io::stdout().is_terminal() {
             console::Term::stdout().size_checked().map(|(_, w)| usize::from(w))
         } else {
@@ -657,6 +666,7 @@ async fn run(args: args::Args) -> i32 {
         signals,
         connected_once: false,
         session_formats: None,
+        ignore_error: cli.ignore_error,
     };
     if has_queries {
         let mut texts = Vec::new();
@@ -707,13 +717,17 @@ async fn run_text(app: &mut App, text: &str) -> Result<(), i32> {
     if !split::is_blank(rest) {
         stmts.push(Statement { sql: rest.trim().to_string(), vertical: false });
     }
+    let mut failed = None;
     for stmt in &stmts {
         if let Err(f) = app.run(stmt).await {
             report(&f);
-            return Err(f.exit_code());
+            if !app.ignore_error || matches!(f, Failure::Cancelled | Failure::BrokenPipe) {
+                return Err(f.exit_code());
+            }
+            failed = Some(f.exit_code());
         }
     }
-    Ok(())
+    failed.map_or(Ok(()), Err)
 }
 
 /// Prints a failure on stderr (a closed output is not worth a message).

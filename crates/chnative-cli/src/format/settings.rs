@@ -50,6 +50,9 @@ pub struct Ext {
     pub json_validate_utf8: bool,
     /// `output_format_pretty_max_value_width`.
     pub pretty_max_value_width: usize,
+    /// `session_timezone`: the zone of DateTime columns that name none
+    /// (`None`: the server's).
+    pub session_timezone: Option<String>,
 }
 
 impl Default for Ext {
@@ -70,6 +73,7 @@ impl Default for Ext {
             write_statistics: true,
             json_validate_utf8: false,
             pretty_max_value_width: 10_000,
+            session_timezone: None,
         }
     }
 }
@@ -100,6 +104,7 @@ pub const NAMES: &[&str] = &[
     "output_format_json_escape_forward_slashes",
     "output_format_json_named_tuples_as_objects",
     "output_format_json_validate_utf8",
+    "session_timezone",
 ];
 
 /// A 0/1 setting as the server accepts it.
@@ -150,6 +155,9 @@ impl Ext {
             }
             "output_format_write_statistics" => self.write_statistics = flag(name, value)?,
             "output_format_json_validate_utf8" => self.json_validate_utf8 = flag(name, value)?,
+            "session_timezone" => {
+                self.session_timezone = Some(value.to_string()).filter(|z| !z.is_empty());
+            }
             _ => return Ok(false),
         }
         Ok(true)
