@@ -638,9 +638,7 @@ impl<W: Write> Output<W> {
             trailer.rows = self.rows;
             w.end(&mut self.buf, h, &trailer, &self.settings);
         } else if let Some(h) = header {
-            if self.rows > 0 {
-                self.write_totals_and_extremes(h)?;
-            }
+            self.write_totals_and_extremes(h)?;
         }
         self.flush()
     }
@@ -666,7 +664,11 @@ impl<W: Write> Output<W> {
 /// headers name them; the name itself for any other column.
 fn flatten_tuple_names(name: &str, ty: &DataType, out: &mut Vec<String>) {
     match ty {
-        DataType::Tuple(elems) => {
+        DataType::Point => {
+            out.push(format!("{name}.1"));
+            out.push(format!("{name}.2"));
+        }
+        DataType::Tuple(elems) if !elems.is_empty() => {
             for (k, (elem, t)) in elems.iter().enumerate() {
                 let sub = match elem {
                     Some(e) => format!("{name}.{e}"),
@@ -710,23 +712,31 @@ pub mod anyhow_like {
 /// One Pretty cell: its text lines, and the readable-number tip of a single
 /// large number.
 struct Cell {
-    lines: Vec<String>,
+    /// The lines' bytes (not necessarily UTF-8: the server writes them as they are).
+    lines: Vec<Vec<u8>>,
     tip: Option<String>,
+}
+
+/// The columns of terminal a text takes, as the server counts them: control
+/// characters and bytes that are not UTF-8 take none.
+fn text_width(b: &[u8]) -> usize {
+    b.utf8_chunks()
+        .map(|c| c.valid().chars().map(|ch| unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0)).sum::<usize>())
+        .sum()
 }
 
 impl Cell {
     fn of(v: &Value, s: &FormatSettings) -> Cell {
         if v.is_null() {
-            return Cell { lines: vec!["ᴺᵁᴸᴸ".to_string()], tip: None };
+            return Cell { lines: vec!["ᴺᵁᴸᴸ".as_bytes().to_vec()], tip: None };
         }
         let mut b = Vec::new();
         format::plain(&mut b, v, s);
-        let text = String::from_utf8_lossy(&b);
         let tip = render::number_tip(v, s.number_tip_threshold);
-        Cell { lines: text.split('\n').map(str::to_string).collect(), tip }
+        Cell { lines: b.split(|&c| c == b'\n').map(<[u8]>::to_vec).collect(), tip }
     }
     fn width(&self) -> usize {
-        self.lines.iter().map(|l| l.width()).max().unwrap_or(0)
+        self.lines.iter().map(|l| text_width(l)).max().unwrap_or(0)
     }
 }
 
@@ -859,7 +869,7 @@ impl Pretty {
                     out.extend_from_slice(b"\x1b[0m");
                 }
                 out.extend_from_slice(" ".repeat(width - name.width() + 1).as_bytes());
-                out.extend_from_slice(c.lines.join("\n").as_bytes());
+                out.extend_from_slice(&c.lines.join(&b'\n'));
                 if let Some(tip) = &c.tip {
                     out.extend_from_slice(tip.as_bytes());
                 }
@@ -895,6 +905,19 @@ impl Pretty {
                 format!("{gap}{text}")
             } else {
                 format!("{text}{gap}")
+            }
+        };
+        // A cell's line: its bytes as they are, cut (as text) only when wider than the column.
+        let align_bytes = |text: &[u8], width: usize, right: bool| -> Vec<u8> {
+            let tw = text_width(text);
+            if tw > width {
+                return align(&String::from_utf8_lossy(text), width, right).into_bytes();
+            }
+            let gap = vec![b' '; width - tw];
+            if right {
+                [gap.as_slice(), text].concat()
+            } else {
+                [text, gap.as_slice()].concat()
             }
         };
         let bold = |name: &str| if color { format!("\x1b[1m{name}\x1b[0m") } else { name.to_string() };
@@ -934,7 +957,8 @@ impl Pretty {
             names_line(out);
             rule(out, "┡", "━", "╇", "┩");
         }
-        let single = self.total == 1 && self.names.len() == 1;
+        // The readable-number tip of a one-row result: its last column's.
+        let single = self.total == 1;
         let gap_after = if self.cut_rows() { Some(self.head.len() as u64) } else { None };
         for (r, (number, row)) in self.shown().enumerate() {
             if r > 0 && !self.compact {
@@ -954,17 +978,17 @@ impl Pretty {
                     out.extend_from_slice(pad.as_bytes());
                 }
                 for (k, c) in row.iter().enumerate() {
-                    let text = c.lines.get(line).map_or("", String::as_str);
+                    let text = c.lines.get(line).map_or(&[][..], Vec::as_slice);
                     let more = line + 1 < c.lines.len();
                     let cont = line > 0 && line < c.lines.len();
                     out.extend_from_slice("│".as_bytes());
                     out.extend_from_slice(if cont { "↳" } else { " " }.as_bytes());
-                    out.extend_from_slice(align(text, w[k], self.numeric[k] && c.lines.len() == 1).as_bytes());
+                    out.extend_from_slice(&align_bytes(text, w[k], self.numeric[k] && c.lines.len() == 1));
                     out.extend_from_slice(if more { "↴" } else { " " }.as_bytes());
                 }
                 out.extend_from_slice("│".as_bytes());
                 if single && line == 0 {
-                    if let Some(tip) = &row[0].tip {
+                    if let Some(tip) = row.last().and_then(|c| c.tip.as_ref()) {
                         out.extend_from_slice(tip.as_bytes());
                     }
                 }

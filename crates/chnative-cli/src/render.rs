@@ -358,6 +358,11 @@ fn bare(ty: Option<&DataType>) -> Option<&DataType> {
 /// known (named tuples become objects); numbers are quoted by the settings.
 pub fn write_json(out: &mut Vec<u8>, v: &Value, ty: Option<&DataType>, s: &FormatSettings) {
     let ty = bare(ty);
+    // A JSON column arrives as its JSON text (output_format_native_write_json_as_string): written as it is.
+    if let (Some(DataType::Json(_)), Value::String(text)) = (ty, v) {
+        out.extend_from_slice(text);
+        return;
+    }
     let quoted_number = |out: &mut Vec<u8>, quote: bool| {
         if quote {
             out.push(b'"');

@@ -110,7 +110,9 @@ pub fn aligns_right(t: &DataType) -> bool {
         | DataType::Date
         | DataType::Date32
         | DataType::DateTime(_)
-        | DataType::DateTime64(..) => true,
+        | DataType::DateTime64(..)
+        | DataType::Time
+        | DataType::Time64(_) => true,
         _ => false,
     }
 }
@@ -184,10 +186,10 @@ pub fn csv_eol(out: &mut Vec<u8>, s: &FormatSettings) {
 /// formats of `output.rs`.
 pub fn writer(name: &str) -> Option<Box<dyn Writer>> {
     Some(match name {
-        "JSON" => Box::new(json::Json::new(json::Shape::Objects, false)),
-        "JSONStrings" => Box::new(json::Json::new(json::Shape::Objects, true)),
-        "JSONCompact" => Box::new(json::Json::new(json::Shape::Arrays, false)),
-        "JSONCompactStrings" => Box::new(json::Json::new(json::Shape::Arrays, true)),
+        "JSON" => Box::new(ValidUtf8(json::Json::new(json::Shape::Objects, false))),
+        "JSONStrings" => Box::new(ValidUtf8(json::Json::new(json::Shape::Objects, true))),
+        "JSONCompact" => Box::new(ValidUtf8(json::Json::new(json::Shape::Arrays, false))),
+        "JSONCompactStrings" => Box::new(ValidUtf8(json::Json::new(json::Shape::Arrays, true))),
         "JSONStringsEachRow" => Box::new(json::EachRow::strings(false)),
         "JSONStringsEachRowWithProgress" => Box::new(json::EachRow::strings(true)),
         "JSONEachRowWithProgress" => Box::new(json::EachRow::values(true)),
@@ -196,9 +198,56 @@ pub fn writer(name: &str) -> Option<Box<dyn Writer>> {
         "JSONCompactEachRowWithNames" => Box::new(json::CompactEachRow::new(false, true)),
         "Markdown" => Box::new(text::Markdown),
         "Values" => Box::new(text::Values),
-        "XML" => Box::new(text::Xml),
+        "XML" => Box::new(ValidUtf8(text::Xml)),
         "TSKV" => Box::new(text::Tskv),
         "ODBCDriver2" => Box::new(text::OdbcDriver2),
         _ => return None,
     })
+}
+
+/// Appends `bytes` with each run of bytes that are not UTF-8 replaced by one
+/// U+FFFD, as the server's JSON and XML documents are written.
+pub fn push_valid_utf8(out: &mut Vec<u8>, bytes: &[u8]) {
+    let mut replaced = false;
+    for chunk in bytes.utf8_chunks() {
+        if !chunk.valid().is_empty() {
+            out.extend_from_slice(chunk.valid().as_bytes());
+            replaced = false;
+        }
+        if !chunk.invalid().is_empty() && !replaced {
+            out.extend_from_slice("\u{FFFD}".as_bytes());
+            replaced = true;
+        }
+    }
+}
+
+/// A writer whose output is made valid UTF-8 (JSON, JSONCompact, … and XML).
+struct ValidUtf8<W>(W);
+
+impl<W: Writer> Writer for ValidUtf8<W> {
+    fn begin(&mut self, out: &mut Vec<u8>, h: &Header, s: &FormatSettings) {
+        let mut tmp = Vec::new();
+        self.0.begin(&mut tmp, h, s);
+        push_valid_utf8(out, &tmp);
+    }
+    fn row(&mut self, out: &mut Vec<u8>, h: &Header, row: &[Value], first: bool, s: &FormatSettings) {
+        let mut tmp = Vec::new();
+        self.0.row(&mut tmp, h, row, first, s);
+        push_valid_utf8(out, &tmp);
+    }
+    fn end(&mut self, out: &mut Vec<u8>, h: &Header, t: &Trailer, s: &FormatSettings) {
+        let mut tmp = Vec::new();
+        self.0.end(&mut tmp, h, t, s);
+        push_valid_utf8(out, &tmp);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn invalid_runs_become_one_replacement() {
+        let mut out = Vec::new();
+        super::push_valid_utf8(&mut out, b"\xff\xfea\xc3\xe2\x82\xc3\xa9");
+        assert_eq!(String::from_utf8(out).unwrap(), "\u{FFFD}a\u{FFFD}é");
+    }
 }

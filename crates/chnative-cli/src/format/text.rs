@@ -16,7 +16,7 @@ impl Writer for Markdown {
         out.push(b'|');
         for n in &h.names {
             out.push(b' ');
-            out.extend_from_slice(n.as_bytes());
+            render::write_escaped(out, n.as_bytes());
             out.extend_from_slice(b" |");
         }
         out.extend_from_slice(b"\n|");
@@ -137,7 +137,7 @@ fn xml_value(out: &mut Vec<u8>, v: &Value) {
 fn tag(name: &str) -> &str {
     let mut b = name.bytes();
     let ok = matches!(b.next(), Some(c) if c.is_ascii_alphabetic() || c == b'_')
-        && b.all(|c| c.is_ascii_alphanumeric() || c == b'_');
+        && b.all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'));
     if ok {
         name
     } else {

@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod conformance;
 mod formats;
 mod insert;
 mod interactive;
