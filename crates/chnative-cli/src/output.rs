@@ -228,12 +228,14 @@ impl<W: Write> Output<W> {
     /// DateTime columns that name none.
     pub fn new(format: Format, settings: FormatSettings, server_tz: &str, out: W, width: Option<usize>) -> Self {
         let color = settings.ext.pretty_color.unwrap_or(width.is_some())
-            && !matches!(format, Format::PrettyNoEscapes | Format::PrettyCompactNoEscapes);
+            && matches!(format, Format::Pretty | Format::PrettyCompact | Format::Vertical);
         // JSONEachRow as one array is written from values.
         let format = match format {
             Format::JsonEachRow if settings.ext.json_array_of_rows => Format::Values("JSONEachRowArray"),
             f => f,
         };
+        let mut settings = settings;
+        settings.ext.color = color;
         Output {
             writer: None,
             totals: None,
@@ -377,7 +379,7 @@ impl<W: Write> Output<W> {
             self.vertical_name(name, width);
             let v = format::adjust(v.clone(), &self.settings.ext);
             format::plain(&mut self.buf, &v, &self.settings);
-            if let Some(tip) = render::number_tip(&v, self.settings.number_tip_threshold) {
+            if let Some(tip) = format::tip(&v, &self.settings) {
                 self.buf.extend_from_slice(tip.as_bytes());
             }
             self.buf.push(b'\n');
@@ -578,7 +580,7 @@ impl<W: Write> Output<W> {
                         self.vertical_name(names[k], width);
                         format::plain(&mut self.buf, &v, &self.settings);
                         if !v.is_null() {
-                            if let Some(tip) = render::number_tip(&v, self.settings.number_tip_threshold) {
+                            if let Some(tip) = format::tip(&v, &self.settings) {
                                 self.buf.extend_from_slice(tip.as_bytes());
                             }
                         }
@@ -720,9 +722,23 @@ struct Cell {
 /// The columns of terminal a text takes, as the server counts them: control
 /// characters and bytes that are not UTF-8 take none.
 fn text_width(b: &[u8]) -> usize {
-    b.utf8_chunks()
-        .map(|c| c.valid().chars().map(|ch| unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0)).sum::<usize>())
-        .sum()
+    let mut w = 0;
+    for c in b.utf8_chunks() {
+        let mut chars = c.valid().chars();
+        while let Some(ch) = chars.next() {
+            if ch == '\x1b' {
+                // A colour escape (`ESC [ … m`) takes no room.
+                for e in chars.by_ref() {
+                    if e == 'm' {
+                        break;
+                    }
+                }
+                continue;
+            }
+            w += unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0);
+        }
+    }
+    w
 }
 
 impl Cell {
@@ -732,7 +748,7 @@ impl Cell {
         }
         let mut b = Vec::new();
         format::plain(&mut b, v, s);
-        let tip = render::number_tip(v, s.number_tip_threshold);
+        let tip = format::tip(v, s);
         Cell { lines: b.split(|&c| c == b'\n').map(<[u8]>::to_vec).collect(), tip }
     }
     fn width(&self) -> usize {
@@ -1018,7 +1034,8 @@ impl Pretty {
         } else {
             rule(out, "└", "─", "┴", "┘");
         }
-        if self.cut_rows() {
+        // The server says so once the result reaches output_format_pretty_max_rows.
+        if self.total >= self.head_max + self.tail_max && self.total > 0 {
             out.extend_from_slice(
                 format!("Showed {} out of {} rows.\n", self.head.len() + self.tail.len(), self.total).as_bytes(),
             );

@@ -160,10 +160,54 @@ pub fn csv_field(out: &mut Vec<u8>, v: &Value, s: &FormatSettings) {
 /// JSONStrings, ODBCDriver2): strings as they are, Bool as the settings say.
 pub fn plain(out: &mut Vec<u8>, v: &Value, s: &FormatSettings) {
     match v {
+        v if s.ext.color && crate::render::as_f64(v).is_some() => {
+            let mut text = Vec::new();
+            crate::render::write_plain(&mut text, v);
+            out.extend_from_slice(&highlight_digits(&text));
+        }
         Value::Null => out.extend_from_slice("ᴺᵁᴸᴸ".as_bytes()),
         Value::Bool(b) => out.extend_from_slice(s.ext.bool_text(*b)),
         v => crate::render::write_plain(out, v),
     }
+}
+
+/// The readable-number tip of a number (Pretty, Vertical): none for one of
+/// 18 to 20 digits (the server's rule: those are ids and hashes more often
+/// than quantities), grey with colours.
+pub fn tip(v: &Value, s: &FormatSettings) -> Option<String> {
+    let tip = crate::render::number_tip(v, s.number_tip_threshold)?;
+    let mut text = Vec::new();
+    crate::render::write_plain(&mut text, v);
+    let digits = text.iter().take_while(|&&c| c != b'.' && c != b'e').filter(|c| c.is_ascii_digit()).count();
+    if (18..=20).contains(&digits) {
+        return None;
+    }
+    Some(if s.ext.color { format!("\x1b[90m{tip}\x1b[0m") } else { tip })
+}
+
+/// A number's text with the lowest digit of each group of three (but the
+/// last) underlined, as the server's Pretty formats show numbers of five
+/// digits or more with colours (`output_format_pretty_highlight_digit_groups`).
+pub fn highlight_digits(text: &[u8]) -> Vec<u8> {
+    let start = usize::from(text.first() == Some(&b'-'));
+    let end = text.iter().position(|&c| c == b'.' || c == b'e').unwrap_or(text.len());
+    let int = &text[start..end];
+    if int.len() < 5 || !int.iter().all(u8::is_ascii_digit) {
+        return text.to_vec();
+    }
+    let mut out = text[..start].to_vec();
+    for (k, &d) in int.iter().enumerate() {
+        let from_right = int.len() - k - 1;
+        if from_right > 0 && from_right % 3 == 0 {
+            out.extend_from_slice(b"\x1b[4m");
+            out.push(d);
+            out.extend_from_slice(b"\x1b[0m");
+        } else {
+            out.push(d);
+        }
+    }
+    out.extend_from_slice(&text[end..]);
+    out
 }
 
 /// The line end of TSV-like formats.

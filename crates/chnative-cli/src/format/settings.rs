@@ -53,6 +53,9 @@ pub struct Ext {
     /// `session_timezone`: the zone of DateTime columns that name none
     /// (`None`: the server's).
     pub session_timezone: Option<String>,
+    /// Pretty and Vertical use colours (`output_format_pretty_color`
+    /// resolved for this output; set by the output, not a setting).
+    pub color: bool,
 }
 
 impl Default for Ext {
@@ -74,6 +77,7 @@ impl Default for Ext {
             json_validate_utf8: false,
             pretty_max_value_width: 10_000,
             session_timezone: None,
+            color: false,
         }
     }
 }
