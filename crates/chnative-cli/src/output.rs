@@ -440,12 +440,25 @@ impl<W: Write> Output<W> {
                 if let Some((min, max)) = extremes {
                     tables.push(("Extremes", vec![min, max]));
                 }
+                // The tables after the result share what is left of output_format_pretty_max_rows
+                // (the server's rule: none is left once the result reached it).
+                let mut budget = self.settings.ext.pretty_max_rows.saturating_sub(self.rows);
                 for (title, rows) in tables {
                     let mut p = Pretty::new(header, compact, &self.settings);
-                    for row in rows {
-                        let cells =
-                            row.into_iter().map(|v| Cell::of(&format::adjust(v, &self.settings.ext), &self.settings));
-                        p.push(cells.collect());
+                    let keep = (budget as usize).min(rows.len());
+                    budget -= keep as u64;
+                    for (k, row) in rows.into_iter().enumerate() {
+                        let cells: Vec<Cell> = row
+                            .into_iter()
+                            .map(|v| Cell::of(&format::adjust(v, &self.settings.ext), &self.settings))
+                            .collect();
+                        // Rows left out still size the columns (the server's layout).
+                        for (w, c) in p.min_widths.iter_mut().zip(&cells) {
+                            *w = (*w).max(c.width());
+                        }
+                        if k < keep {
+                            p.push(cells);
+                        }
                     }
                     self.buf.extend_from_slice(format!("\n{title}:\n").as_bytes());
                     p.render(&mut self.buf, self.width, &self.settings, self.color);
@@ -770,6 +783,8 @@ struct Pretty {
     /// Rows pushed.
     total: u64,
     compact: bool,
+    /// Widths the columns take at least (from rows not shown).
+    min_widths: Vec<usize>,
 }
 
 /// `text` cut to `width` columns, with `…` at the end when cut.
@@ -803,6 +818,7 @@ impl Pretty {
             tail_max: max / 2,
             total: 0,
             compact,
+            min_widths: vec![0; header.columns().len()],
         }
     }
 
@@ -835,7 +851,7 @@ impl Pretty {
     /// Column widths: the widest value or name, narrowed (widest first) until
     /// the table fits `limit` columns of terminal.
     fn widths(&self, prefix: usize, limit: Option<usize>) -> Vec<usize> {
-        let mut w: Vec<usize> = self.names.iter().map(|n| n.width()).collect();
+        let mut w: Vec<usize> = self.names.iter().zip(&self.min_widths).map(|(n, m)| n.width().max(*m)).collect();
         for (_, row) in self.shown() {
             for (k, c) in row.iter().enumerate() {
                 w[k] = w[k].max(c.width());
@@ -998,9 +1014,10 @@ impl Pretty {
                     let more = line + 1 < c.lines.len();
                     let cont = line > 0 && line < c.lines.len();
                     out.extend_from_slice("│".as_bytes());
-                    out.extend_from_slice(if cont { "↳" } else { " " }.as_bytes());
+                    let grey = |m: &str| if color { format!("\x1b[90m{m}\x1b[0m") } else { m.to_string() };
+                    out.extend_from_slice(if cont { grey("↳") } else { " ".into() }.as_bytes());
                     out.extend_from_slice(&align_bytes(text, w[k], self.numeric[k] && c.lines.len() == 1));
-                    out.extend_from_slice(if more { "↴" } else { " " }.as_bytes());
+                    out.extend_from_slice(if more { grey("↴") } else { " ".into() }.as_bytes());
                 }
                 out.extend_from_slice("│".as_bytes());
                 if single && line == 0 {

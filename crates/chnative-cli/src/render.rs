@@ -406,7 +406,8 @@ pub fn write_json(out: &mut Vec<u8>, v: &Value, ty: Option<&DataType>, s: &Forma
                 Some(DataType::Tuple(e)) if e.len() == items.len() => Some(e),
                 _ => None,
             };
-            let named = s.json_named_tuples_as_objects && elems.is_some_and(|e| e.iter().all(|(n, _)| n.is_some()));
+            let named = s.json_named_tuples_as_objects
+                && elems.is_some_and(|e| !e.is_empty() && e.iter().all(|(n, _)| n.is_some()));
             out.push(if named { b'{' } else { b'[' });
             for (k, item) in items.iter().enumerate() {
                 if k > 0 {

@@ -33,7 +33,9 @@ fn bare(t: &DataType) -> &DataType {
 /// arrays of scalars on one line.
 fn pretty(out: &mut Vec<u8>, v: &Value, ty: &DataType, indent: usize, s: &FormatSettings) {
     let tabs = |out: &mut Vec<u8>, n: usize| out.extend(std::iter::repeat_n(b'\t', n));
-    match (v, bare(ty)) {
+    // Geo types and Nested are the tuples and arrays they are made of.
+    let shape = bare(ty).wire_shape();
+    match (v, shape.as_ref()) {
         (Value::Array(items), DataType::Array(inner))
             if !items.is_empty()
                 && matches!(bare(inner), DataType::Array(_) | DataType::Tuple(_) | DataType::Map(..)) =>
@@ -47,7 +49,12 @@ fn pretty(out: &mut Vec<u8>, v: &Value, ty: &DataType, indent: usize, s: &Format
             tabs(out, indent);
             out.push(b']');
         }
-        (Value::Tuple(items), DataType::Tuple(elems)) if !items.is_empty() && elems.len() == items.len() => {
+        (Value::Tuple(items), DataType::Tuple(_)) if items.is_empty() => {
+            out.extend_from_slice(b"[\n\n");
+            tabs(out, indent);
+            out.push(b']');
+        }
+        (Value::Tuple(items), DataType::Tuple(elems)) if elems.len() == items.len() => {
             let named = s.json_named_tuples_as_objects && elems.iter().all(|(n, _)| n.is_some());
             out.extend_from_slice(if named { b"{\n" } else { b"[\n" });
             for (k, (item, (name, t))) in items.iter().zip(elems.iter()).enumerate() {
@@ -105,8 +112,10 @@ impl Json {
         Json { shape, strings }
     }
 
-    /// A row at `indent` tabs: an object over several lines, or an array on one.
-    fn write_row(&self, out: &mut Vec<u8>, h: &Header, row: &[Value], indent: usize, s: &FormatSettings) {
+    /// A row at `indent` tabs: an object over several lines, or an array on
+    /// one. The values of the data rows are pretty-printed, those of the
+    /// totals and extremes are not (the server's layout).
+    fn write_row(&self, out: &mut Vec<u8>, h: &Header, row: &[Value], indent: usize, data: bool, s: &FormatSettings) {
         let tabs = |out: &mut Vec<u8>, n: usize| out.extend(std::iter::repeat_n(b'\t', n));
         match self.shape {
             Shape::Objects => {
@@ -115,8 +124,8 @@ impl Json {
                     tabs(out, indent + 1);
                     key(out, &h.names[k], s);
                     out.extend_from_slice(b": ");
-                    if self.strings {
-                        value(out, v, &h.types[k], true, s);
+                    if self.strings || !data {
+                        value(out, v, &h.types[k], self.strings, s);
                     } else {
                         pretty(out, &adjust(v.clone(), &s.ext), &h.types[k], indent + 1, s);
                     }
@@ -160,7 +169,7 @@ impl Writer for Json {
             out.extend_from_slice(b",\n");
         }
         out.extend_from_slice(b"\t\t");
-        self.write_row(out, h, row, 2, s);
+        self.write_row(out, h, row, 2, true, s);
     }
 
     fn end(&mut self, out: &mut Vec<u8>, h: &Header, t: &Trailer, s: &FormatSettings) {
@@ -168,7 +177,7 @@ impl Writer for Json {
         if let Some(totals) = &t.totals {
             out.extend_from_slice(b"\t\"totals\":");
             out.extend_from_slice(if self.shape == Shape::Objects { b"\n\t" } else { b" " });
-            self.write_row(out, h, totals, 1, s);
+            self.write_row(out, h, totals, 1, false, s);
             out.extend_from_slice(b",\n\n");
         }
         if let Some((min, max)) = &t.extremes {
@@ -176,7 +185,7 @@ impl Writer for Json {
             for (name, row, last) in [("min", min, false), ("max", max, true)] {
                 out.extend_from_slice(format!("\t\t\"{name}\":").as_bytes());
                 out.extend_from_slice(if self.shape == Shape::Objects { b"\n\t\t" } else { b" " });
-                self.write_row(out, h, row, 2, s);
+                self.write_row(out, h, row, 2, false, s);
                 out.extend_from_slice(if last { b"\n" } else { b",\n" });
             }
             out.extend_from_slice(b"\t},\n\n");

@@ -65,6 +65,19 @@ impl Writer for Values {
     fn end(&mut self, _out: &mut Vec<u8>, _h: &Header, _t: &Trailer, _s: &FormatSettings) {}
 }
 
+/// A TSKV name: `\\`, tab, line feed and `=` escaped (quotes stay).
+fn tskv_name(out: &mut Vec<u8>, name: &[u8]) {
+    for &b in name {
+        match b {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'=' => out.extend_from_slice(b"\\="),
+            b => out.push(b),
+        }
+    }
+}
+
 /// TSKV: `name=value` fields, TabSeparated-escaped, one row a line.
 pub struct Tskv;
 
@@ -76,7 +89,7 @@ impl Writer for Tskv {
             if k > 0 {
                 out.push(b'\t');
             }
-            render::write_escaped(out, h.names[k].as_bytes());
+            tskv_name(out, h.names[k].as_bytes());
             out.push(b'=');
             tsv_field(out, &adjust(v.clone(), &s.ext), s);
         }
@@ -227,7 +240,16 @@ fn odbc_string(out: &mut Vec<u8>, b: &[u8]) {
 impl Writer for OdbcDriver2 {
     fn begin(&mut self, out: &mut Vec<u8>, h: &Header, _s: &FormatSettings) {
         out.extend_from_slice(&2u32.to_le_bytes());
-        for (title, items) in [("name", &h.names), ("type", &h.type_names)] {
+        // The types without a LowCardinality around them (the server's ODBC header).
+        let types: Vec<String> = h
+            .type_names
+            .iter()
+            .map(|t| match t.strip_prefix("LowCardinality(").and_then(|t| t.strip_suffix(')')) {
+                Some(inner) => inner.to_string(),
+                None => t.clone(),
+            })
+            .collect();
+        for (title, items) in [("name", &h.names), ("type", &types)] {
             out.extend_from_slice(&(items.len() as u32 + 1).to_le_bytes());
             odbc_string(out, title.as_bytes());
             for x in items.iter() {
