@@ -407,6 +407,9 @@ impl App {
                 ))
             }
         };
+        if ins.format == insert::InFormat::Server {
+            return self.insert_raw(ins, data).await;
+        }
         let tracker = Tracker::start(self.show_progress);
         tracker.note("Inserting: reading the table's columns");
         let time = self.time;
@@ -472,6 +475,43 @@ impl App {
             eprintln!("Ok. {rows} rows inserted. Elapsed: {:.3} sec.", tracker.elapsed().as_secs_f64());
         }
         if time && !self.interactive {
+            eprintln!("{:.3}", tracker.elapsed().as_secs_f64());
+        }
+        Ok(())
+    }
+}
+
+impl App {
+    /// `INSERT … FORMAT X` in a format chn does not read itself (Values,
+    /// Parquet, …): the statement and the data, read whole, go to the server
+    /// as one query text, and the server parses the data (its errors name
+    /// the row). Memory holds the whole input.
+    async fn insert_raw(
+        &mut self,
+        ins: insert::InsertStatement,
+        mut data: Box<dyn std::io::BufRead>,
+    ) -> Result<(), Failure> {
+        let mut bytes = Vec::new();
+        data.read_to_end(&mut bytes).map_err(|e| Failure::Usage(format!("reading the INSERT's data: {e}")))?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            Failure::Usage(format!(
+                "INSERT … FORMAT: chn sends data it does not parse itself as the query's text, which must be \
+                 UTF-8; this input is not (convert it, or insert it over HTTP): {}",
+                ins.head
+            ))
+        })?;
+        let tracker = Tracker::start(self.show_progress);
+        let mut q = Query::new(format!("{}\n{text}", ins.head));
+        for (k, v) in &self.settings {
+            q = q.setting(k.clone(), v.clone());
+        }
+        let result = async { self.conn().await?.execute(q).await.map_err(Failure::from) }.await;
+        tracker.finish();
+        result?;
+        if self.interactive {
+            eprintln!("Ok. Elapsed: {:.3} sec.", tracker.elapsed().as_secs_f64());
+        }
+        if self.time && !self.interactive {
             eprintln!("{:.3}", tracker.elapsed().as_secs_f64());
         }
         Ok(())
