@@ -198,7 +198,7 @@ pub fn highlight_digits(text: &[u8]) -> Vec<u8> {
     let mut out = text[..start].to_vec();
     for (k, &d) in int.iter().enumerate() {
         let from_right = int.len() - k - 1;
-        if from_right > 0 && from_right % 3 == 0 {
+        if from_right > 0 && from_right.is_multiple_of(3) {
             out.extend_from_slice(b"\x1b[4m");
             out.push(d);
             out.extend_from_slice(b"\x1b[0m");

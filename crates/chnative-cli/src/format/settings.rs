@@ -240,8 +240,7 @@ pub fn of_query(sql: &str) -> Vec<(String, String)> {
     }
     let mut out = Vec::new();
     let Some(mut k) = at.map(|k| k + 1) else { return out };
-    loop {
-        let (Some(name), Some(eq)) = (w.get(k), w.get(k + 1)) else { break };
+    while let (Some(name), Some(eq)) = (w.get(k), w.get(k + 1)) {
         if eq.text != "=" {
             break;
         }

@@ -262,7 +262,7 @@ fn run_chn(stmts: &[&Stmt], format: &str, profile: &Profile) -> Vec<Option<Vec<u
     for (i, s) in stmts.iter().enumerate() {
         let _ = write!(text, "SELECT '{}' FORMAT TSVRaw;\n{};\n", marker(i), s.sql);
     }
-    let _ = write!(text, "SELECT '{}' FORMAT TSVRaw;\n", marker(stmts.len()));
+    let _ = writeln!(text, "SELECT '{}' FORMAT TSVRaw;", marker(stmts.len()));
     let path =
         std::env::temp_dir().join(format!("chn-conformance-{}-{}-{format}.sql", std::process::id(), profile.name));
     std::fs::write(&path, text).expect("write the queries file");
