@@ -450,7 +450,10 @@ impl<W: Write> Output<W> {
                     for (k, row) in rows.into_iter().enumerate() {
                         let cells: Vec<Cell> = row
                             .into_iter()
-                            .map(|v| Cell::of(&format::adjust(v, &self.settings.ext), &self.settings))
+                            .zip(header.columns())
+                            .map(|(v, c)| {
+                                Cell::of(&format::adjust(v, &self.settings.ext), c.data_type(), &self.settings)
+                            })
                             .collect();
                         // Rows left out still size the columns (the server's layout).
                         for (w, c) in p.min_widths.iter_mut().zip(&cells) {
@@ -606,7 +609,7 @@ impl<W: Write> Output<W> {
                 for i in 0..n {
                     let mut row = Vec::with_capacity(cols.len());
                     for c in &cols {
-                        row.push(Cell::of(&value(c, i)?, &self.settings));
+                        row.push(Cell::of(&value(c, i)?, types[row.len()], &self.settings));
                     }
                     self.pretty.as_mut().expect("begin made the table").push(row);
                 }
@@ -755,12 +758,15 @@ fn text_width(b: &[u8]) -> usize {
 }
 
 impl Cell {
-    fn of(v: &Value, s: &FormatSettings) -> Cell {
+    /// A cell of a column of type `ty`.
+    fn of(v: &Value, ty: &DataType, s: &FormatSettings) -> Cell {
         if v.is_null() {
             return Cell { lines: vec!["ᴺᵁᴸᴸ".as_bytes().to_vec()], tip: None };
         }
         let mut b = Vec::new();
-        format::plain(&mut b, v, s);
+        if !format::json::pretty_cell(&mut b, v, ty, s) {
+            format::plain(&mut b, v, s);
+        }
         let tip = format::tip(v, s);
         Cell { lines: b.split(|&c| c == b'\n').map(<[u8]>::to_vec).collect(), tip }
     }

@@ -32,7 +32,19 @@ fn bare(t: &DataType) -> &DataType {
 /// tuples, maps and arrays of those over several lines at `indent` tabs,
 /// arrays of scalars on one line.
 fn pretty(out: &mut Vec<u8>, v: &Value, ty: &DataType, indent: usize, s: &FormatSettings) {
-    let tabs = |out: &mut Vec<u8>, n: usize| out.extend(std::iter::repeat_n(b'\t', n));
+    pretty_in(out, v, ty, indent, false, s)
+}
+
+/// [`pretty`] with tabs, or (`spaces`: a Pretty cell) with `depth + 1`
+/// spaces below the top and named tuples always objects.
+fn pretty_in(out: &mut Vec<u8>, v: &Value, ty: &DataType, indent: usize, spaces: bool, s: &FormatSettings) {
+    let tabs = |out: &mut Vec<u8>, n: usize| {
+        if spaces {
+            out.extend(std::iter::repeat_n(b' ', if n == 0 { 0 } else { n + 1 }))
+        } else {
+            out.extend(std::iter::repeat_n(b'\t', n))
+        }
+    };
     // Geo types and Nested are the tuples and arrays they are made of.
     let shape = bare(ty).wire_shape();
     match (v, shape.as_ref()) {
@@ -43,7 +55,7 @@ fn pretty(out: &mut Vec<u8>, v: &Value, ty: &DataType, indent: usize, s: &Format
             out.extend_from_slice(b"[\n");
             for (k, item) in items.iter().enumerate() {
                 tabs(out, indent + 1);
-                pretty(out, item, inner, indent + 1, s);
+                pretty_in(out, item, inner, indent + 1, spaces, s);
                 out.extend_from_slice(if k + 1 < items.len() { b",\n" } else { b"\n" });
             }
             tabs(out, indent);
@@ -55,7 +67,7 @@ fn pretty(out: &mut Vec<u8>, v: &Value, ty: &DataType, indent: usize, s: &Format
             out.push(b']');
         }
         (Value::Tuple(items), DataType::Tuple(elems)) if elems.len() == items.len() => {
-            let named = s.json_named_tuples_as_objects && elems.iter().all(|(n, _)| n.is_some());
+            let named = (spaces || s.json_named_tuples_as_objects) && elems.iter().all(|(n, _)| n.is_some());
             out.extend_from_slice(if named { b"{\n" } else { b"[\n" });
             for (k, (item, (name, t))) in items.iter().zip(elems.iter()).enumerate() {
                 tabs(out, indent + 1);
@@ -63,7 +75,7 @@ fn pretty(out: &mut Vec<u8>, v: &Value, ty: &DataType, indent: usize, s: &Format
                     key(out, name, s);
                     out.extend_from_slice(b": ");
                 }
-                pretty(out, item, t, indent + 1, s);
+                pretty_in(out, item, t, indent + 1, spaces, s);
                 out.extend_from_slice(if k + 1 < items.len() { b",\n" } else { b"\n" });
             }
             tabs(out, indent);
@@ -77,13 +89,42 @@ fn pretty(out: &mut Vec<u8>, v: &Value, ty: &DataType, indent: usize, s: &Format
                 render::write_plain(&mut text, mk);
                 render::write_json_string(out, &text, s.json_escape_forward_slashes);
                 out.extend_from_slice(b": ");
-                pretty(out, mv, vt, indent + 1, s);
+                pretty_in(out, mv, vt, indent + 1, spaces, s);
                 out.extend_from_slice(if k + 1 < pairs.len() { b",\n" } else { b"\n" });
             }
             tabs(out, indent);
             out.push(b'}');
         }
         (v, _) => render::write_json(out, v, Some(ty), s),
+    }
+}
+
+/// Whether a type is a Tuple whose elements all have names.
+fn is_named_tuple(t: &DataType) -> bool {
+    matches!(bare(t), DataType::Tuple(e) if !e.is_empty() && e.iter().all(|(n, _)| n.is_some()))
+}
+
+/// A Pretty cell's text for a named tuple (an indented JSON object over
+/// several lines, as the server's Pretty formats show it) or an array of
+/// them (`[{…},{…}]`); `false` for any other value.
+pub fn pretty_cell(out: &mut Vec<u8>, v: &Value, ty: &DataType, s: &FormatSettings) -> bool {
+    match (v, bare(ty)) {
+        (Value::Tuple(items), t) if !items.is_empty() && is_named_tuple(t) => {
+            pretty_in(out, v, t, 0, true, s);
+            true
+        }
+        (Value::Array(items), DataType::Array(inner)) if is_named_tuple(inner) => {
+            out.push(b'[');
+            for (k, item) in items.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                pretty_in(out, item, inner, 0, true, s);
+            }
+            out.push(b']');
+            true
+        }
+        _ => false,
     }
 }
 
