@@ -451,6 +451,17 @@ enum Row {
 }
 
 /// Minimal JSON reader (RFC 8259) for JSONEachRow rows.
+/// Parses one JSON value (the whole text).
+pub fn parse_json(text: &[u8]) -> Result<Json, String> {
+    let mut p = JsonParser { s: text, i: 0 };
+    let v = p.value()?;
+    p.ws();
+    if p.i != p.s.len() {
+        return Err("text after the JSON value".into());
+    }
+    Ok(v)
+}
+
 struct JsonParser<'a> {
     s: &'a [u8],
     i: usize,

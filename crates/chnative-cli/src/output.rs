@@ -594,7 +594,10 @@ impl<W: Write> Output<W> {
                     for (k, c) in cols.iter().enumerate() {
                         let v = value(c, i)?;
                         self.vertical_name(names[k], width);
-                        format::plain(&mut self.buf, &v, &self.settings);
+                        // A JSON column's object over several lines, 4 spaces a level (the server's Vertical).
+                        if !format::json::pretty_json_column(&mut self.buf, &v, types[k], 0, b"    ", &self.settings) {
+                            format::plain(&mut self.buf, &v, &self.settings);
+                        }
                         if !v.is_null() {
                             if let Some(tip) = format::tip(&v, &self.settings) {
                                 self.buf.extend_from_slice(tip.as_bytes());

@@ -95,7 +95,78 @@ fn pretty_in(out: &mut Vec<u8>, v: &Value, ty: &DataType, indent: usize, spaces:
             tabs(out, indent);
             out.push(b'}');
         }
+        (v, _) if !spaces && pretty_json_column(out, v, ty, indent, b"\t", s) => {}
         (v, _) => render::write_json(out, v, Some(ty), s),
+    }
+}
+
+/// A JSON column's object as the server pretty-prints it: objects over
+/// several lines (keys one level deeper than the object), arrays on one line
+/// (their elements one level deeper). `unit` is one level's indentation.
+pub fn pretty_json_text(out: &mut Vec<u8>, j: &crate::insert::Json, depth: usize, unit: &[u8], s: &FormatSettings) {
+    use crate::insert::Json;
+    let pad = |out: &mut Vec<u8>, n: usize| {
+        for _ in 0..n {
+            out.extend_from_slice(unit);
+        }
+    };
+    match j {
+        Json::Object(pairs) if !pairs.is_empty() => {
+            out.extend_from_slice(b"{\n");
+            for (k, (key, v)) in pairs.iter().enumerate() {
+                pad(out, depth + 1);
+                render::write_json_string(out, key, s.json_escape_forward_slashes);
+                out.extend_from_slice(b": ");
+                pretty_json_text(out, v, depth + 1, unit, s);
+                out.extend_from_slice(if k + 1 < pairs.len() { b",\n" } else { b"\n" });
+            }
+            pad(out, depth);
+            out.push(b'}');
+        }
+        Json::Object(_) => out.extend_from_slice(b"{}"),
+        Json::Array(items) => {
+            out.push(b'[');
+            for (k, v) in items.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                pretty_json_text(out, v, depth + 1, unit, s);
+            }
+            out.push(b']');
+        }
+        Json::Null => out.extend_from_slice(b"null"),
+        Json::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Json::Number(n) => out.extend_from_slice(n.as_bytes()),
+        Json::Str(t) | Json::Text(t) => render::write_json_string(out, t, s.json_escape_forward_slashes),
+    }
+}
+
+/// A JSON column's value (its JSON text) pretty-printed, or `false` when
+/// the value is not a JSON column's.
+pub fn pretty_json_column(
+    out: &mut Vec<u8>,
+    v: &Value,
+    ty: &DataType,
+    depth: usize,
+    unit: &[u8],
+    s: &FormatSettings,
+) -> bool {
+    let (DataType::Json(_), Value::String(text)) = (bare(ty), v) else { return false };
+    match crate::insert::parse_json(text) {
+        Ok(crate::insert::Json::Object(pairs)) if pairs.is_empty() => {
+            // An empty object at the top is written over two lines.
+            out.extend_from_slice(b"{\n\n");
+            for _ in 0..depth {
+                out.extend_from_slice(unit);
+            }
+            out.push(b'}');
+            true
+        }
+        Ok(j) => {
+            pretty_json_text(out, &j, depth, unit, s);
+            true
+        }
+        Err(_) => false,
     }
 }
 
