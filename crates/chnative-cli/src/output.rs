@@ -739,7 +739,7 @@ struct Cell {
 }
 
 /// The columns of terminal a text takes, as the server counts them: control
-/// characters and bytes that are not UTF-8 take none.
+/// characters and bytes that are not UTF-8 take none, emoji past U+FFFF one.
 fn text_width(b: &[u8]) -> usize {
     let mut w = 0;
     for c in b.utf8_chunks() {
@@ -754,7 +754,10 @@ fn text_width(b: &[u8]) -> usize {
                 }
                 continue;
             }
-            w += unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0);
+            let cw = unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0);
+            // The server's width table counts the emoji beyond the first plane (U+1F389 and
+            // the like) one column wide; the CJK planes stay two.
+            w += if u32::from(ch) > 0xFFFF && !(0x20000..=0x3FFFD).contains(&u32::from(ch)) { cw.min(1) } else { cw };
         }
     }
     w

@@ -484,53 +484,6 @@ pub fn as_f64(v: &Value) -> Option<f64> {
     }
 }
 
-/// ` -- 12.35 million`: the server's readable-number tip for a number above
-/// the threshold (Vertical, and Pretty for a single value), else nothing.
-pub fn number_tip(v: &Value, threshold: f64) -> Option<String> {
-    if threshold <= 0.0 {
-        return None;
-    }
-    if let Value::Decimal(d) = v {
-        // The server shows no tip for a Decimal whose mantissa does not fit 64 bits.
-        i128::try_from(d.raw()).ok().and_then(|r| i64::try_from(r).ok())?;
-    }
-    let x = as_f64(v)?;
-    if !x.is_finite() || x.abs() <= threshold {
-        return None;
-    }
-    const UNITS: [&str; 22] = [
-        "",
-        " thousand",
-        " million",
-        " billion",
-        " trillion",
-        " quadrillion",
-        " quintillion",
-        " sextillion",
-        " septillion",
-        " octillion",
-        " nonillion",
-        " decillion",
-        " undecillion",
-        " duodecillion",
-        " tredecillion",
-        " quattuordecillion",
-        " quindecillion",
-        " sexdecillion",
-        " septendecillion",
-        " octodecillion",
-        " novemdecillion",
-        " vigintillion",
-    ];
-    let mut x = x;
-    let mut i = 0;
-    while i + 1 < UNITS.len() && x.abs() >= 1000.0 {
-        x /= 1000.0;
-        i += 1;
-    }
-    Some(format!(" -- {x:.2}{}", UNITS[i]))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -549,12 +502,5 @@ mod tests {
     #[test]
     fn json_strings() {
         assert_eq!(s(|o| write_json_string(o, "a/b\"\u{2028}\u{1}é".as_bytes(), true)), "\"a\\/b\\\"\\u2028\\u0001é\"");
-    }
-
-    #[test]
-    fn tips() {
-        assert_eq!(number_tip(&Value::UInt64(1_000_000), 1e6), None);
-        assert_eq!(number_tip(&Value::Int64(-5_000_000), 1e6).unwrap(), " -- -5.00 million");
-        assert_eq!(number_tip(&Value::UInt64(12_345_678_901), 1e6).unwrap(), " -- 12.35 billion");
     }
 }

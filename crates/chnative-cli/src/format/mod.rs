@@ -171,17 +171,56 @@ pub fn plain(out: &mut Vec<u8>, v: &Value, s: &FormatSettings) {
     }
 }
 
-/// The readable-number tip of a number (Pretty, Vertical): none for one of
-/// 18 to 20 digits (the server's rule: those are ids and hashes more often
-/// than quantities), grey with colours.
+/// The readable-number tip of a number (Pretty, Vertical): ` -- 12.35
+/// million` past `output_format_pretty_single_large_number_tip_threshold`;
+/// none for a number of 18 to 20 digits (the server's rule: those are ids
+/// and hashes more often than quantities); grey with colours.
 pub fn tip(v: &Value, s: &FormatSettings) -> Option<String> {
-    let tip = crate::render::number_tip(v, s.number_tip_threshold)?;
+    const UNITS: [&str; 22] = [
+        "",
+        " thousand",
+        " million",
+        " billion",
+        " trillion",
+        " quadrillion",
+        " quintillion",
+        " sextillion",
+        " septillion",
+        " octillion",
+        " nonillion",
+        " decillion",
+        " undecillion",
+        " duodecillion",
+        " tredecillion",
+        " quattuordecillion",
+        " quindecillion",
+        " sexdecillion",
+        " septendecillion",
+        " octodecillion",
+        " novemdecillion",
+        " vigintillion",
+    ];
+    let threshold = s.number_tip_threshold;
+    if threshold <= 0.0 {
+        return None;
+    }
+    let mut x = crate::render::as_f64(v)?;
+    if !x.is_finite() || x.abs() <= threshold {
+        return None;
+    }
     let mut text = Vec::new();
     crate::render::write_plain(&mut text, v);
     let digits = text.iter().take_while(|&&c| c != b'.' && c != b'e').filter(|c| c.is_ascii_digit()).count();
     if (18..=20).contains(&digits) {
         return None;
     }
+    let mut i = 0;
+    while i + 1 < UNITS.len() && x.abs() >= 1000.0 {
+        x /= 1000.0;
+        i += 1;
+    }
+    // Two decimals, in exponent form from 1e60 on (where the server's fixed notation gives up).
+    let tip = if x.abs() >= 1e60 { format!(" -- {x:e}{}", UNITS[i]) } else { format!(" -- {x:.2}{}", UNITS[i]) };
     Some(if s.ext.color { format!("\x1b[90m{tip}\x1b[0m") } else { tip })
 }
 
@@ -288,6 +327,18 @@ impl<W: Writer> Writer for ValidUtf8<W> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn tips() {
+        let s = FormatSettings::default();
+        assert_eq!(tip(&Value::UInt64(1_000_000), &s), None);
+        assert_eq!(tip(&Value::Int64(-5_000_000), &s).unwrap(), " -- -5.00 million");
+        assert_eq!(tip(&Value::UInt64(12_345_678_901), &s).unwrap(), " -- 12.35 billion");
+        assert_eq!(tip(&Value::UInt64(u64::MAX), &s), None);
+        assert_eq!(tip(&Value::Float64(1e308), &s).unwrap(), " -- 9.999999999999997e244 vigintillion");
+    }
+
     #[test]
     fn invalid_runs_become_one_replacement() {
         let mut out = Vec::new();
