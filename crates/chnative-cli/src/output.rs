@@ -736,6 +736,31 @@ struct Cell {
     /// The lines' bytes (not necessarily UTF-8: the server writes them as they are).
     lines: Vec<Vec<u8>>,
     tip: Option<String>,
+    /// A line was cut at `output_format_pretty_max_value_width`.
+    cut: bool,
+    /// The lines cut (a `⋯` goes in the padding after them).
+    cut_lines: Vec<bool>,
+    /// The lines before the cut (a result of one value is shown whole).
+    uncut: Option<Vec<Vec<u8>>>,
+}
+
+/// `line` cut to `max` columns when wider (`output_format_pretty_max_value_width`), and whether it was.
+fn cut_value(line: Vec<u8>, max: usize) -> (Vec<u8>, bool) {
+    if text_width(&line) <= max {
+        return (line, false);
+    }
+    let text = String::from_utf8_lossy(&line);
+    let mut out = String::new();
+    let mut w = 0;
+    for c in text.chars() {
+        let cw = text_width(c.encode_utf8(&mut [0; 4]).as_bytes());
+        if w + cw > max {
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    (out.into_bytes(), true)
 }
 
 /// The columns of terminal a text takes, as the server counts them: control
@@ -767,14 +792,24 @@ impl Cell {
     /// A cell of a column of type `ty`.
     fn of(v: &Value, ty: &DataType, s: &FormatSettings) -> Cell {
         if v.is_null() {
-            return Cell { lines: vec!["ᴺᵁᴸᴸ".as_bytes().to_vec()], tip: None };
+            return Cell {
+                lines: vec!["ᴺᵁᴸᴸ".as_bytes().to_vec()],
+                tip: None,
+                cut: false,
+                cut_lines: vec![false],
+                uncut: None,
+            };
         }
         let mut b = Vec::new();
         if !format::json::pretty_cell(&mut b, v, ty, s) {
             format::plain(&mut b, v, s);
         }
         let tip = format::tip(v, s);
-        Cell { lines: b.split(|&c| c == b'\n').map(<[u8]>::to_vec).collect(), tip }
+        let (lines, cut_lines): (Vec<Vec<u8>>, Vec<bool>) =
+            b.split(|&c| c == b'\n').map(|l| cut_value(l.to_vec(), s.ext.pretty_max_value_width)).unzip();
+        let cut = cut_lines.contains(&true);
+        let uncut = cut.then(|| b.split(|&c| c == b'\n').map(<[u8]>::to_vec).collect());
+        Cell { lines, tip, cut, cut_lines, uncut }
     }
     fn width(&self) -> usize {
         self.lines.iter().map(|l| text_width(l)).max().unwrap_or(0)
@@ -1022,6 +1057,15 @@ impl Pretty {
                     out.extend_from_slice(pad.as_bytes());
                 }
                 for (k, c) in row.iter().enumerate() {
+                    // A result of one value is shown whole, in a column as wide as the cut value
+                    // (the server's layout).
+                    if let (true, Some(whole)) = (single && self.names.len() == 1, &c.uncut) {
+                        out.extend_from_slice("│ ".as_bytes());
+                        let text = whole.get(line).map_or(&[][..], Vec::as_slice);
+                        out.extend_from_slice(text);
+                        out.extend(std::iter::repeat_n(b' ', w[k].saturating_sub(text_width(text)) + 1));
+                        continue;
+                    }
                     let text = c.lines.get(line).map_or(&[][..], Vec::as_slice);
                     let more = line + 1 < c.lines.len();
                     let cont = line > 0 && line < c.lines.len();
@@ -1029,10 +1073,21 @@ impl Pretty {
                     let grey = |m: &str| if color { format!("\x1b[90m{m}\x1b[0m") } else { m.to_string() };
                     out.extend_from_slice(if cont { grey("↳") } else { " ".into() }.as_bytes());
                     out.extend_from_slice(&align_bytes(text, w[k], self.numeric[k] && c.lines.len() == 1));
-                    out.extend_from_slice(if more { grey("↴") } else { " ".into() }.as_bytes());
+                    let cut_line = c.cut_lines.get(line).copied().unwrap_or(false);
+                    let end = if more {
+                        grey("↴")
+                    } else if cut_line && color {
+                        "\x1b[31;1m⋯\x1b[0m".into()
+                    } else if cut_line {
+                        "⋯".into()
+                    } else {
+                        " ".into()
+                    };
+                    out.extend_from_slice(end.as_bytes());
                 }
                 out.extend_from_slice("│".as_bytes());
-                if single && line == 0 {
+                // The tip of the last column: for a one-row result, or when its number was cut.
+                if line == 0 && (single || row.last().is_some_and(|c| c.cut)) {
                     if let Some(tip) = row.last().and_then(|c| c.tip.as_ref()) {
                         out.extend_from_slice(tip.as_bytes());
                     }

@@ -160,7 +160,7 @@ pub fn csv_field(out: &mut Vec<u8>, v: &Value, s: &FormatSettings) {
 /// JSONStrings, ODBCDriver2): strings as they are, Bool as the settings say.
 pub fn plain(out: &mut Vec<u8>, v: &Value, s: &FormatSettings) {
     match v {
-        v if s.ext.color && crate::render::as_f64(v).is_some() => {
+        v if s.ext.color && s.ext.highlight_digit_groups && crate::render::as_f64(v).is_some() => {
             let mut text = Vec::new();
             crate::render::write_plain(&mut text, v);
             out.extend_from_slice(&highlight_digits(&text));

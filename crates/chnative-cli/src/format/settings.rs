@@ -53,6 +53,8 @@ pub struct Ext {
     /// `session_timezone`: the zone of DateTime columns that name none
     /// (`None`: the server's).
     pub session_timezone: Option<String>,
+    /// `output_format_pretty_highlight_digit_groups` (with colours).
+    pub highlight_digit_groups: bool,
     /// Pretty and Vertical use colours (`output_format_pretty_color`
     /// resolved for this output; set by the output, not a setting).
     pub color: bool,
@@ -78,6 +80,7 @@ impl Default for Ext {
             pretty_max_value_width: 10_000,
             session_timezone: None,
             color: false,
+            highlight_digit_groups: true,
         }
     }
 }
@@ -109,6 +112,7 @@ pub const NAMES: &[&str] = &[
     "output_format_json_named_tuples_as_objects",
     "output_format_json_validate_utf8",
     "session_timezone",
+    "output_format_pretty_highlight_digit_groups",
 ];
 
 /// A 0/1 setting as the server accepts it.
@@ -158,6 +162,7 @@ impl Ext {
                 self.pretty_footer_min_rows = number(name, value)?
             }
             "output_format_write_statistics" => self.write_statistics = flag(name, value)?,
+            "output_format_pretty_highlight_digit_groups" => self.highlight_digit_groups = flag(name, value)?,
             "output_format_json_validate_utf8" => self.json_validate_utf8 = flag(name, value)?,
             "session_timezone" => {
                 self.session_timezone = Some(value.to_string()).filter(|z| !z.is_empty());

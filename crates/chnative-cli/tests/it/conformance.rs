@@ -132,6 +132,7 @@ const PROFILES: &[Profile] = &[
             ("output_format_pretty_color", "1"),
             ("output_format_json_quote_64bit_integers", "1"),
             ("output_format_pretty_row_numbers", "0"),
+            ("output_format_pretty_max_value_width", "12"),
         ],
         formats: SETTING_FORMATS,
         dynamic_rows: false,
