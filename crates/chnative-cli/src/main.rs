@@ -216,7 +216,16 @@ impl App {
     /// command line, then the statement's own `SETTINGS`.
     async fn format_settings(&mut self, sql: &str) -> Result<FormatSettings, Failure> {
         let mut s = FormatSettings::default();
-        for (k, v) in self.session_formats().await? {
+        // A session whose settings cannot be read (no access to system.settings) keeps the
+        // defaults; a broken connection shows up on the statement itself.
+        let session = match self.session_formats().await {
+            Ok(found) => found,
+            Err(_) => {
+                self.session_formats = Some(Vec::new());
+                Vec::new()
+            }
+        };
+        for (k, v) in session {
             // A value the server holds is one it accepted; one chn cannot read keeps the default.
             let _ = s.apply(&k, &v);
         }
