@@ -154,6 +154,8 @@ pub struct App {
     session_formats: Option<Vec<(String, String)>>,
     /// `--ignore-error`: a failing statement does not stop the ones after it.
     ignore_error: bool,
+    /// `--echo`: each statement is printed before its result.
+    echo: bool,
 }
 
 impl App {
@@ -716,6 +718,7 @@ async fn run(args: args::Args) -> i32 {
         connected_once: false,
         session_formats: None,
         ignore_error: cli.ignore_error,
+        echo: cli.echo,
     };
     if has_queries {
         let mut texts = Vec::new();
@@ -768,6 +771,14 @@ async fn run_text(app: &mut App, text: &str) -> Result<(), i32> {
     }
     let mut failed = None;
     for stmt in &stmts {
+        if app.echo {
+            let mut out = std::io::stdout();
+            if let Err(e) = out.write_all(format!("{}\n", stmt.sql).as_bytes()).and_then(|()| out.flush()) {
+                let f = Failure::from(e);
+                report(&f);
+                return Err(f.exit_code());
+            }
+        }
         if let Err(f) = app.run(stmt).await {
             report(&f);
             if !app.ignore_error || matches!(f, Failure::Cancelled | Failure::BrokenPipe) {

@@ -357,7 +357,9 @@ fn bare(ty: Option<&DataType>) -> Option<&DataType> {
 /// A JSON value as JSONEachRow writes it. `ty` is the column's type where
 /// known (named tuples become objects); numbers are quoted by the settings.
 pub fn write_json(out: &mut Vec<u8>, v: &Value, ty: Option<&DataType>, s: &FormatSettings) {
-    let ty = bare(ty);
+    // Nested and the geo types as the arrays and tuples they are made of.
+    let shape = bare(ty).map(DataType::wire_shape);
+    let ty = shape.as_deref();
     // A JSON column arrives as its JSON text (output_format_native_write_json_as_string): written as it is.
     if let (Some(DataType::Json(_)), Value::String(text)) = (ty, v) {
         out.extend_from_slice(text);

@@ -179,7 +179,8 @@ fn is_named_tuple(t: &DataType) -> bool {
 /// several lines, as the server's Pretty formats show it) or an array of
 /// them (`[{…},{…}]`); `false` for any other value.
 pub fn pretty_cell(out: &mut Vec<u8>, v: &Value, ty: &DataType, s: &FormatSettings) -> bool {
-    match (v, bare(ty)) {
+    let shape = bare(ty).wire_shape();
+    match (v, shape.as_ref()) {
         (Value::Tuple(items), t) if !items.is_empty() && is_named_tuple(t) => {
             pretty_in(out, v, t, 0, true, s);
             true

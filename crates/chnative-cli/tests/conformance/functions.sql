@@ -104,3 +104,43 @@ SELECT randConstant() = randConstant() AS a, toTypeName(rand()) AS b, length(gen
 SELECT sleep(0) AS a, toUInt8(currentDatabase() != '') AS b, version() != '' AS c;
 SELECT finalizeAggregation(arrayReduce('sumState', [1, 2, 3])) AS a, runningAccumulate(s) AS b FROM (SELECT sumState(number) AS s FROM numbers(3) GROUP BY number ORDER BY number) SETTINGS allow_deprecated_error_prone_window_functions = 1;
 SELECT transform(2, [1, 2], ['a', 'b'], 'z') AS a, hasToken('a b c', 'b') AS b, tokens('a b,c') AS c, convertCharset('abc', 'utf-8', 'latin1') AS d;
+-- more strings, search and encodings
+SELECT lpad('abc', 6, '*') AS a, rpad('abc', 6, '*') AS b, concat('x', NULL) AS c, substringIndex('a.b.c', '.', 2) AS d, reverseUTF8('añb') AS e;
+SELECT startsWithUTF8('añb', 'añ') AS a, endsWith('abc', 'bc') AS b, trimBoth('--x--', '-') AS c, firstLine('a\nb') AS d, upperUTF8('ñ') AS e;
+SELECT regexpExtract('abc123def', '([0-9]+)', 1) AS a, regexpQuoteMeta('a.b*c') AS b, countMatches('aaa', 'a') AS c, multiSearchAllPositions('hello', ['l', 'o']) AS d;
+SELECT base58Encode('hello') AS a, base32Encode('hi') AS b, hex(toFixedString('ab', 3)) AS c, unbin('0101') AS d, bitPositionsToArray(12) AS e;
+SELECT normalizeQuery('SELECT 1, \'a\'') AS c, normalizedQueryHash('SELECT 1') != 0 AS d;
+SELECT sparseGrams('abcdef') AS a, ngrams('abcd', 2) AS b, splitByNonAlpha('a1b,c') AS c, arrayStringConcat(['a', NULL, 'c']) AS d;
+SELECT format('{0}-{1}-{0}', 'a', 'b') AS a, printf('%05.2f|%s|%d', 3.14159, 'x', 42) AS b, concatAssumeInjective('a', 'b') AS c;
+-- more dates and times
+SELECT toDayOfWeek(d, 1) AS a, toWeek(d) AS b, toYearWeek(d) AS c, toLastDayOfWeek(d) AS e, toStartOfISOYear(d) AS f FROM (SELECT toDate('2024-12-30') AS d);
+SELECT toDateTime64('2024-01-02 03:04:05.123456', 6, 'UTC') + INTERVAL 1 MICROSECOND AS a, toStartOfMillisecond(toDateTime64('2024-01-02 03:04:05.123456', 6, 'UTC')) AS b;
+SELECT dateName('month', toDate('2024-03-01')) AS a, monthName(toDate('2024-03-01')) AS b, toMonthNumSinceEpoch(toDate('2024-03-01')) AS c, changeYear(toDate('2024-02-29'), 2023) AS d;
+SELECT formatDateTimeInJodaSyntax(toDateTime('2024-01-02 03:04:05', 'UTC'), 'yyyy-MM-dd HH:mm:ss') AS a, parseDateTimeInJodaSyntax('2024-01-02', 'yyyy-MM-dd', 'UTC') AS b;
+SELECT timeDiff(toDateTime('2024-01-01 00:00:00', 'UTC'), toDateTime('2024-01-02 00:00:00', 'UTC')) AS a, toIntervalDay(3) + toDate('2024-01-01') AS b, now() > toDateTime('2020-01-01 00:00:00') AS c;
+SELECT toDateTime('2024-03-31 01:59:59', 'Europe/London') + 1 AS a, toDateTime('2024-10-27 01:30:00', 'Europe/London') AS b, toDateTime('2024-06-01 12:00:00', 'Australia/Lord_Howe') AS c;
+SELECT toDate32('2299-12-31') + 1 AS a, toDate('2149-06-06') + 1 AS b, toDateTime64('2299-12-31 23:59:59', 0, 'UTC') AS c;
+-- more arrays and higher-order functions
+SELECT arrayEnumerateUniq([1, 1, 2]) AS a, arrayEnumerateDense([10, 20, 10]) AS b, arrayDifference([1, 4, 9]) AS c, arrayCumSumNonNegative([1, -3, 2]) AS d;
+SELECT arraySort((x, y) -> y, ['a', 'b', 'c'], [3, 1, 2]) AS a, arrayFill(x -> x > 0, [1, 0, 2, 0]) AS b, arrayReverseFill(x -> x > 0, [0, 1, 0, 2]) AS c;
+SELECT arrayAUCPR([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]) AS a, arrayLevenshteinDistance([1, 2], [1, 3]) AS b, arrayJaccardIndex([1, 2], [2, 3]) AS c, arraySymmetricDifference([1, 2], [2, 3]) AS d;
+SELECT [[[1]], [[2, 3]]] AS a, arrayZipUnaligned([1, 2], ['a']) AS b, [[NULL], []] AS c, [(NULL, 'x')] AS d;
+SELECT arrayMap((x, i) -> (i, x), ['a', 'b'], [1, 2]) AS a, arrayRandomSample([1], 1) AS b, arrayNormalizedGini([0.9, 0.3], [1, 0]) AS c;
+-- more maps, tuples, nested
+SELECT mapConcat(map('a', 1), map('b', 2)) AS a, mapExists((k, v) -> v = 2, map('a', 1, 'b', 2)) AS b, mapPartialSort((k, v) -> v, 1, map('a', 3, 'b', 1)) AS c, mapUpdate(map('a', 1), map('a', 2)) AS d;
+SELECT map('k', map('x', [1])) AS a, map(1, (2, 'q')) AS b, map('a', NULL)['b'] AS c, mapKeys(map()) AS d;
+SELECT tupleHammingDistance((1, 2), (1, 3)) AS a, tupleDivide((4, 6), (2, 3)) AS b, flattenTuple(CAST((1, (2, 3)) AS Tuple(a Int8, b Tuple(c Int8, d Int8)))) AS c;
+SELECT CAST([(1, 'a'), (2, 'b')] AS Nested(x UInt8, y String)) AS n;
+-- more conversions and number formatting
+SELECT toString(1e-7) AS a, toString(123456789.123) AS b, toString(toFloat32(0.1)) AS c, toString(-0.) AS d, toString(1e21) AS e, toString(toDecimal64(-0.5, 2)) AS f;
+SELECT toDecimal128(1, 30) / 3 AS a, toDecimal64(1, 2) * toDecimal64(1, 3) AS b, toDecimal32(9.99, 2) + 1 AS c, toDecimal256(-1, 40) AS d;
+SELECT toUInt256('1') - 2 AS a, toInt128(-1) * 3 AS b, intDiv(toUInt128(10), 3) AS c, toUInt64(-1) AS d, toInt8(200) AS e;
+SELECT reinterpretAsFloat64(reinterpretAsString(1.5)) AS a, toFloat32OrNull('1e39') AS b, toFloat64('inf') AS c, toFloat64('-nan') AS d, parseReadableSize('1.5 KiB') AS e;
+SELECT toIPv6('1.2.3.4') AS a, cutIPv6(toIPv6('2001:db8::1'), 8, 0) AS b, toIPv4('0.0.0.0') AS c, IPv6NumToString(toFixedString(unhex('20010db8000000000000000000000001'), 16)) AS d;
+SELECT generateUUIDv7() > toUUID('00000000-0000-0000-0000-000000000000') AS a, UUIDNumToString(toFixedString(unhex('61f0c4045cb311e7907ba6006ad3dba0'), 16)) AS b;
+SELECT CAST('b' AS Enum8('a' = 1, 'b' = 2)) = 'b' AS a, [CAST('a' AS Enum8('a' = 1, 'b' = 2))] AS b, toTypeName(CAST('a' AS Enum16('a' = 1))) AS c;
+-- aggregates with combinators
+SELECT sumArray([[1, 2], [3]][1]) AS a, groupArrayIf(number, number % 2 = 0) AS b, uniqExactIf(number, number > 2) AS c, sumOrNull(number) AS d FROM numbers(5);
+SELECT countDistinct(number % 3) AS a, groupConcat(toString(number), ',') AS b, groupArraySorted(2)(number) AS c, anyHeavy(number % 2) AS d FROM numbers(7);
+SELECT minMap([1, 2], [5, 3]) AS a, quantilesExact(0.25, 0.75)(number) AS b, entropy(number % 2) AS c, skewPop(number) AS d, kurtPop(number) AS e FROM numbers(10);
+SELECT argMaxState(number, number) IS NOT NULL AS a, sumDistinct(number % 3) AS b, avgWeighted(number, number) AS c, rankCorr(number, number * 2) AS d FROM numbers(10);

@@ -30,7 +30,7 @@ SELECT number, avg(number) OVER (ORDER BY number ROWS BETWEEN 1 PRECEDING AND 1 
 SELECT arrayJoin([1, 2, 3]) AS x, x * 10 AS y;
 SELECT x, y FROM (SELECT arrayJoin(['a', 'b']) AS x) ARRAY JOIN [1, 2] AS y ORDER BY x, y;
 SELECT a.number AS l, b.number AS r FROM numbers(3) AS a LEFT JOIN (SELECT number FROM numbers(2)) AS b ON a.number = b.number ORDER BY l;
-SELECT number FROM numbers(3) UNION ALL SELECT number + 10 FROM numbers(2) ORDER BY number;
+SELECT * FROM (SELECT number FROM numbers(3) UNION ALL SELECT number + 10 FROM numbers(2)) ORDER BY number;
 SELECT * FROM (SELECT 1 AS a, 'x' AS b) AS l CROSS JOIN (SELECT 2 AS c) AS r;
 SELECT number FROM numbers(20) ORDER BY number WITH FILL FROM 0 TO 5 LIMIT 5;
 SELECT toDate('2024-01-01') + number * 2 AS d FROM numbers(3) ORDER BY d WITH FILL STEP 1;

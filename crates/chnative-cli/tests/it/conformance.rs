@@ -15,9 +15,9 @@
 //! - The `{"progress":…}` lines of the WithProgress formats depend on when
 //!   the server sent its Progress packets; they are dropped (chn writes none).
 //!
-//! Each format runs the statements in one `chn --ignore-error --queries-file`
-//! process (a marker query between statements splits its output), so the run
-//! stays within seconds.
+//! Each format runs the statements in one `chn --ignore-error --echo
+//! --queries-file` process (the echoed statements, each with a marker
+//! comment, split its output), so the run stays within seconds.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -264,47 +264,44 @@ fn marker(i: usize) -> String {
     format!("chn-conformance-{i}")
 }
 
-/// The outputs of `chn` for each statement in one format and profile.
+/// The outputs of `chn` for each statement in one format and profile: one
+/// process runs them all (`--ignore-error`), `--echo` printing each
+/// statement, which starts with a marker comment, before its result.
 fn run_chn(stmts: &[&Stmt], format: &str, profile: &Profile) -> Vec<Option<Vec<u8>>> {
-    let mut text = String::new();
-    for (i, s) in stmts.iter().enumerate() {
-        let _ = write!(text, "SELECT '{}' FORMAT TSVRaw;\n{};\n", marker(i), s.sql);
+    let texts: Vec<String> = stmts.iter().enumerate().map(|(i, s)| format!("-- {}\n{}", marker(i), s.sql)).collect();
+    let mut file = String::new();
+    for t in &texts {
+        let _ = writeln!(file, "{t};");
     }
-    let _ = writeln!(text, "SELECT '{}' FORMAT TSVRaw;", marker(stmts.len()));
     let path =
         std::env::temp_dir().join(format!("chn-conformance-{}-{}-{format}.sql", std::process::id(), profile.name));
-    std::fs::write(&path, text).expect("write the queries file");
+    std::fs::write(&path, file).expect("write the queries file");
     let mut c = chn_command();
-    c.args(["--ignore-error", "--format", format, "--queries-file"]).arg(&path);
+    c.args(["--ignore-error", "--echo", "--format", format, "--queries-file"]).arg(&path);
     for (k, v) in profile.settings {
         c.arg(format!("--{k}={v}"));
     }
     let out = c.stdin(Stdio::null()).stderr(Stdio::null()).output().expect("run chn");
     let _ = std::fs::remove_file(&path);
     let stdout = out.stdout;
-    // Cut at the markers: `marker\n` (or `\r\n`) before each statement's output.
-    let mut starts = Vec::new();
+    // Each statement's output runs from the end of its echo to the start of the next echo.
+    let mut bounds = Vec::new();
     let mut from = 0;
-    for i in 0..=stmts.len() {
-        let m = marker(i);
-        let at = find(&stdout[from..], m.as_bytes()).map(|p| from + p);
-        match at {
+    for t in &texts {
+        let echo = format!("{t}\n");
+        match find(&stdout[from..], echo.as_bytes()) {
             Some(p) => {
-                let mut end = p + m.len();
-                if stdout.get(end) == Some(&b'\r') {
-                    end += 1;
-                }
-                end += 1;
-                starts.push(Some((p, end)));
-                from = end.min(stdout.len());
+                bounds.push(Some((from + p, from + p + echo.len())));
+                from += p + echo.len();
             }
-            None => starts.push(None),
+            None => bounds.push(None),
         }
     }
     (0..stmts.len())
-        .map(|i| match (starts[i], starts[i + 1]) {
-            (Some((_, body)), Some((next, _))) if body <= next => Some(stdout[body..next].to_vec()),
-            _ => None,
+        .map(|i| {
+            let (_, body) = bounds[i]?;
+            let end = bounds[i + 1..].iter().flatten().next().map_or(stdout.len(), |(start, _)| *start);
+            (body <= end).then(|| stdout[body..end].to_vec())
         })
         .collect()
 }
