@@ -70,6 +70,13 @@ pub struct Cli {
     /// Vertical output (same as --format Vertical).
     #[arg(long = "vertical", short = 'E')]
     pub vertical: bool,
+    /// Print each statement (and a line end) on standard output before its result.
+    #[arg(long)]
+    pub echo: bool,
+    /// Run every statement even when some fail (the exit code is then that of
+    /// the last failure).
+    #[arg(long)]
+    pub ignore_error: bool,
     /// Print each query's elapsed time (seconds) to stderr.
     #[arg(long, short = 't')]
     pub time: bool,

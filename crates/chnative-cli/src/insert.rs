@@ -31,8 +31,14 @@ pub enum InFormat {
     Csv,
     /// CSVWithNames: the first line names the columns.
     CsvWithNames,
-    /// JSONEachRow: one JSON object per line.
+    /// JSONEachRow: JSON objects (one or several a line).
     JsonEachRow,
+    /// JSONStringsEachRow: JSON objects whose values are strings holding the
+    /// values' text.
+    JsonStringsEachRow,
+    /// Any other format: the data goes to the server as it is, after the
+    /// statement, and the server parses it (see [`InsertStatement::head`]).
+    Server,
 }
 
 impl InFormat {
@@ -43,6 +49,7 @@ impl InFormat {
             "csv" => InFormat::Csv,
             "csvwithnames" => InFormat::CsvWithNames,
             "jsoneachrow" | "jsonlines" | "ndjson" => InFormat::JsonEachRow,
+            "jsonstringseachrow" => InFormat::JsonStringsEachRow,
             _ => return None,
         })
     }
@@ -61,6 +68,9 @@ pub struct InsertStatement {
     pub format: InFormat,
     /// Data written after the format name (else it comes from stdin).
     pub inline: Option<String>,
+    /// The statement up to and including the format name (what the server
+    /// gets before the data of a [`InFormat::Server`] format).
+    pub head: String,
 }
 
 fn unquote(w: &str) -> String {
@@ -139,12 +149,9 @@ pub fn parse_statement(sql: &str) -> Result<Option<InsertStatement>, String> {
         return Err("INSERT … FORMAT needs a format name".into());
     };
     let fname = &sql[name.start..name.end];
-    let format = InFormat::parse(fname).ok_or_else(|| {
-        format!(
-            "INSERT … FORMAT {fname}: chn reads CSV, CSVWithNames, TSV (TabSeparated), TSVWithNames and \
-             JSONEachRow from standard input"
-        )
-    })?;
+    // A format chn does not read: the server parses the data.
+    let format = InFormat::parse(fname).unwrap_or(InFormat::Server);
+    let head = sql[..name.end].to_string();
     let rest = &sql[name.end..];
     let rest = rest.trim_start_matches([' ', '\t', '\r']);
     let rest = rest.strip_prefix('\n').unwrap_or(rest);
@@ -155,7 +162,7 @@ pub fn parse_statement(sql: &str) -> Result<Option<InsertStatement>, String> {
         }
         d
     });
-    Ok(Some(InsertStatement { table, columns, settings, format, inline }))
+    Ok(Some(InsertStatement { table, columns, settings, format, inline, head }))
 }
 
 /// One field as read from the input, before its column's type is applied.
@@ -185,6 +192,8 @@ pub enum Json {
     Number(String),
     /// A string's bytes.
     Str(Vec<u8>),
+    /// A JSONStringsEachRow string: the text of a value of the column's type.
+    Text(Vec<u8>),
     /// An array.
     Array(Vec<Json>),
     /// An object, keys in order.
@@ -220,12 +229,14 @@ pub struct RowReader<R: BufRead> {
     /// Lines read so far.
     line: u64,
     buf: Vec<u8>,
+    /// Rows already parsed from the current line (several JSON objects on one line).
+    pending: std::collections::VecDeque<(u64, Row)>,
 }
 
 impl<R: BufRead> RowReader<R> {
     /// A reader of `format` rows.
     pub fn new(input: R, format: InFormat, delimiter: u8) -> Self {
-        RowReader { input, format, delimiter, line: 0, buf: Vec::new() }
+        RowReader { input, format, delimiter, line: 0, buf: Vec::new(), pending: Default::default() }
     }
 
     fn read_line(&mut self) -> std::io::Result<bool> {
@@ -251,6 +262,9 @@ impl<R: BufRead> RowReader<R> {
     /// The next row's fields (by position, or by name for JSON) and the line
     /// it starts on; `None` at the end.
     fn next_row(&mut self) -> Result<Option<(u64, Row)>, InputError> {
+        if let Some(r) = self.pending.pop_front() {
+            return Ok(Some(r));
+        }
         loop {
             let read = self.read_line().map_err(|e| self.err(self.line + 1, format!("reading the input: {e}")))?;
             if !read {
@@ -258,6 +272,7 @@ impl<R: BufRead> RowReader<R> {
             }
             let line = self.line;
             match self.format {
+                InFormat::Server => return Err(self.err(line, "chn does not read this format (the server does)")),
                 InFormat::Tsv | InFormat::TsvWithNames => {
                     if self.buf.is_empty() && self.peek_eof() {
                         return Ok(None);
@@ -271,18 +286,34 @@ impl<R: BufRead> RowReader<R> {
                     let fields = self.csv_fields(line)?;
                     return Ok(Some((line, Row::Positional(fields))));
                 }
-                InFormat::JsonEachRow => {
-                    let text = self.buf.trim_ascii();
-                    if text.is_empty() || text == b"[" || text == b"]" {
-                        continue;
+                InFormat::JsonEachRow | InFormat::JsonStringsEachRow => {
+                    // One or several objects (the server reads `{…} {…}` and `{…},{…}` on a line), or
+                    // the `[` and `]` of an array of them.
+                    let strings = self.format == InFormat::JsonStringsEachRow;
+                    let mut p = JsonParser { s: &self.buf, i: 0 };
+                    loop {
+                        p.ws();
+                        while p.i < p.s.len() && matches!(p.s[p.i], b',' | b'[' | b']') {
+                            p.i += 1;
+                            p.ws();
+                        }
+                        if p.i == p.s.len() {
+                            break;
+                        }
+                        let v = p.value().map_err(|m| self.err(line, m))?;
+                        let Json::Object(pairs) = v else {
+                            return Err(self.err(line, "a JSONEachRow row must be a JSON object"));
+                        };
+                        let pairs = if strings {
+                            pairs.into_iter().map(|(k, v)| (k, strings_value(v))).collect()
+                        } else {
+                            pairs
+                        };
+                        self.pending.push_back((line, Row::Named(pairs)));
                     }
-                    let text = text.strip_suffix(b",").unwrap_or(text);
-                    let mut p = JsonParser { s: text, i: 0 };
-                    let v = p.value().and_then(|v| p.end().map(|()| v)).map_err(|m| self.err(line, m))?;
-                    let Json::Object(pairs) = v else {
-                        return Err(self.err(line, "a JSONEachRow row must be a JSON object"));
-                    };
-                    return Ok(Some((line, Row::Named(pairs))));
+                    if let Some(r) = self.pending.pop_front() {
+                        return Ok(Some(r));
+                    }
                 }
             }
         }
@@ -355,7 +386,10 @@ impl<R: BufRead> RowReader<R> {
                 }
             } else {
                 let end = self.buf[i..].iter().position(|&c| c == d).map_or(self.buf.len(), |p| i + p);
-                let raw = &self.buf[i..end];
+                // Spaces and tabs around an unquoted field are not part of it
+                // (the server's input_format_csv_trim_whitespaces = 1).
+                let raw = self.buf[i..end].trim_ascii_start();
+                let raw = &raw[..raw.len() - raw.iter().rev().take_while(|c| matches!(c, b' ' | b'\t')).count()];
                 fields.push(match raw {
                     b"" => Field::Default,
                     b"\\N" => Field::Null,
@@ -417,6 +451,17 @@ enum Row {
 }
 
 /// Minimal JSON reader (RFC 8259) for JSONEachRow rows.
+/// Parses one JSON value (the whole text).
+pub fn parse_json(text: &[u8]) -> Result<Json, String> {
+    let mut p = JsonParser { s: text, i: 0 };
+    let v = p.value()?;
+    p.ws();
+    if p.i != p.s.len() {
+        return Err("text after the JSON value".into());
+    }
+    Ok(v)
+}
+
 struct JsonParser<'a> {
     s: &'a [u8],
     i: usize,
@@ -426,15 +471,6 @@ impl JsonParser<'_> {
     fn ws(&mut self) {
         while self.i < self.s.len() && matches!(self.s[self.i], b' ' | b'\t' | b'\n' | b'\r') {
             self.i += 1;
-        }
-    }
-
-    fn end(&mut self) -> Result<(), String> {
-        self.ws();
-        if self.i == self.s.len() {
-            Ok(())
-        } else {
-            Err(format!("unexpected `{}` after the JSON object", String::from_utf8_lossy(&self.s[self.i..])))
         }
     }
 
@@ -561,12 +597,59 @@ impl JsonParser<'_> {
 
 /// A JSON value as a value of `ty`, as the server's JSONEachRow reads it
 /// (numbers in quotes, numbers into String columns, true/false as 1/0).
+/// A JSONStringsEachRow value: a string is the text of the value (read as
+/// CSV text would be), null is NULL.
+fn strings_value(v: Json) -> Json {
+    match v {
+        Json::Str(s) => Json::Text(s),
+        v => v,
+    }
+}
+
+/// A JSON value as JSON text (a JSON column's input: the server parses it).
+fn json_text(out: &mut Vec<u8>, j: &Json) {
+    match j {
+        Json::Null => out.extend_from_slice(b"null"),
+        Json::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Json::Number(n) => out.extend_from_slice(n.as_bytes()),
+        Json::Str(s) | Json::Text(s) => crate::render::write_json_string(out, s, false),
+        Json::Array(items) => {
+            out.push(b'[');
+            for (k, i) in items.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                json_text(out, i);
+            }
+            out.push(b']');
+        }
+        Json::Object(pairs) => {
+            out.push(b'{');
+            for (k, (key, v)) in pairs.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                crate::render::write_json_string(out, key, false);
+                out.push(b':');
+                json_text(out, v);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
 fn json_value(ty: &DataType, j: &Json, tz: &Arc<str>) -> Result<Value, String> {
     let plain = match ty {
         DataType::LowCardinality(t) | DataType::SimpleAggregateFunction(_, t) => return json_value(t, j, tz),
         t => t,
     };
     match (plain, j) {
+        (_, Json::Text(s)) => parse_text(plain, s, tz),
+        (DataType::Json(_), j) => {
+            let mut text = Vec::new();
+            json_text(&mut text, j);
+            Ok(Value::String(text))
+        }
         (DataType::Nullable(_), Json::Null) => Ok(Value::Null),
         (_, Json::Null) => Ok(default_value(plain, tz)),
         (DataType::Nullable(t), j) => json_value(t, j, tz),
@@ -809,7 +892,12 @@ mod tests {
         assert_eq!(parse_statement("INSERT INTO t VALUES (1)").unwrap(), None);
         assert_eq!(parse_statement("INSERT INTO t SELECT 1 FORMAT CSV").unwrap(), None);
         assert_eq!(parse_statement("SELECT 1").unwrap(), None);
-        assert!(parse_statement("INSERT INTO t FORMAT Parquet").is_err());
+        // A format chn does not read goes to the server with its data.
+        let s = parse_statement("INSERT INTO t FORMAT Values (1)").unwrap().unwrap();
+        assert_eq!(
+            (s.format, s.head.as_str(), s.inline.as_deref()),
+            (InFormat::Server, "INSERT INTO t FORMAT Values", Some("(1)\n"))
+        );
     }
 
     fn rows(format: InFormat, text: &str) -> Result<Vec<Vec<String>>, String> {

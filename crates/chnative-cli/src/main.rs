@@ -3,6 +3,7 @@
 
 mod args;
 mod connect;
+mod format;
 mod insert;
 mod interactive;
 mod output;
@@ -148,6 +149,13 @@ pub struct App {
     stdin_is_data: bool,
     signals: Arc<Mutex<SignalState>>,
     connected_once: bool,
+    /// The output-format settings changed in the server's session (profile,
+    /// `SET`), read once per connection and again after each `SET`.
+    session_formats: Option<Vec<(String, String)>>,
+    /// `--ignore-error`: a failing statement does not stop the ones after it.
+    ignore_error: bool,
+    /// `--echo`: each statement is printed before its result.
+    echo: bool,
 }
 
 impl App {
@@ -161,6 +169,7 @@ impl App {
             }
             self.connected_once = true;
             self.conn = Some(c);
+            self.session_formats = None;
         }
         Ok(self.conn.as_mut().expect("connected above"))
     }
@@ -173,11 +182,80 @@ impl App {
         }
     }
 
+    /// The format settings changed in the server's session (its profile and
+    /// `SET`s), as `system.settings` shows them.
+    async fn session_formats(&mut self) -> Result<Vec<(String, String)>, Failure> {
+        if let Some(s) = &self.session_formats {
+            return Ok(s.clone());
+        }
+        let list = format::settings::NAMES.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+        let sql = format!("SELECT name, value FROM system.settings WHERE changed AND name IN ({list})");
+        let conn = self.conn().await?;
+        let mut found = Vec::new();
+        let mut stream = conn.fetch_blocks(sql).await?;
+        while let Some(block) = stream.next().await? {
+            let cols = block.columns();
+            if cols.len() != 2 {
+                continue;
+            }
+            let (names, values) = (
+                cols[0].view().as_strings().map_err(chnative::Error::from)?,
+                cols[1].view().as_strings().map_err(chnative::Error::from)?,
+            );
+            for i in 0..block.rows() {
+                found.push((
+                    String::from_utf8_lossy(names.bytes(i)).into_owned(),
+                    String::from_utf8_lossy(values.bytes(i)).into_owned(),
+                ));
+            }
+        }
+        drop(stream);
+        self.session_formats = Some(found.clone());
+        Ok(found)
+    }
+
+    /// The format settings of a statement: the server's session, then the
+    /// command line, then the statement's own `SETTINGS`.
+    async fn format_settings(&mut self, sql: &str) -> Result<FormatSettings, Failure> {
+        let mut s = FormatSettings::default();
+        // A session whose settings cannot be read (no access to system.settings) keeps the
+        // defaults; a broken connection shows up on the statement itself.
+        let session = match self.session_formats().await {
+            Ok(found) => found,
+            Err(_) => {
+                self.session_formats = Some(Vec::new());
+                Vec::new()
+            }
+        };
+        for (k, v) in session {
+            // A value the server holds is one it accepted; one chn cannot read keeps the default.
+            let _ = s.apply(&k, &v);
+        }
+        for (k, v) in &self.settings {
+            s.apply(k, v).map_err(Failure::Usage)?;
+        }
+        for (k, v) in format::settings::of_query(sql) {
+            s.apply(&k, &v).map_err(Failure::Usage)?;
+        }
+        Ok(s)
+    }
+
     /// Runs one statement and writes its result.
     async fn run(&mut self, stmt: &Statement) -> Result<(), Failure> {
         if let Some(ins) = insert::parse_statement(&stmt.sql).map_err(Failure::Usage)? {
             return self.insert(ins).await;
         }
+        if format::settings::is_set(&stmt.sql) {
+            // The session's settings change: read them again before the next result.
+            self.session_formats = None;
+            return self.run_query(stmt).await.inspect(|()| self.session_formats = None);
+        }
+        self.run_query(stmt).await
+    }
+
+    /// Runs a statement that is not an INSERT with data and writes its result.
+    async fn run_query(&mut self, stmt: &Statement) -> Result<(), Failure> {
+        let settings = self.format_settings(&stmt.sql).await?;
         let format = match query_format(&stmt.sql) {
             Some(name) => Format::parse(&name).ok_or_else(|| {
                 Failure::Usage(format!("format {name} is not one chn writes; it writes {}", Format::NAMES))
@@ -193,7 +271,6 @@ impl App {
         for (k, v) in &self.params {
             q = q.bind(k.clone(), RawParam(v.clone()));
         }
-        let settings = self.format_settings.clone();
         let interactive = self.interactive;
         let time = self.time;
         let signals = self.signals.clone();
@@ -214,7 +291,9 @@ impl App {
         for (k, v) in user_settings {
             q = q.setting(k, v);
         }
-        let tz = info.timezone;
+        // The zone the server renders DateTime columns without their own in:
+        // session_timezone when set (session, command line or the query's SETTINGS).
+        let tz = settings.ext.session_timezone.clone().unwrap_or(info.timezone);
         let width = if std::io::stdout().is_terminal() {
             console::Term::stdout().size_checked().map(|(_, w)| usize::from(w))
         } else {
@@ -271,8 +350,28 @@ impl App {
         if let Ok(mut s) = signals.lock() {
             s.running = None;
         }
+        if result.is_ok() {
+            if let Some(t) = stream.totals() {
+                if let Err(e) = out.totals(t) {
+                    result = Err(e.into());
+                }
+            }
+            if let Some(x) = stream.extremes() {
+                if let Err(e) = out.extremes(x) {
+                    result = Err(e.into());
+                }
+            }
+        }
         if result.is_ok() || matches!(result, Err(Failure::Cancelled)) {
-            if let Err(e) = out.finish(stream.header()) {
+            let progress = stream.progress();
+            let trailer = format::Trailer {
+                rows_before_limit: stream.profile_info().filter(|p| p.applied_limit).map(|p| p.rows_before_limit),
+                elapsed: tracker.elapsed().as_secs_f64(),
+                rows_read: progress.read_rows,
+                bytes_read: progress.read_bytes,
+                ..Default::default()
+            };
+            if let Err(e) = out.finish(stream.header(), trailer) {
                 result = Err(e.into());
             }
         }
@@ -325,6 +424,9 @@ impl App {
                 ))
             }
         };
+        if ins.format == insert::InFormat::Server {
+            return self.insert_raw(ins, data).await;
+        }
         let tracker = Tracker::start(self.show_progress);
         tracker.note("Inserting: reading the table's columns");
         let time = self.time;
@@ -390,6 +492,43 @@ impl App {
             eprintln!("Ok. {rows} rows inserted. Elapsed: {:.3} sec.", tracker.elapsed().as_secs_f64());
         }
         if time && !self.interactive {
+            eprintln!("{:.3}", tracker.elapsed().as_secs_f64());
+        }
+        Ok(())
+    }
+}
+
+impl App {
+    /// `INSERT … FORMAT X` in a format chn does not read itself (Values,
+    /// Parquet, …): the statement and the data, read whole, go to the server
+    /// as one query text, and the server parses the data (its errors name
+    /// the row). Memory holds the whole input.
+    async fn insert_raw(
+        &mut self,
+        ins: insert::InsertStatement,
+        mut data: Box<dyn std::io::BufRead>,
+    ) -> Result<(), Failure> {
+        let mut bytes = Vec::new();
+        data.read_to_end(&mut bytes).map_err(|e| Failure::Usage(format!("reading the INSERT's data: {e}")))?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            Failure::Usage(format!(
+                "INSERT … FORMAT: chn sends data it does not parse itself as the query's text, which must be \
+                 UTF-8; this input is not (convert it, or insert it over HTTP): {}",
+                ins.head
+            ))
+        })?;
+        let tracker = Tracker::start(self.show_progress);
+        let mut q = Query::new(format!("{}\n{text}", ins.head));
+        for (k, v) in &self.settings {
+            q = q.setting(k.clone(), v.clone());
+        }
+        let result = async { self.conn().await?.execute(q).await.map_err(Failure::from) }.await;
+        tracker.finish();
+        result?;
+        if self.interactive {
+            eprintln!("Ok. Elapsed: {:.3} sec.", tracker.elapsed().as_secs_f64());
+        }
+        if self.time && !self.interactive {
             eprintln!("{:.3}", tracker.elapsed().as_secs_f64());
         }
         Ok(())
@@ -583,6 +722,9 @@ async fn run(args: args::Args) -> i32 {
         stdin_is_data: has_queries && !stdin_terminal,
         signals,
         connected_once: false,
+        session_formats: None,
+        ignore_error: cli.ignore_error,
+        echo: cli.echo,
     };
     if has_queries {
         let mut texts = Vec::new();
@@ -633,13 +775,25 @@ async fn run_text(app: &mut App, text: &str) -> Result<(), i32> {
     if !split::is_blank(rest) {
         stmts.push(Statement { sql: rest.trim().to_string(), vertical: false });
     }
+    let mut failed = None;
     for stmt in &stmts {
+        if app.echo {
+            let mut out = std::io::stdout();
+            if let Err(e) = out.write_all(format!("{}\n", stmt.sql).as_bytes()).and_then(|()| out.flush()) {
+                let f = Failure::from(e);
+                report(&f);
+                return Err(f.exit_code());
+            }
+        }
         if let Err(f) = app.run(stmt).await {
             report(&f);
-            return Err(f.exit_code());
+            if !app.ignore_error || matches!(f, Failure::Cancelled | Failure::BrokenPipe) {
+                return Err(f.exit_code());
+            }
+            failed = Some(f.exit_code());
         }
     }
-    Ok(())
+    failed.map_or(Ok(()), Err)
 }
 
 /// Prints a failure on stderr (a closed output is not worth a message).

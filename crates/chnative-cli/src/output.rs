@@ -1,19 +1,15 @@
-//! Output formats: each block is written as it arrives (Pretty holds up to
-//! [`PRETTY_MAX_ROWS`] rows to size its columns, then prints them).
+//! Output formats: each block is written as it arrives (Pretty holds the rows
+//! it shows, at most `output_format_pretty_max_rows`, to size its columns).
 
-use std::cell::RefCell;
 use std::io::Write;
-use std::sync::Arc;
 
 use chnative::proto::StrView;
 use chnative::row::{ReadContext, Reader};
 use chnative::{Block, DataType, Value};
 use unicode_width::UnicodeWidthStr;
 
+use crate::format::{self, Header, Trailer};
 use crate::render::{self, FormatSettings};
-
-/// Rows a Pretty table holds before it is printed (the next rows start a new table).
-pub const PRETTY_MAX_ROWS: usize = 10_000;
 /// The output buffer is written out when it holds this much.
 const FLUSH_AT: usize = 1 << 20;
 
@@ -26,6 +22,8 @@ pub enum Format {
     TsvWithNames,
     /// TabSeparatedWithNamesAndTypes.
     TsvWithNamesAndTypes,
+    /// TabSeparatedRaw: strings as they are.
+    TsvRaw,
     /// CSV.
     Csv,
     /// CSVWithNames.
@@ -38,6 +36,12 @@ pub enum Format {
     Pretty,
     /// PrettyCompact.
     PrettyCompact,
+    /// PrettyNoEscapes: Pretty without colours.
+    PrettyNoEscapes,
+    /// PrettyCompactNoEscapes.
+    PrettyCompactNoEscapes,
+    /// A format written from dynamic values by `format::writer` (its name as the server spells it).
+    Values(&'static str),
     /// Null: nothing is written.
     Null,
 }
@@ -55,15 +59,56 @@ impl Format {
             "vertical" => Format::Vertical,
             "pretty" => Format::Pretty,
             "prettycompact" => Format::PrettyCompact,
+            "prettynoescapes" => Format::PrettyNoEscapes,
+            "prettycompactnoescapes" => Format::PrettyCompactNoEscapes,
+            "tsvraw" | "tabseparatedraw" | "raw" => Format::TsvRaw,
             "null" => Format::Null,
-            _ => return None,
+            lower => {
+                let name = WRITERS.iter().find(|w| w.to_ascii_lowercase() == lower)?;
+                Format::Values(name)
+            }
         })
     }
 
     /// The names `--format` takes.
-    pub const NAMES: &'static str = "TSV (TabSeparated), TSVWithNames, TSVWithNamesAndTypes, CSV, CSVWithNames, \
-                                     JSONEachRow, Vertical, Pretty, PrettyCompact, Null";
+    pub const NAMES: &'static str = "TSV (TabSeparated), TSVWithNames, TSVWithNamesAndTypes, TSVRaw, CSV, \
+                                     CSVWithNames, JSON, JSONCompact, JSONStrings, JSONCompactStrings, JSONEachRow, \
+                                     JSONStringsEachRow, JSONCompactEachRow, JSONCompactStringsEachRow, \
+                                     JSONCompactEachRowWithNames, JSONEachRowWithProgress, \
+                                     JSONStringsEachRowWithProgress, Vertical, Pretty, PrettyCompact, \
+                                     PrettyNoEscapes, PrettyCompactNoEscapes, Markdown, Values, XML, TSKV, \
+                                     ODBCDriver2, Null";
+
+    fn is_pretty(self) -> bool {
+        matches!(
+            self,
+            Format::Pretty | Format::PrettyCompact | Format::PrettyNoEscapes | Format::PrettyCompactNoEscapes
+        )
+    }
+
+    fn is_tsv(self) -> bool {
+        matches!(self, Format::Tsv | Format::TsvWithNames | Format::TsvWithNamesAndTypes | Format::TsvRaw)
+    }
 }
+
+/// The formats written by `format::writer`, as the server spells them.
+const WRITERS: &[&str] = &[
+    "JSON",
+    "JSONStrings",
+    "JSONCompact",
+    "JSONCompactStrings",
+    "JSONStringsEachRow",
+    "JSONStringsEachRowWithProgress",
+    "JSONEachRowWithProgress",
+    "JSONCompactEachRow",
+    "JSONCompactStringsEachRow",
+    "JSONCompactEachRowWithNames",
+    "Markdown",
+    "Values",
+    "XML",
+    "TSKV",
+    "ODBCDriver2",
+];
 
 /// One column of a block, resolved once: the common types read straight from
 /// the column, the others through the library's dynamic [`Value`].
@@ -77,8 +122,6 @@ enum Col<'a> {
     I32(&'a [i32]),
     I64(&'a [i64]),
     Str(StrView<'a>),
-    /// A DateTime: Unix seconds, the zone's name, whether it is UTC, and the last day's text.
-    DateTime(&'a [u32], Arc<str>, bool, RefCell<render::DateTimeText>),
     Any(Reader<'a, Value>),
 }
 
@@ -95,11 +138,6 @@ impl<'a> Col<'a> {
             DataType::Int32 => Col::I32(view.values()?),
             DataType::Int64 => Col::I64(view.values()?),
             DataType::String => Col::Str(view.as_strings()?),
-            DataType::DateTime(tz) => {
-                let zone = tz.as_deref().unwrap_or(&ctx.server_timezone);
-                let utc = chnative::proto::convert::zone::is_utc(zone);
-                Col::DateTime(view.values()?, Arc::from(zone), utc, RefCell::default())
-            }
             _ => Col::Any(Reader::new(&view, ctx)?),
         })
     }
@@ -143,31 +181,8 @@ impl<'a> Col<'a> {
                 }
                 Value::String(s.bytes(i).to_vec())
             }
-            Col::DateTime(v, tz, _, _) => Value::DateTime { secs: *v.get(i).ok_or_else(oob)?, tz: tz.clone() },
             Col::Any(r) => r.get(i)?,
         })
-    }
-
-    /// Appends a DateTime cell's text (`quote`: in double quotes) and says so, or
-    /// `false` for the other kinds. Row `i` must be in the block.
-    #[inline]
-    fn datetime(&self, i: usize, out: &mut Vec<u8>, quote: bool) -> chnative::Result<bool> {
-        let Col::DateTime(v, zone, utc, text) = self else { return Ok(false) };
-        let secs = i64::from(*v.get(i).ok_or_else(|| bad_row(i))?);
-        // The server's wall-clock time, or (a zone without a known offset) the UTC time marked
-        // ` UTC`, as the value's `Display` writes it.
-        let local = if *utc { Some(secs) } else { chnative::proto::convert::zone::local_seconds(zone, secs) };
-        if quote {
-            out.push(b'"');
-        }
-        text.borrow_mut().write(out, local.unwrap_or(secs));
-        if local.is_none() {
-            out.extend_from_slice(b" UTC");
-        }
-        if quote {
-            out.push(b'"');
-        }
-        Ok(true)
     }
 
     fn str_bytes(&self, i: usize) -> Option<&'a [u8]> {
@@ -199,13 +214,33 @@ pub struct Output<W: Write> {
     pretty: Option<Pretty>,
     /// The terminal's width, for Pretty (`None`: not a terminal, no limit).
     width: Option<usize>,
+    /// The writer of a format rendered from dynamic values, and the result's columns.
+    writer: Option<(Box<dyn format::Writer>, Header)>,
+    /// The WITH TOTALS row and the extremes, written at the end.
+    totals: Option<Vec<Value>>,
+    extremes: Option<(Vec<Value>, Vec<Value>)>,
+    /// Pretty and Vertical use colours (`output_format_pretty_color`).
+    color: bool,
 }
 
 impl<W: Write> Output<W> {
     /// An output in `format` writing to `out`; `server_tz` is the zone of
     /// DateTime columns that name none.
     pub fn new(format: Format, settings: FormatSettings, server_tz: &str, out: W, width: Option<usize>) -> Self {
+        let color = settings.ext.pretty_color.unwrap_or(width.is_some())
+            && matches!(format, Format::Pretty | Format::PrettyCompact | Format::Vertical);
+        // JSONEachRow as one array is written from values.
+        let format = match format {
+            Format::JsonEachRow if settings.ext.json_array_of_rows => Format::Values("JSONEachRowArray"),
+            f => f,
+        };
+        let mut settings = settings;
+        settings.ext.color = color;
         Output {
+            writer: None,
+            totals: None,
+            extremes: None,
+            color,
             format,
             settings,
             ctx: ReadContext { server_timezone: server_tz.to_string() },
@@ -230,12 +265,23 @@ impl<W: Write> Output<W> {
         }
         self.started = true;
         let names = || header.columns().iter().map(|c| c.name().as_bytes());
+        let (tsv_crlf, csv_crlf) = (self.settings.ext.tsv_crlf, self.settings.ext.csv_crlf);
         match self.format {
+            Format::Values(name) => {
+                let mut w = if name == "JSONEachRowArray" {
+                    Box::new(format::json::EachRow::values(false))
+                } else {
+                    format::writer(name).expect("Format::parse knows the name")
+                };
+                let h = Header::of(header);
+                w.begin(&mut self.buf, &h, &self.settings);
+                self.writer = Some((w, h));
+            }
             Format::TsvWithNames | Format::TsvWithNamesAndTypes => {
-                self.line(names(), render::write_escaped, b'\t');
+                self.line(names(), render::write_escaped, b'\t', tsv_crlf);
                 if self.format == Format::TsvWithNamesAndTypes {
                     let types: Vec<&[u8]> = header.columns().iter().map(|c| c.type_name().as_bytes()).collect();
-                    self.line(types.into_iter(), render::write_escaped, b'\t');
+                    self.line(types.into_iter(), render::write_escaped, b'\t', tsv_crlf);
                 }
             }
             Format::CsvWithNames => {
@@ -245,24 +291,185 @@ impl<W: Write> Output<W> {
                     flatten_tuple_names(c.name(), c.data_type(), &mut flat);
                 }
                 let d = self.settings.csv_delimiter;
-                self.line(flat.iter().map(|n| n.as_bytes()), render::write_csv_string, d);
+                self.line(flat.iter().map(|n| n.as_bytes()), render::write_csv_string, d, csv_crlf);
             }
-            Format::Pretty | Format::PrettyCompact => {
-                self.pretty = Some(Pretty::new(header, self.format == Format::PrettyCompact));
+            f if f.is_pretty() => {
+                let compact = matches!(f, Format::PrettyCompact | Format::PrettyCompactNoEscapes);
+                self.pretty = Some(Pretty::new(header, compact, &self.settings));
             }
             _ => {}
         }
         self.flush_if_full()
     }
 
-    fn line<'n>(&mut self, items: impl Iterator<Item = &'n [u8]>, f: impl Fn(&mut Vec<u8>, &[u8]), sep: u8) {
+    fn line<'n>(
+        &mut self,
+        items: impl Iterator<Item = &'n [u8]>,
+        f: impl Fn(&mut Vec<u8>, &[u8]),
+        sep: u8,
+        crlf: bool,
+    ) {
         for (k, item) in items.enumerate() {
             if k > 0 {
                 self.buf.push(sep);
             }
             f(&mut self.buf, item);
         }
+        if crlf {
+            self.buf.push(b'\r');
+        }
         self.buf.push(b'\n');
+    }
+
+    /// The rows of a block as dynamic values (totals, extremes).
+    fn value_rows(&self, block: &Block) -> chnative::Result<Vec<Vec<Value>>> {
+        let cols: Vec<Col<'_>> = block.columns().iter().map(|c| Col::new(c, &self.ctx)).collect::<Result<_, _>>()?;
+        (0..block.rows()).map(|i| cols.iter().map(|c| c.value(i)).collect()).collect()
+    }
+
+    /// Keeps the WITH TOTALS row, written at the end.
+    pub fn totals(&mut self, block: &Block) -> chnative::Result<()> {
+        self.totals = self.value_rows(block)?.into_iter().next();
+        Ok(())
+    }
+
+    /// Keeps the extremes (a min row and a max row), written at the end.
+    pub fn extremes(&mut self, block: &Block) -> chnative::Result<()> {
+        let mut rows = self.value_rows(block)?.into_iter();
+        if let (Some(min), Some(max)) = (rows.next(), rows.next()) {
+            self.extremes = Some((min, max));
+        }
+        Ok(())
+    }
+
+    /// A row of values in TSV, TSVRaw or CSV (totals, extremes).
+    fn text_row(&mut self, row: &[Value]) {
+        let s = &self.settings;
+        for (k, v) in row.iter().enumerate() {
+            let v = format::adjust(v.clone(), &s.ext);
+            match self.format {
+                Format::Csv | Format::CsvWithNames => {
+                    if k > 0 {
+                        self.buf.push(s.csv_delimiter);
+                    }
+                    format::csv_field(&mut self.buf, &v, s);
+                }
+                f => {
+                    if k > 0 {
+                        self.buf.push(b'\t');
+                    }
+                    if f == Format::TsvRaw {
+                        format::tsv_raw_field(&mut self.buf, &v, s);
+                    } else {
+                        format::tsv_field(&mut self.buf, &v, s);
+                    }
+                }
+            }
+        }
+        match self.format {
+            Format::Csv | Format::CsvWithNames => format::csv_eol(&mut self.buf, s),
+            _ => format::tsv_eol(&mut self.buf, s),
+        }
+    }
+
+    /// Vertical's fields of one row.
+    fn vertical_fields(&mut self, names: &[String], row: &[Value]) {
+        let width = names.iter().map(|n| n.width()).max().unwrap_or(0);
+        for (name, v) in names.iter().zip(row) {
+            self.vertical_name(name, width);
+            let v = format::adjust(v.clone(), &self.settings.ext);
+            format::plain(&mut self.buf, &v, &self.settings);
+            if let Some(tip) = format::tip(&v, &self.settings) {
+                self.buf.extend_from_slice(tip.as_bytes());
+            }
+            self.buf.push(b'\n');
+        }
+    }
+
+    /// `name:` and the padding to `width`, in bold with colours.
+    fn vertical_name(&mut self, name: &str, width: usize) {
+        if self.color {
+            self.buf.extend_from_slice(b"\x1b[1m");
+        }
+        self.buf.extend_from_slice(name.as_bytes());
+        self.buf.push(b':');
+        if self.color {
+            self.buf.extend_from_slice(b"\x1b[0m");
+        }
+        self.buf.resize(self.buf.len() + width - name.width() + 1, b' ');
+    }
+
+    /// Totals and extremes in the formats of this module, after the rows.
+    fn write_totals_and_extremes(&mut self, header: &Block) -> std::io::Result<()> {
+        let (totals, extremes) = (self.totals.take(), self.extremes.take());
+        if totals.is_none() && extremes.is_none() {
+            return Ok(());
+        }
+        match self.format {
+            f if f.is_tsv() || matches!(f, Format::Csv | Format::CsvWithNames) => {
+                if let Some(t) = &totals {
+                    self.buf.push(b'\n');
+                    self.text_row(t);
+                }
+                if let Some((min, max)) = &extremes {
+                    self.buf.push(b'\n');
+                    self.text_row(min);
+                    self.text_row(max);
+                }
+            }
+            Format::Vertical => {
+                let names: Vec<String> = header.columns().iter().map(|c| c.name().to_string()).collect();
+                self.buf.push(b'\n');
+                if let Some(t) = &totals {
+                    self.buf.extend_from_slice("\nTotals:\n───────\n".as_bytes());
+                    self.vertical_fields(&names, t);
+                }
+                if let Some((min, max)) = &extremes {
+                    self.buf.extend_from_slice("\nMin:\n────\n".as_bytes());
+                    self.vertical_fields(&names, min);
+                    self.buf.extend_from_slice("\nMax:\n────\n".as_bytes());
+                    self.vertical_fields(&names, max);
+                }
+            }
+            f if f.is_pretty() => {
+                let compact = matches!(f, Format::PrettyCompact | Format::PrettyCompactNoEscapes);
+                let mut tables = Vec::new();
+                if let Some(t) = totals {
+                    tables.push(("Totals", vec![t]));
+                }
+                if let Some((min, max)) = extremes {
+                    tables.push(("Extremes", vec![min, max]));
+                }
+                // The tables after the result share what is left of output_format_pretty_max_rows
+                // (the server's rule: none is left once the result reached it).
+                let mut budget = self.settings.ext.pretty_max_rows.saturating_sub(self.rows);
+                for (title, rows) in tables {
+                    let mut p = Pretty::new(header, compact, &self.settings);
+                    let keep = (budget as usize).min(rows.len());
+                    budget -= keep as u64;
+                    for (k, row) in rows.into_iter().enumerate() {
+                        let cells: Vec<Cell> = row
+                            .into_iter()
+                            .zip(header.columns())
+                            .map(|(v, c)| {
+                                Cell::of(&format::adjust(v, &self.settings.ext), c.data_type(), &self.settings)
+                            })
+                            .collect();
+                        // Rows left out still size the columns (the server's layout).
+                        for (w, c) in p.min_widths.iter_mut().zip(&cells) {
+                            *w = (*w).max(c.width());
+                        }
+                        if k < keep {
+                            p.push(cells);
+                        }
+                    }
+                    self.buf.extend_from_slice(format!("\n{title}:\n").as_bytes());
+                    p.render(&mut self.buf, self.width, &self.settings, self.color);
+                }
+            }
+            _ => {}
+        }
+        self.flush_if_full()
     }
 
     /// Writes the rows of one block.
@@ -275,8 +482,13 @@ impl<W: Write> Output<W> {
         let types: Vec<&DataType> = block.columns().iter().map(|c| c.data_type()).collect();
         let names: Vec<&str> = block.columns().iter().map(|c| c.name()).collect();
         let n = block.rows();
+        let ext = self.settings.ext.clone();
+        let ext = &ext;
+        // The value of a cell with `date_time_output_format` applied.
+        let value = |c: &Col<'_>, i: usize| c.value(i).map(|v| format::adjust(v, ext));
         match self.format {
-            Format::Tsv | Format::TsvWithNames | Format::TsvWithNamesAndTypes => {
+            Format::Tsv | Format::TsvWithNames | Format::TsvWithNamesAndTypes | Format::TsvRaw => {
+                let raw = self.format == Format::TsvRaw;
                 for i in 0..n {
                     for (k, c) in cols.iter().enumerate() {
                         if k > 0 {
@@ -285,14 +497,22 @@ impl<W: Write> Output<W> {
                         if let Some(x) = c.int(i) {
                             write_int(&mut self.buf, x.map_err(|()| bad_row(i))?);
                         } else if let Some(b) = c.str_bytes(i) {
-                            render::write_escaped(&mut self.buf, b);
-                        } else if c.datetime(i, &mut self.buf, false)? {
+                            if raw {
+                                self.buf.extend_from_slice(b);
+                            } else {
+                                render::write_escaped(&mut self.buf, b);
+                            }
+                        } else if raw {
+                            format::tsv_raw_field(&mut self.buf, &value(c, i)?, &self.settings);
                         } else {
-                            render::write_tsv(&mut self.buf, &c.value(i)?);
+                            format::tsv_field(&mut self.buf, &value(c, i)?, &self.settings);
                         }
                     }
-                    self.buf.push(b'\n');
-                    self.flush_if_full()?;
+                    format::tsv_eol(&mut self.buf, &self.settings);
+                    if self.buf.len() >= FLUSH_AT {
+                        self.out.write_all(&self.buf)?;
+                        self.buf.clear();
+                    }
                 }
             }
             Format::Csv | Format::CsvWithNames => {
@@ -306,13 +526,15 @@ impl<W: Write> Output<W> {
                             write_int(&mut self.buf, x.map_err(|()| bad_row(i))?);
                         } else if let Some(b) = c.str_bytes(i) {
                             render::write_csv_string(&mut self.buf, b);
-                        } else if c.datetime(i, &mut self.buf, true)? {
                         } else {
-                            render::write_csv(&mut self.buf, &c.value(i)?, d);
+                            format::csv_field(&mut self.buf, &value(c, i)?, &self.settings);
                         }
                     }
-                    self.buf.push(b'\n');
-                    self.flush_if_full()?;
+                    format::csv_eol(&mut self.buf, &self.settings);
+                    if self.buf.len() >= FLUSH_AT {
+                        self.out.write_all(&self.buf)?;
+                        self.buf.clear();
+                    }
                 }
             }
             Format::JsonEachRow => {
@@ -343,18 +565,22 @@ impl<W: Write> Output<W> {
                             }
                         } else if let Some(b) = c.str_bytes(i) {
                             render::write_json_string(&mut self.buf, b, self.settings.json_escape_forward_slashes);
-                        } else if c.datetime(i, &mut self.buf, true)? {
                         } else {
-                            render::write_json(&mut self.buf, &c.value(i)?, Some(types[k]), &self.settings);
+                            render::write_json(&mut self.buf, &value(c, i)?, Some(types[k]), &self.settings);
                         }
                     }
                     self.buf.extend_from_slice(b"}\n");
-                    self.flush_if_full()?;
+                    if self.buf.len() >= FLUSH_AT {
+                        self.out.write_all(&self.buf)?;
+                        self.buf.clear();
+                    }
                 }
             }
             Format::Vertical => {
                 let width = names.iter().map(|n| n.width()).max().unwrap_or(0);
-                for i in 0..n {
+                // Rows past output_format_pretty_max_rows are counted, not shown.
+                let shown = self.settings.ext.pretty_max_rows.saturating_sub(self.rows).min(n as u64) as usize;
+                for i in 0..shown {
                     if self.rows > 0 || i > 0 {
                         self.buf.push(b'\n');
                     }
@@ -366,15 +592,14 @@ impl<W: Write> Output<W> {
                     self.buf.extend_from_slice("─".repeat(dashes).as_bytes());
                     self.buf.push(b'\n');
                     for (k, c) in cols.iter().enumerate() {
-                        self.buf.extend_from_slice(names[k].as_bytes());
-                        self.buf.push(b':');
-                        self.buf.resize(self.buf.len() + width - names[k].width() + 1, b' ');
-                        let v = c.value(i)?;
-                        if v.is_null() {
-                            self.buf.extend_from_slice("ᴺᵁᴸᴸ".as_bytes());
-                        } else {
-                            render::write_plain(&mut self.buf, &v);
-                            if let Some(tip) = render::number_tip(&v, self.settings.number_tip_threshold) {
+                        let v = value(c, i)?;
+                        self.vertical_name(names[k], width);
+                        // A JSON column's object over several lines, 4 spaces a level (the server's Vertical).
+                        if !format::json::pretty_json_column(&mut self.buf, &v, types[k], 0, b"    ", &self.settings) {
+                            format::plain(&mut self.buf, &v, &self.settings);
+                        }
+                        if !v.is_null() {
+                            if let Some(tip) = format::tip(&v, &self.settings) {
                                 self.buf.extend_from_slice(tip.as_bytes());
                             }
                         }
@@ -383,63 +608,58 @@ impl<W: Write> Output<W> {
                     self.flush_if_full()?;
                 }
             }
-            Format::Pretty | Format::PrettyCompact => {
+            f if f.is_pretty() => {
                 for i in 0..n {
-                    // Past a table's 10th row neither the fallback to Vertical nor the tip of a
-                    // single value can apply: the common kinds skip the dynamic Value there.
-                    let plain = self.pretty.as_ref().is_some_and(|p| p.rows.len() >= 10);
                     let mut row = Vec::with_capacity(cols.len());
                     for c in &cols {
-                        let mut text = Vec::new();
-                        let cell = if !plain {
-                            Cell::of(&c.value(i)?, &self.settings)
-                        } else if let Some(x) = c.int(i) {
-                            write_int(&mut text, x.map_err(|()| bad_row(i))?);
-                            Cell::new(lossy(text), true, None)
-                        } else if let Some(b) = c.str_bytes(i) {
-                            text.extend_from_slice(b);
-                            Cell::new(lossy(text), false, None)
-                        } else if c.datetime(i, &mut text, false)? {
-                            Cell::new(lossy(text), false, None)
-                        } else {
-                            Cell::of(&c.value(i)?, &self.settings)
-                        };
-                        row.push(cell);
+                        row.push(Cell::of(&value(c, i)?, types[row.len()], &self.settings));
                     }
-                    let p = self.pretty.as_mut().expect("begin made the table");
-                    p.rows.push(row);
-                    if p.rows.len() >= PRETTY_MAX_ROWS {
-                        self.print_pretty()?;
+                    self.pretty.as_mut().expect("begin made the table").push(row);
+                }
+            }
+            Format::Values(_) => {
+                let (w, h) = self.writer.as_mut().expect("begin made the writer");
+                for i in 0..n {
+                    let row: Vec<Value> = cols.iter().map(|c| c.value(i)).collect::<Result<_, _>>()?;
+                    w.row(&mut self.buf, h, &row, self.rows == 0 && i == 0, &self.settings);
+                    if self.buf.len() >= FLUSH_AT {
+                        self.out.write_all(&self.buf)?;
+                        self.buf.clear();
                     }
                 }
             }
-            Format::Null => {}
+            _ => {}
         }
         self.rows += n as u64;
         self.flush()?;
         Ok(())
     }
 
-    fn print_pretty(&mut self) -> std::io::Result<()> {
-        if let Some(p) = self.pretty.as_mut() {
-            p.render(&mut self.buf, p.printed + 1, self.width, &self.settings);
-            p.printed += p.rows.len() as u64;
-            p.rows.clear();
-        }
-        self.flush()
-    }
-
-    /// Writes what is still held (a Pretty table) and flushes; `header` is the
-    /// result's header for a result without rows (the WithNames formats still
-    /// print the names).
-    pub fn finish(&mut self, header: Option<&Block>) -> std::io::Result<()> {
+    /// Writes what is still held (a Pretty table), the totals and extremes
+    /// kept, the trailer of the formats that have one, and flushes; `header`
+    /// is the result's header for a result without rows (the WithNames formats
+    /// still print the names).
+    pub fn finish(&mut self, header: Option<&Block>, mut trailer: Trailer) -> std::io::Result<()> {
         if let Some(h) = header {
             if !self.started && !h.columns().is_empty() {
                 self.begin(h)?;
             }
         }
-        if self.pretty.as_ref().is_some_and(|p| !p.rows.is_empty()) {
-            self.print_pretty()?;
+        if let Some(p) = self.pretty.as_ref() {
+            if p.total > 0 {
+                p.render(&mut self.buf, self.width, &self.settings, self.color);
+            }
+        }
+        if self.format == Format::Vertical && self.rows > self.settings.ext.pretty_max_rows {
+            self.buf.extend_from_slice(format!("\nShowed first {}.\n", self.settings.ext.pretty_max_rows).as_bytes());
+        }
+        if let Some((w, h)) = self.writer.as_mut() {
+            trailer.totals = self.totals.take();
+            trailer.extremes = self.extremes.take();
+            trailer.rows = self.rows;
+            w.end(&mut self.buf, h, &trailer, &self.settings);
+        } else if let Some(h) = header {
+            self.write_totals_and_extremes(h)?;
         }
         self.flush()
     }
@@ -465,7 +685,11 @@ impl<W: Write> Output<W> {
 /// headers name them; the name itself for any other column.
 fn flatten_tuple_names(name: &str, ty: &DataType, out: &mut Vec<String>) {
     match ty {
-        DataType::Tuple(elems) => {
+        DataType::Point => {
+            out.push(format!("{name}.1"));
+            out.push(format!("{name}.2"));
+        }
+        DataType::Tuple(elems) if !elems.is_empty() => {
             for (k, (elem, t)) in elems.iter().enumerate() {
                 let sub = match elem {
                     Some(e) => format!("{name}.{e}"),
@@ -506,84 +730,108 @@ pub mod anyhow_like {
     pub type Result<T> = std::result::Result<T, Error>;
 }
 
-/// One Pretty cell: its text (lines separated by `\n`), its number of lines, its
-/// width (of the widest line), whether it is right-aligned (numbers), and the
-/// readable-number tip of a single large number.
+/// One Pretty cell: its text lines, and the readable-number tip of a single
+/// large number.
 struct Cell {
-    text: String,
-    height: usize,
-    width: usize,
-    right: bool,
+    /// The lines' bytes (not necessarily UTF-8: the server writes them as they are).
+    lines: Vec<Vec<u8>>,
     tip: Option<String>,
+    /// A line was cut at `output_format_pretty_max_value_width`.
+    cut: bool,
+    /// The lines cut (a `⋯` goes in the padding after them).
+    cut_lines: Vec<bool>,
+    /// The lines before the cut (a result of one value is shown whole).
+    uncut: Option<Vec<Vec<u8>>>,
+}
+
+/// `line` cut to `max` columns when wider (`output_format_pretty_max_value_width`), and whether it was.
+fn cut_value(line: Vec<u8>, max: usize) -> (Vec<u8>, bool) {
+    if text_width(&line) <= max {
+        return (line, false);
+    }
+    let text = String::from_utf8_lossy(&line);
+    let mut out = String::new();
+    let mut w = 0;
+    for c in text.chars() {
+        let cw = text_width(c.encode_utf8(&mut [0; 4]).as_bytes());
+        if w + cw > max {
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    (out.into_bytes(), true)
+}
+
+/// The columns of terminal a text takes, as the server counts them: control
+/// characters and bytes that are not UTF-8 take none, emoji past U+FFFF one.
+fn text_width(b: &[u8]) -> usize {
+    let mut w = 0;
+    for c in b.utf8_chunks() {
+        let mut chars = c.valid().chars();
+        while let Some(ch) = chars.next() {
+            if ch == '\x1b' {
+                // A colour escape (`ESC [ … m`) takes no room.
+                for e in chars.by_ref() {
+                    if e == 'm' {
+                        break;
+                    }
+                }
+                continue;
+            }
+            let cw = unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0);
+            // The server's width table counts the emoji beyond the first plane (U+1F389 and
+            // the like) one column wide; the CJK planes stay two.
+            w += if u32::from(ch) > 0xFFFF && !(0x20000..=0x3FFFD).contains(&u32::from(ch)) { cw.min(1) } else { cw };
+        }
+    }
+    w
 }
 
 impl Cell {
-    fn of(v: &Value, s: &FormatSettings) -> Cell {
+    /// A cell of a column of type `ty`.
+    fn of(v: &Value, ty: &DataType, s: &FormatSettings) -> Cell {
         if v.is_null() {
-            return Cell::new("ᴺᵁᴸᴸ".to_string(), true, None);
+            return Cell {
+                lines: vec!["ᴺᵁᴸᴸ".as_bytes().to_vec()],
+                tip: None,
+                cut: false,
+                cut_lines: vec![false],
+                uncut: None,
+            };
         }
         let mut b = Vec::new();
-        render::write_plain(&mut b, v);
-        let right = render::as_f64(v).is_some();
-        let tip = render::number_tip(v, s.number_tip_threshold);
-        Cell::new(lossy(b), right, tip)
-    }
-
-    fn new(text: String, right: bool, tip: Option<String>) -> Cell {
-        let (width, height) = if text.is_ascii() && !text.contains('\n') {
-            (text.len(), 1)
-        } else {
-            (text.split('\n').map(|l| l.width()).max().unwrap_or(0), text.split('\n').count())
-        };
-        Cell { text, height, width, right, tip }
-    }
-
-    /// Line `k` of the text (empty past the last).
-    fn line(&self, k: usize) -> &str {
-        if self.height == 1 {
-            return if k == 0 { &self.text } else { "" };
+        if !format::json::pretty_cell(&mut b, v, ty, s) {
+            format::plain(&mut b, v, s);
         }
-        self.text.split('\n').nth(k).unwrap_or("")
+        let tip = format::tip(v, s);
+        let (lines, cut_lines): (Vec<Vec<u8>>, Vec<bool>) =
+            b.split(|&c| c == b'\n').map(|l| cut_value(l.to_vec(), s.ext.pretty_max_value_width)).unzip();
+        let cut = cut_lines.contains(&true);
+        let uncut = cut.then(|| b.split(|&c| c == b'\n').map(<[u8]>::to_vec).collect());
+        Cell { lines, tip, cut, cut_lines, uncut }
+    }
+    fn width(&self) -> usize {
+        self.lines.iter().map(|l| text_width(l)).max().unwrap_or(0)
     }
 }
 
-/// Bytes as text, invalid UTF-8 replaced (without a copy when valid).
-fn lossy(b: Vec<u8>) -> String {
-    String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
-/// Rows held for one Pretty table.
+/// The rows of one Pretty table: the first half of
+/// `output_format_pretty_max_rows` and the last half (the rows between are
+/// counted, not kept).
 struct Pretty {
     names: Vec<String>,
-    /// Whether the column holds numbers (its name is right-aligned).
+    /// Whether the column is right-aligned (numbers, dates and times).
     numeric: Vec<bool>,
-    rows: Vec<Vec<Cell>>,
+    head: Vec<Vec<Cell>>,
+    tail: std::collections::VecDeque<Vec<Cell>>,
+    head_max: u64,
+    tail_max: u64,
+    /// Rows pushed.
+    total: u64,
     compact: bool,
-    /// Rows printed in earlier tables (row numbers go on from there).
-    printed: u64,
-}
-
-fn is_numeric(t: &DataType) -> bool {
-    match t {
-        DataType::Nullable(t) | DataType::LowCardinality(t) | DataType::SimpleAggregateFunction(_, t) => is_numeric(t),
-        DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::Int128
-        | DataType::Int256
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32
-        | DataType::UInt64
-        | DataType::UInt128
-        | DataType::UInt256
-        | DataType::Float32
-        | DataType::Float64
-        | DataType::BFloat16
-        | DataType::Decimal { .. } => true,
-        _ => false,
-    }
+    /// Widths the columns take at least (from rows not shown).
+    min_widths: Vec<usize>,
 }
 
 /// `text` cut to `width` columns, with `…` at the end when cut.
@@ -605,56 +853,55 @@ fn cut(text: &str, width: usize) -> String {
     out
 }
 
-/// `text` (`text_width` columns wide) padded to `width` columns, cut with `…`
-/// when wider, on the right (`right`) or the left.
-fn align_into(out: &mut Vec<u8>, text: &str, text_width: usize, width: usize, right: bool) {
-    const SPACES: &[u8] = &[b' '; 64];
-    let pad = |out: &mut Vec<u8>, mut n: usize| {
-        while n > 0 {
-            let k = n.min(SPACES.len());
-            out.extend_from_slice(&SPACES[..k]);
-            n -= k;
-        }
-    };
-    if text_width > width {
-        let text = cut(text, width);
-        let gap = width.saturating_sub(text.width());
-        if right {
-            pad(out, gap);
-        }
-        out.extend_from_slice(text.as_bytes());
-        if !right {
-            pad(out, gap);
-        }
-        return;
-    }
-    if right {
-        pad(out, width - text_width);
-    }
-    out.extend_from_slice(text.as_bytes());
-    if !right {
-        pad(out, width - text_width);
-    }
-}
-
 impl Pretty {
-    fn new(header: &Block, compact: bool) -> Pretty {
+    fn new(header: &Block, compact: bool, s: &FormatSettings) -> Pretty {
+        let max = s.ext.pretty_max_rows;
         Pretty {
             names: header.columns().iter().map(|c| c.name().to_string()).collect(),
-            numeric: header.columns().iter().map(|c| is_numeric(c.data_type())).collect(),
-            rows: Vec::new(),
+            numeric: header.columns().iter().map(|c| format::aligns_right(c.data_type())).collect(),
+            head: Vec::new(),
+            tail: std::collections::VecDeque::new(),
+            head_max: max.div_ceil(2),
+            tail_max: max / 2,
+            total: 0,
             compact,
-            printed: 0,
+            min_widths: vec![0; header.columns().len()],
         }
+    }
+
+    fn push(&mut self, row: Vec<Cell>) {
+        self.total += 1;
+        if (self.head.len() as u64) < self.head_max {
+            self.head.push(row);
+        } else if self.tail_max > 0 {
+            if self.tail.len() as u64 == self.tail_max {
+                self.tail.pop_front();
+            }
+            self.tail.push_back(row);
+        }
+    }
+
+    /// The rows shown, each with its number.
+    fn shown(&self) -> impl Iterator<Item = (u64, &Vec<Cell>)> {
+        let tail_first = self.total - self.tail.len() as u64 + 1;
+        self.head
+            .iter()
+            .enumerate()
+            .map(|(k, r)| (k as u64 + 1, r))
+            .chain(self.tail.iter().enumerate().map(move |(k, r)| (tail_first + k as u64, r)))
+    }
+
+    fn cut_rows(&self) -> bool {
+        self.total > (self.head.len() + self.tail.len()) as u64
     }
 
     /// Column widths: the widest value or name, narrowed (widest first) until
     /// the table fits `limit` columns of terminal.
     fn widths(&self, prefix: usize, limit: Option<usize>) -> Vec<usize> {
-        let mut w: Vec<usize> = self.names.iter().map(|n| n.width()).collect();
-        for row in &self.rows {
+        let mut w: Vec<usize> = self.names.iter().zip(&self.min_widths).map(|(n, m)| n.width().max(*m)).collect();
+        for (_, row) in self.shown() {
             for (k, c) in row.iter().enumerate() {
-                w[k] = w[k].max(c.width);
+                w[k] = w[k].max(c.width());
             }
         }
         if let Some(limit) = limit {
@@ -675,17 +922,16 @@ impl Pretty {
     /// at most 10 rows, at least 5 columns, and a table 250 columns wide or a
     /// value of several lines.
     fn falls_back_to_vertical(&self) -> bool {
-        if self.rows.len() > 10 || self.names.len() < 5 {
+        if self.total > 10 || self.names.len() < 5 {
             return false;
         }
         let width: usize = self.widths(0, None).iter().sum();
-        width >= 250 || self.rows.iter().flatten().any(|c| c.height > 1)
+        width >= 250 || self.head.iter().flatten().any(|c| c.lines.len() > 1)
     }
 
-    fn render_vertical(&self, out: &mut Vec<u8>, first_row: u64) {
+    fn render_vertical(&self, out: &mut Vec<u8>, color: bool) {
         let width = self.names.iter().map(|n| n.width()).max().unwrap_or(0);
-        for (r, row) in self.rows.iter().enumerate() {
-            let number = first_row + r as u64;
+        for (number, row) in self.shown() {
             if number > 1 {
                 out.push(b'\n');
             }
@@ -693,10 +939,16 @@ impl Pretty {
             out.extend_from_slice("─".repeat((number + 1).to_string().len() + 5).as_bytes());
             out.push(b'\n');
             for (name, c) in self.names.iter().zip(row) {
+                if color {
+                    out.extend_from_slice(b"\x1b[1m");
+                }
                 out.extend_from_slice(name.as_bytes());
                 out.push(b':');
+                if color {
+                    out.extend_from_slice(b"\x1b[0m");
+                }
                 out.extend_from_slice(" ".repeat(width - name.width() + 1).as_bytes());
-                out.extend_from_slice(c.text.as_bytes());
+                out.extend_from_slice(&c.lines.join(&b'\n'));
                 if let Some(tip) = &c.tip {
                     out.extend_from_slice(tip.as_bytes());
                 }
@@ -705,11 +957,11 @@ impl Pretty {
         }
     }
 
-    fn render(&self, out: &mut Vec<u8>, first_row: u64, limit: Option<usize>, s: &FormatSettings) {
+    fn render(&self, out: &mut Vec<u8>, limit: Option<usize>, s: &FormatSettings, color: bool) {
         if self.falls_back_to_vertical() {
-            return self.render_vertical(out, first_row);
+            return self.render_vertical(out, color);
         }
-        let last = first_row + self.rows.len() as u64 - 1;
+        let last = self.total;
         let prefix = if s.pretty_row_numbers { last.to_string().len() + 2 } else { 0 };
         let w = self.widths(prefix, limit);
         let pad = " ".repeat(prefix);
@@ -734,64 +986,143 @@ impl Pretty {
                 format!("{text}{gap}")
             }
         };
-        if self.compact {
+        // A cell's line: its bytes as they are, cut (as text) only when wider than the column.
+        let align_bytes = |text: &[u8], width: usize, right: bool| -> Vec<u8> {
+            let tw = text_width(text);
+            if tw > width {
+                return align(&String::from_utf8_lossy(text), width, right).into_bytes();
+            }
+            let gap = vec![b' '; width - tw];
+            if right {
+                [gap.as_slice(), text].concat()
+            } else {
+                [text, gap.as_slice()].concat()
+            }
+        };
+        let bold = |name: &str| if color { format!("\x1b[1m{name}\x1b[0m") } else { name.to_string() };
+        // The compact header (or footer): names inside the top (bottom) border.
+        let compact_names = |out: &mut Vec<u8>, l: &str, mid: &str, r: &str| {
             out.extend_from_slice(pad.as_bytes());
-            out.extend_from_slice("┌".as_bytes());
+            out.extend_from_slice(l.as_bytes());
             for (k, x) in w.iter().enumerate() {
                 if k > 0 {
-                    out.extend_from_slice("┬".as_bytes());
+                    out.extend_from_slice(mid.as_bytes());
                 }
                 let name = cut(&self.names[k], *x);
                 let dashes = x + 2 - name.width() - 1;
                 let (left, right) = if self.numeric[k] { (dashes, 1) } else { (1, dashes) };
                 out.extend_from_slice("─".repeat(left).as_bytes());
-                out.extend_from_slice(name.as_bytes());
+                out.extend_from_slice(bold(&name).as_bytes());
                 out.extend_from_slice("─".repeat(right).as_bytes());
             }
-            out.extend_from_slice("┐\n".as_bytes());
-        } else {
-            rule(out, "┏", "━", "┳", "┓");
+            out.extend_from_slice(r.as_bytes());
+            out.push(b'\n');
+        };
+        let names_line = |out: &mut Vec<u8>| {
             out.extend_from_slice(pad.as_bytes());
             for (k, x) in w.iter().enumerate() {
                 out.extend_from_slice("┃ ".as_bytes());
-                out.extend_from_slice(align(&self.names[k], *x, self.numeric[k]).as_bytes());
+                let text = align(&self.names[k], *x, self.numeric[k]);
+                let name = cut(&self.names[k], *x);
+                out.extend_from_slice(text.replacen(&name, &bold(&name), 1).as_bytes());
                 out.push(b' ');
             }
             out.extend_from_slice("┃\n".as_bytes());
+        };
+        if self.compact {
+            compact_names(out, "┌", "┬", "┐");
+        } else {
+            rule(out, "┏", "━", "┳", "┓");
+            names_line(out);
             rule(out, "┡", "━", "╇", "┩");
         }
-        let single = self.rows.len() == 1 && self.names.len() == 1;
-        for (r, row) in self.rows.iter().enumerate() {
+        // The readable-number tip of a one-row result: its last column's.
+        let single = self.total == 1;
+        let gap_after = if self.cut_rows() { Some(self.head.len() as u64) } else { None };
+        for (r, (number, row)) in self.shown().enumerate() {
             if r > 0 && !self.compact {
                 rule(out, "├", "─", "┼", "┤");
             }
-            let height = row.iter().map(|c| c.height).max().unwrap_or(1);
+            let height = row.iter().map(|c| c.lines.len()).max().unwrap_or(1);
             for line in 0..height {
                 if line == 0 && s.pretty_row_numbers {
-                    let num = format!("{}.", first_row + r as u64);
-                    out.extend_from_slice(format!("{num:>width$} ", width = prefix - 1).as_bytes());
+                    let num = format!("{number}.");
+                    let num = format!("{num:>width$} ", width = prefix - 1);
+                    if color {
+                        out.extend_from_slice(format!("\x1b[90m{num}\x1b[0m").as_bytes());
+                    } else {
+                        out.extend_from_slice(num.as_bytes());
+                    }
                 } else {
                     out.extend_from_slice(pad.as_bytes());
                 }
                 for (k, c) in row.iter().enumerate() {
-                    let text = c.line(line);
-                    let more = line + 1 < c.height;
-                    let cont = line > 0 && line < c.height;
+                    // A result of one value is shown whole, in a column as wide as the cut value
+                    // (the server's layout).
+                    if let (true, Some(whole)) = (single && self.names.len() == 1, &c.uncut) {
+                        out.extend_from_slice("│ ".as_bytes());
+                        let text = whole.get(line).map_or(&[][..], Vec::as_slice);
+                        out.extend_from_slice(text);
+                        out.extend(std::iter::repeat_n(b' ', w[k].saturating_sub(text_width(text)) + 1));
+                        continue;
+                    }
+                    let text = c.lines.get(line).map_or(&[][..], Vec::as_slice);
+                    let more = line + 1 < c.lines.len();
+                    let cont = line > 0 && line < c.lines.len();
                     out.extend_from_slice("│".as_bytes());
-                    out.extend_from_slice(if cont { "↳" } else { " " }.as_bytes());
-                    let text_width = if c.height == 1 && line == 0 { c.width } else { text.width() };
-                    align_into(out, text, text_width, w[k], c.right && c.height == 1);
-                    out.extend_from_slice(if more { "↴" } else { " " }.as_bytes());
+                    let grey = |m: &str| if color { format!("\x1b[90m{m}\x1b[0m") } else { m.to_string() };
+                    out.extend_from_slice(if cont { grey("↳") } else { " ".into() }.as_bytes());
+                    out.extend_from_slice(&align_bytes(text, w[k], self.numeric[k] && c.lines.len() == 1));
+                    let cut_line = c.cut_lines.get(line).copied().unwrap_or(false);
+                    let end = if more {
+                        grey("↴")
+                    } else if cut_line && color {
+                        "\x1b[31;1m⋯\x1b[0m".into()
+                    } else if cut_line {
+                        "⋯".into()
+                    } else {
+                        " ".into()
+                    };
+                    out.extend_from_slice(end.as_bytes());
                 }
                 out.extend_from_slice("│".as_bytes());
-                if single && line == 0 {
-                    if let Some(tip) = &row[0].tip {
+                // The tip of the last column: for a one-row result, or when its number was cut.
+                if line == 0 && (single || row.last().is_some_and(|c| c.cut)) {
+                    if let Some(tip) = row.last().and_then(|c| c.tip.as_ref()) {
                         out.extend_from_slice(tip.as_bytes());
                     }
                 }
                 out.push(b'\n');
             }
+            if gap_after == Some(r as u64 + 1) {
+                // The rows left out: a dashed line as wide as the table.
+                if !self.compact {
+                    rule(out, "├", "─", "┼", "┤");
+                }
+                let width = 1 + w.iter().map(|x| x + 3).sum::<usize>();
+                out.extend_from_slice(pad.as_bytes());
+                for k in 0..width {
+                    out.extend_from_slice(if k % 2 == 0 { "─" } else { " " }.as_bytes());
+                }
+                out.push(b'\n');
+            }
         }
-        rule(out, "└", "─", "┴", "┘");
+        if s.ext.pretty_footer && self.total >= s.ext.pretty_footer_min_rows.max(1) {
+            if self.compact {
+                compact_names(out, "└", "┴", "┘");
+            } else {
+                rule(out, "┢", "━", "╈", "┪");
+                names_line(out);
+                rule(out, "┗", "━", "┻", "┛");
+            }
+        } else {
+            rule(out, "└", "─", "┴", "┘");
+        }
+        // The server says so once the result reaches output_format_pretty_max_rows.
+        if self.total >= self.head_max + self.tail_max && self.total > 0 {
+            out.extend_from_slice(
+                format!("Showed {} out of {} rows.\n", self.head.len() + self.tail.len(), self.total).as_bytes(),
+            );
+        }
     }
 }

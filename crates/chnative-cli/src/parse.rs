@@ -37,7 +37,8 @@ pub fn unsupported(ty: &D) -> Option<String> {
         | D::Ipv4
         | D::Ipv6
         | D::Enum8(_)
-        | D::Enum16(_) => None,
+        | D::Enum16(_)
+        | D::Json(_) => None,
         t => Some(format!(
             "chn cannot read {t} values from text yet (it reads numbers, Bool, Decimal, String, FixedString, \
              Date, Date32, DateTime, DateTime64, UUID, IPv4, IPv6, Enum and Nullable, LowCardinality, Array, \
@@ -89,6 +90,7 @@ pub fn default_value(ty: &D, server_tz: &Arc<str>) -> Value {
         D::Array(_) => Value::Array(Vec::new()),
         D::Map(..) => Value::Map(Vec::new()),
         D::Tuple(elems) => Value::Tuple(elems.iter().map(|(_, t)| default_value(t, server_tz)).collect()),
+        D::Json(_) => Value::String(b"{}".to_vec()),
         _ => Value::String(Vec::new()),
     }
 }
@@ -102,7 +104,8 @@ fn zone(tz: &Option<String>, server_tz: &Arc<str>) -> Arc<str> {
 pub fn parse_text(ty: &D, text: &[u8], server_tz: &Arc<str>) -> Result<Value, String> {
     let ty = plain(ty);
     match ty {
-        D::String => return Ok(Value::String(text.to_vec())),
+        // A JSON column takes its JSON text; the server parses it.
+        D::String | D::Json(_) => return Ok(Value::String(text.to_vec())),
         D::FixedString(n) => {
             if text.len() > *n {
                 return Err(format!("{} bytes are too long for {ty}", text.len()));
@@ -124,6 +127,35 @@ pub fn parse_text(ty: &D, text: &[u8], server_tz: &Arc<str>) -> Result<Value, St
     }
     let s = std::str::from_utf8(text).map_err(|_| "not UTF-8".to_string())?;
     scalar(ty, s, server_tz)
+}
+
+/// A number written with an exponent (`4.4E+5`, `-1.5e-3`) as plain digits
+/// (`440000`, `-0.0015`); `None` when it has no exponent or is not a number.
+fn expand_exponent(s: &str) -> Option<String> {
+    let (mantissa, exp) = s.split_once(['e', 'E'])?;
+    let exp: i64 = exp.strip_prefix('+').unwrap_or(exp).parse().ok()?;
+    let (sign, m) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa.strip_prefix('+').unwrap_or(mantissa)),
+    };
+    let (int, frac) = m.split_once('.').unwrap_or((m, ""));
+    if int.is_empty() && frac.is_empty() || !int.bytes().chain(frac.bytes()).all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    if exp.abs() > 100 {
+        return None;
+    }
+    let digits = format!("{int}{frac}");
+    // The point's place in `digits` after the shift.
+    let point = int.len() as i64 + exp;
+    let text = if point <= 0 {
+        format!("0.{}{digits}", "0".repeat((-point) as usize))
+    } else if point as usize >= digits.len() {
+        format!("{digits}{}", "0".repeat(point as usize - digits.len()))
+    } else {
+        format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
+    };
+    Some(format!("{sign}{text}"))
 }
 
 fn int<T: FromStr>(s: &str, name: &str) -> Result<T, String> {
@@ -165,7 +197,18 @@ fn scalar(ty: &D, s: &str, server_tz: &Arc<str>) -> Result<Value, String> {
             "false" | "0" | "f" | "n" | "no" | "off" | "disable" | "disabled" => false,
             _ => return Err("not a Bool (true or false)".into()),
         }),
-        D::Decimal { .. } => Value::Decimal(Decimal::from_str(s).map_err(|e| e.to_string())?),
+        D::Decimal { scale, .. } => {
+            // Read as the server reads it: `4.4E+5` (the exponent moves the point), and digits
+            // past the scale cut off (toward zero).
+            let expanded = expand_exponent(s);
+            let mut text = expanded.as_deref().unwrap_or(s);
+            if let Some((int, frac)) = text.split_once('.') {
+                if frac.len() > usize::from(*scale) && frac.bytes().all(|c| c.is_ascii_digit()) {
+                    text = &text[..int.len() + usize::from(*scale) + usize::from(*scale > 0)];
+                }
+            }
+            Value::Decimal(Decimal::from_str(text).map_err(|e| e.to_string())?)
+        }
         D::String => Value::String(s.as_bytes().to_vec()),
         D::FixedString(_) => return parse_text(ty, s.as_bytes(), server_tz),
         D::Date => {
@@ -464,6 +507,18 @@ mod tests {
         let ty = D::parse(ty).unwrap();
         let tz: Arc<str> = Arc::from("UTC");
         parse_text(&ty, text.as_bytes(), &tz).map(|v| v.to_string())
+    }
+
+    #[test]
+    fn exponents() {
+        assert_eq!(expand_exponent("4.4E+5").as_deref(), Some("440000"));
+        assert_eq!(expand_exponent("-1.5e-3").as_deref(), Some("-0.0015"));
+        assert_eq!(expand_exponent("12.345e1").as_deref(), Some("123.45"));
+        assert_eq!(expand_exponent("1.5"), None);
+        assert_eq!(p("Decimal(10, 2)", "4.4E+5").unwrap(), "440000");
+        assert_eq!(p("Decimal(10, 2)", "-0.125").unwrap(), "-0.12");
+        assert_eq!(p("Decimal(10, 2)", "1.5e-3").unwrap(), "0");
+        assert_eq!(p("Decimal(10, 0)", "7.9").unwrap(), "7");
     }
 
     #[test]

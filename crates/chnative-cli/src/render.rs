@@ -29,6 +29,8 @@ pub struct FormatSettings {
     pub number_tip_threshold: f64,
     /// `output_format_pretty_row_numbers` (default 1).
     pub pretty_row_numbers: bool,
+    /// The other settings of the server's format layer (see `format::settings`).
+    pub ext: crate::format::Ext,
 }
 
 impl Default for FormatSettings {
@@ -43,6 +45,7 @@ impl Default for FormatSettings {
             csv_delimiter: b',',
             number_tip_threshold: 1_000_000.0,
             pretty_row_numbers: true,
+            ext: crate::format::Ext::default(),
         }
     }
 }
@@ -51,6 +54,9 @@ impl FormatSettings {
     /// Applies one setting given on the command line; settings that do not
     /// change the client-side rendering are ignored (they still go to the server).
     pub fn apply(&mut self, name: &str, value: &str) -> Result<(), String> {
+        if self.ext.apply(name, value)? {
+            return Ok(());
+        }
         let flag = || -> Result<bool, String> {
             match value.to_ascii_lowercase().as_str() {
                 "1" | "true" => Ok(true),
@@ -429,7 +435,14 @@ fn bare(ty: Option<&DataType>) -> Option<&DataType> {
 /// A JSON value as JSONEachRow writes it. `ty` is the column's type where
 /// known (named tuples become objects); numbers are quoted by the settings.
 pub fn write_json(out: &mut Vec<u8>, v: &Value, ty: Option<&DataType>, s: &FormatSettings) {
-    let ty = bare(ty);
+    // Nested and the geo types as the arrays and tuples they are made of.
+    let shape = bare(ty).map(DataType::wire_shape);
+    let ty = shape.as_deref();
+    // A JSON column arrives as its JSON text (output_format_native_write_json_as_string): written as it is.
+    if let (Some(DataType::Json(_)), Value::String(text)) = (ty, v) {
+        out.extend_from_slice(text);
+        return;
+    }
     let quoted_number = |out: &mut Vec<u8>, quote: bool| {
         if quote {
             out.push(b'"');
@@ -473,7 +486,8 @@ pub fn write_json(out: &mut Vec<u8>, v: &Value, ty: Option<&DataType>, s: &Forma
                 Some(DataType::Tuple(e)) if e.len() == items.len() => Some(e),
                 _ => None,
             };
-            let named = s.json_named_tuples_as_objects && elems.is_some_and(|e| e.iter().all(|(n, _)| n.is_some()));
+            let named = s.json_named_tuples_as_objects
+                && elems.is_some_and(|e| !e.is_empty() && e.iter().all(|(n, _)| n.is_some()));
             out.push(if named { b'{' } else { b'[' });
             for (k, item) in items.iter().enumerate() {
                 if k > 0 {
@@ -553,53 +567,6 @@ pub fn as_f64(v: &Value) -> Option<f64> {
     }
 }
 
-/// ` -- 12.35 million`: the server's readable-number tip for a number above
-/// the threshold (Vertical, and Pretty for a single value), else nothing.
-pub fn number_tip(v: &Value, threshold: f64) -> Option<String> {
-    if threshold <= 0.0 {
-        return None;
-    }
-    if let Value::Decimal(d) = v {
-        // The server shows no tip for a Decimal whose mantissa does not fit 64 bits.
-        i128::try_from(d.raw()).ok().and_then(|r| i64::try_from(r).ok())?;
-    }
-    let x = as_f64(v)?;
-    if !x.is_finite() || x.abs() <= threshold {
-        return None;
-    }
-    const UNITS: [&str; 22] = [
-        "",
-        " thousand",
-        " million",
-        " billion",
-        " trillion",
-        " quadrillion",
-        " quintillion",
-        " sextillion",
-        " septillion",
-        " octillion",
-        " nonillion",
-        " decillion",
-        " undecillion",
-        " duodecillion",
-        " tredecillion",
-        " quattuordecillion",
-        " quindecillion",
-        " sexdecillion",
-        " septendecillion",
-        " octodecillion",
-        " novemdecillion",
-        " vigintillion",
-    ];
-    let mut x = x;
-    let mut i = 0;
-    while i + 1 < UNITS.len() && x.abs() >= 1000.0 {
-        x /= 1000.0;
-        i += 1;
-    }
-    Some(format!(" -- {x:.2}{}", UNITS[i]))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -632,12 +599,5 @@ mod tests {
     #[test]
     fn json_strings() {
         assert_eq!(s(|o| write_json_string(o, "a/b\"\u{2028}\u{1}é".as_bytes(), true)), "\"a\\/b\\\"\\u2028\\u0001é\"");
-    }
-
-    #[test]
-    fn tips() {
-        assert_eq!(number_tip(&Value::UInt64(1_000_000), 1e6), None);
-        assert_eq!(number_tip(&Value::Int64(-5_000_000), 1e6).unwrap(), " -- -5.00 million");
-        assert_eq!(number_tip(&Value::UInt64(12_345_678_901), 1e6).unwrap(), " -- 12.35 billion");
     }
 }

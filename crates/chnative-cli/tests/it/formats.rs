@@ -122,3 +122,123 @@ fn a_result_without_rows_still_has_its_header() {
         same_as_server(sql, f, &[], "");
     }
 }
+
+/// `"elapsed": …` (JSON) and `<elapsed>…</elapsed>` (XML) replaced by 0: each
+/// side measures its own time (clickhouse-client prints its own watch's too).
+fn without_elapsed(out: &[u8]) -> String {
+    String::from_utf8_lossy(out)
+        .lines()
+        .map(|l| match (l.find("\"elapsed\": "), l.find("<elapsed>")) {
+            (Some(at), _) => format!("{}\"elapsed\": 0,", &l[..at]),
+            (_, Some(at)) => format!("{}<elapsed>0</elapsed>", &l[..at]),
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Issue 29: the WITH TOTALS row and the extremes were dropped in every format.
+#[test]
+fn totals_and_extremes_are_written_as_the_server_writes_them() {
+    let sql = "SELECT number % 3 AS k, count() AS c, 'a/b' AS s, toDate('2024-01-01') + k AS d FROM numbers(10) \
+               GROUP BY k WITH TOTALS ORDER BY k LIMIT 2 SETTINGS extremes = 1";
+    for f in [
+        "JSON",
+        "JSONCompact",
+        "JSONStrings",
+        "XML",
+        "TSV",
+        "TSVWithNames",
+        "CSV",
+        "Pretty",
+        "PrettyCompact",
+        "Vertical",
+        "JSONEachRowWithProgress",
+        "ODBCDriver2",
+    ] {
+        let ours = chn_ok(&["--query", sql, "--format", f], None);
+        let mut theirs = http_bytes(&format!("{sql} FORMAT {f}"));
+        if f.ends_with("WithProgress") {
+            // The server's progress lines depend on timing; chn writes none.
+            let text = String::from_utf8_lossy(&theirs).into_owned();
+            theirs = text
+                .lines()
+                .filter(|l| !l.starts_with("{\"progress\":"))
+                .map(|l| format!("{l}\n"))
+                .collect::<String>()
+                .into_bytes();
+        }
+        assert_eq!(without_elapsed(&ours), without_elapsed(&theirs), "{f}: totals and extremes differ");
+    }
+}
+
+/// Issue 29: the output-format settings were ignored; they come from the
+/// query's SETTINGS, from SET, and from the command line.
+#[test]
+fn output_format_settings_from_set_the_command_line_and_the_query() {
+    let sql = "SELECT true AS b, NULL AS n, toDateTime('2024-01-02 03:04:05', 'UTC') AS t, number FROM numbers(2)";
+    let set = "SET bool_true_representation = 'yes'; SET date_time_output_format = 'iso'";
+    let server = "SETTINGS bool_true_representation = 'yes', date_time_output_format = 'iso'";
+    for f in ["TSV", "CSV", "JSONEachRow", "Pretty", "Vertical"] {
+        let theirs = http_bytes(&format!("{sql} FORMAT {f} {server}"));
+        let by_set = chn_ok(&["--query", &format!("{set}; {sql}"), "--format", f], None);
+        assert_eq!(String::from_utf8_lossy(&by_set), String::from_utf8_lossy(&theirs), "{f} after SET");
+        let by_flag = chn_ok(
+            &["--query", sql, "--format", f, "--bool_true_representation=yes", "--date_time_output_format=iso"],
+            None,
+        );
+        assert_eq!(by_flag, theirs, "{f} with the settings as flags");
+        let by_query = chn_ok(&["--query", &format!("{sql} {server}"), "--format", f], None);
+        assert_eq!(by_query, theirs, "{f} with the query's SETTINGS");
+    }
+    // CRLF line ends, NULL spelling, JSON as one array.
+    for (f, s) in [
+        ("CSV", "output_format_csv_crlf_end_of_line"),
+        ("TSV", "output_format_tsv_crlf_end_of_line"),
+        ("JSONEachRow", "output_format_json_array_of_rows"),
+    ] {
+        let theirs = http_bytes(&format!("{sql} FORMAT {f} SETTINGS {s} = 1, format_csv_null_representation = 'NUL'"));
+        let ours =
+            chn_ok(&["--query", sql, "--format", f, &format!("--{s}=1"), "--format_csv_null_representation=NUL"], None);
+        assert_eq!(String::from_utf8_lossy(&ours), String::from_utf8_lossy(&theirs), "{f} with {s}");
+    }
+}
+
+/// Issue 29: session_timezone set by SET, by a flag or in the query was
+/// ignored by chn (its DateTime columns were shown in the server's zone).
+#[test]
+fn session_timezone_is_the_zone_of_date_times_without_one() {
+    let sql = "SELECT date '2001-09-29' + INTERVAL 12345 SECOND AS t";
+    let theirs = http_bytes(&format!("{sql} SETTINGS session_timezone = 'Europe/Amsterdam' FORMAT TSV"));
+    assert_eq!(String::from_utf8_lossy(&theirs), "2001-09-29 03:25:45\n");
+    let by_set = chn_ok(&["--query", &format!("SET session_timezone = 'Europe/Amsterdam'; {sql}")], None);
+    let by_flag = chn_ok(&["--query", sql, "--session_timezone=Europe/Amsterdam"], None);
+    let by_query = chn_ok(&["--query", &format!("{sql} SETTINGS session_timezone = 'Europe/Amsterdam'")], None);
+    for (how, ours) in [("SET", by_set), ("a flag", by_flag), ("the query's SETTINGS", by_query)] {
+        assert_eq!(String::from_utf8_lossy(&ours), String::from_utf8_lossy(&theirs), "session_timezone by {how}");
+    }
+}
+
+/// Issue 29: formats chn did not write.
+#[test]
+fn the_formats_chn_did_not_write() {
+    let sql = "SELECT number AS n, toString(number) AS s, [number] AS a, if(number = 1, NULL, 'x<&y') AS nl, \
+               (number, 'q''z') AS t, true AS b FROM numbers(3)";
+    for f in [
+        "JSON",
+        "JSONCompact",
+        "JSONStringsEachRow",
+        "Markdown",
+        "PrettyNoEscapes",
+        "PrettyCompactNoEscapes",
+        "Values",
+        "XML",
+        "TSVRaw",
+        "TSKV",
+        "ODBCDriver2",
+    ] {
+        let ours = chn_ok(&["--query", sql, "--format", f], None);
+        let theirs = http_bytes(&format!("{sql} FORMAT {f}"));
+        assert_eq!(without_elapsed(&ours), without_elapsed(&theirs), "{f}");
+    }
+}

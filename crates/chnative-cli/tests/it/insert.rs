@@ -111,3 +111,58 @@ fn insert_with_values_and_inline_data() {
     chn_ok(&["--query", &format!("INSERT INTO {} VALUES (1, 'x'); INSERT INTO {} FORMAT CSV 2,y", t.0, t.0)], None);
     assert_eq!(http(&format!("SELECT * FROM {} ORDER BY a FORMAT TSV", t.0)), "1\tx\n2\ty\n");
 }
+
+/// The same bytes inserted by chn and by the server itself (over HTTP) into
+/// twin tables store the same rows.
+fn same_as_the_servers_parse(columns: &str, format: &str, data: &[u8]) {
+    let ours = Table::create("lenient", columns);
+    let theirs = Table::create("lenient_ref", columns);
+    chn_ok(&["--query", &format!("INSERT INTO {} FORMAT {format}", ours.0)], Some(data));
+    let resp = chnative_testkit::server::http_raw(
+        &format!("/?query=INSERT%20INTO%20{}%20FORMAT%20{format}", theirs.0),
+        std::str::from_utf8(data).expect("UTF-8 test data"),
+    )
+    .expect("HTTP insert");
+    assert!(
+        String::from_utf8_lossy(&resp).starts_with("HTTP/1.0 200"),
+        "the server refused the data: {}",
+        String::from_utf8_lossy(&resp)
+    );
+    let read = |t: &Table| http(&format!("SELECT * FROM {} ORDER BY ALL FORMAT TSV", t.0));
+    assert_eq!(read(&ours), read(&theirs), "{format}: chn stored other rows than the server's own parse");
+    assert!(!read(&ours).is_empty());
+}
+
+/// Issue 29: chn refused data the server accepts: `0.2 ` with a trailing
+/// space and `4.4E+5` into a Decimal (CSV), several JSONEachRow objects on a
+/// line, JSONStringsEachRow input, and JSON columns.
+#[test]
+fn input_as_lenient_as_the_servers() {
+    let cols = "a Float64, d Decimal(12, 2), s String, j JSON, n Nullable(Int32)";
+    same_as_the_servers_parse(cols, "CSV", b"0.2 ,4.4E+5, x ,\"{\"\"k\"\":1}\",\\N\n1.5,-1.25e-1,y,{},7\n");
+    same_as_the_servers_parse(
+        cols,
+        "JSONEachRow",
+        b"{\"a\":1,\"d\":\"1.5\",\"s\":\"q\",\"j\":{\"z\":[1,2]},\"n\":null} {\"a\":2,\"d\":3,\"s\":\"r\",\"j\":{},\"n\":5}\n\
+          {\"a\":3,\"s\":\"w\"},{\"a\":4,\"s\":\"v\"}\n",
+    );
+    same_as_the_servers_parse(
+        cols,
+        "JSONStringsEachRow",
+        b"{\"a\":\"5.5\",\"d\":\"7.25\",\"s\":\"str\",\"j\":\"{\\\"y\\\":2}\",\"n\":\"7\"}\n",
+    );
+}
+
+/// Formats chn does not parse (Values, TSKV, …) go to the server with the
+/// data after the statement; a bad row is the server's error, and nothing of
+/// that INSERT is stored.
+#[test]
+fn formats_chn_does_not_read_are_parsed_by_the_server() {
+    same_as_the_servers_parse("a Int32, s String", "Values", b"(1,'x'),(2,'y\\'z')");
+    same_as_the_servers_parse("a Int32, s String", "TSKV", b"a=4\ts=w\na=5\ts=v\n");
+    let t = Table::create("raw_bad", "a Int32, s String");
+    let out = chn(&["--query", &format!("INSERT INTO {} FORMAT Values", t.0)], Some(b"(1,'ok'),(5,'bad"));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("SYNTAX_ERROR"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(http(&format!("SELECT count() FROM {}", t.0)), "0\n");
+}

@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod conformance;
 mod cpp_client;
 mod formats;
 mod insert;

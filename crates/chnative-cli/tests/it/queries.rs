@@ -167,3 +167,14 @@ fn closing_the_output_early_stops_quietly() {
     assert_eq!(out.status.code(), Some(141));
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
+
+#[test]
+fn ignore_error_runs_on_and_echo_prints_each_statement() {
+    let out = chn(&["--ignore-error", "--echo", "--query", "SELECT 1; SELECT nope; SELECT 2"], None);
+    assert_eq!(out.status.code(), Some(1), "the exit code is the failure's");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "SELECT 1\n1\nSELECT nope\nSELECT 2\n2\n");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("UNKNOWN_IDENTIFIER"));
+    // Without --ignore-error the run stops at the failure.
+    let out = chn(&["--query", "SELECT 1; SELECT nope; SELECT 2"], None);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n");
+}
