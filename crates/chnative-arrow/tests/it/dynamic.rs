@@ -56,6 +56,9 @@ fn union_values(batches: &[RecordBatch], col: &str) -> Vec<(u64, String, String)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dynamic_reads_as_a_union_of_the_declared_types() {
+    if !chnative_testkit::server::requires(25, 3, "Dynamic without allow_experimental_dynamic_type") {
+        return;
+    }
     let client = client().await;
     let table = "arrowbench_dynamic_union";
     make_table(table);
@@ -96,6 +99,9 @@ async fn dynamic_reads_as_a_union_of_the_declared_types() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_undeclared_dynamic_type_is_an_error_naming_it() {
+    if !chnative_testkit::server::requires(25, 3, "Dynamic without allow_experimental_dynamic_type") {
+        return;
+    }
     let client = client().await;
     let table = "arrowbench_dynamic_undeclared";
     make_table(table);
@@ -121,6 +127,9 @@ async fn an_undeclared_dynamic_type_is_an_error_naming_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dynamic_without_declared_types_is_refused_with_the_ways_out() {
+    if !chnative_testkit::server::requires(25, 3, "Dynamic without allow_experimental_dynamic_type") {
+        return;
+    }
     let client = client().await;
     let err = query_arrow(&client, "SELECT 1::Dynamic AS x").await.unwrap().collect().await.unwrap_err().to_string();
     assert!(
@@ -147,6 +156,9 @@ async fn dynamic_without_declared_types_is_refused_with_the_ways_out() {
 /// Inside an Array and a Tuple the same declaration applies.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nested_dynamic_uses_the_same_declaration() {
+    if !chnative_testkit::server::requires(25, 3, "Dynamic without allow_experimental_dynamic_type") {
+        return;
+    }
     let client = client().await;
     let sql = "SELECT [1::Dynamic, 'a'::Dynamic, NULL::Dynamic] AS a, tuple(2.5::Dynamic) AS t";
     let b = query_arrow_with(&client, sql, &declared(&["UInt8", "String", "Float64"]))

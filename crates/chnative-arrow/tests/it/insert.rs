@@ -41,6 +41,9 @@ impl Drop for Table {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn foreign_arrow_types_convert_exactly() {
+    if !chnative_testkit::server::requires(25, 1, "the BFloat16 column") {
+        return;
+    }
     let client = client().await;
     let t = Table::new(
         "arrow_ins_foreign",
@@ -208,6 +211,9 @@ async fn empty_results_and_early_drop() {
 /// a Variant column; a member that is none of the alternatives is refused by name.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unions_into_variants() {
+    if !chnative_testkit::server::requires(25, 3, "Variant without allow_experimental_variant_type") {
+        return;
+    }
     use arrow_array::UnionArray;
     use arrow_schema::UnionFields;
     let client = client().await;
