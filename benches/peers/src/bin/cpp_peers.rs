@@ -240,7 +240,9 @@ fn select1(t: &Tools, queries: usize, rounds: usize) -> Res<()> {
         c.args(["select1-child", &q.to_string(), "16"]).env("CHNATIVE_TCP_PORT", &t.port);
         c
     };
-    let mut rows: Vec<(&str, Vec<Run>, Vec<Run>, Vec<f64>)> = vec![
+    // (label, runs of `queries`, runs of `small`, queries/s reported)
+    type Row<'a> = (&'a str, Vec<Run>, Vec<Run>, Vec<f64>);
+    let mut rows: Vec<Row<'_>> = vec![
         ("chnative (one pooled Client, 16 tasks)", vec![], vec![], vec![]),
         ("clickhouse-benchmark --concurrency 16", vec![], vec![], vec![]),
     ];
