@@ -50,6 +50,7 @@ mod ch_rows;
 mod counting;
 mod hits;
 mod host;
+mod nativeclick_peer;
 mod official_native;
 mod peer_arrow;
 mod rows;
@@ -518,6 +519,9 @@ const CRS_LZ4: &str = "clickhouse-rs, LZ4";
 const ARW_NONE: &str = "clickhouse-arrow, no compression";
 const ARW_LZ4: &str = "clickhouse-arrow, LZ4";
 const KLICK: &str = "klickhouse (LZ4, its only mode)";
+/// nativeclick 0.26.9 in its default build (compression on): answers in LZ4 or ZSTD by the
+/// `network_compression_method` it asks for; it has no uncompressed mode in that build.
+const NC_MODES: [(&str, &str); 2] = [("nativeclick, LZ4", "lz4"), ("nativeclick, ZSTD(1)", "zstd")];
 
 struct Env {
     /// The server's address as every client dials it (an IP address or a name).
@@ -553,6 +557,17 @@ impl Env {
             if lz4 { "lz4&network_compression_method=lz4" } else { "none" }
         );
         Ok(clickhouse_rs::Pool::new(url).get_handle().await?)
+    }
+
+    /// nativeclick clients of every mode the filter lets run.
+    async fn nativeclick(&self, o: &Opts) -> Res<Vec<(&'static str, nativeclick::Client)>> {
+        let mut v = Vec::new();
+        for (label, method) in NC_MODES {
+            if o.runs(label) {
+                v.push((label, nativeclick_peer::connect(&self.host, self.tcp, method).await?));
+            }
+        }
+        Ok(v)
     }
 
     async fn klick(&self) -> Res<klickhouse::Client> {
@@ -858,7 +873,7 @@ async fn run(o: Opts) -> Res<()> {
     }
     println!(
         "- clients: chnative {} (revision {}), clickhouse 0.15.3 (HTTP: RowBinary, and Native blocks), clickhouse-rs 1.1.0-alpha.1, clickhouse-arrow 0.2.1, \
-         klickhouse 0.16.0; tokio current-thread runtime; release build",
+         klickhouse 0.16.0, nativeclick 0.26.9; tokio current-thread runtime; release build",
         env!("CARGO_PKG_VERSION"),
         info.negotiated_revision
     );
@@ -892,6 +907,7 @@ async fn run(o: Opts) -> Res<()> {
             }
         }
         let klick = if o.runs(KLICK) { Some(env.klick().await?) } else { None };
+        let nc = env.nativeclick(&o).await?;
         let tier = if tiers::HITS_READS.iter().any(|l| o.runs(l)) { Some(env.chnative("none").await?) } else { None };
         for _ in 0..o.rounds {
             for (label, c) in ch.iter_mut() {
@@ -949,6 +965,16 @@ async fn run(o: Opts) -> Res<()> {
                     rows += 1;
                 }
                 res.add(&w, KLICK, m.stop(rows), sum);
+            }
+            for (label, c) in nc.iter() {
+                let m = Meter::start();
+                let mut st = c.query::<nativeclick_peer::NcRow, _>(sql.as_str()).await?;
+                let (mut rows, mut sum) = (0u64, 0u64);
+                while let Some(r) = st.next().await {
+                    sum = sum.wrapping_add(r?.checksum());
+                    rows += 1;
+                }
+                res.add(&w, label, m.stop(rows), sum);
             }
         }
         let (rows, want) = table_sum(&mut admin, &format!("(SELECT * FROM hits LIMIT {n})"), &kinds).await?;
@@ -1098,6 +1124,7 @@ async fn read_numbers_or_strings(o: &Opts, env: &Env, res: &mut Results, w: &str
         }
     }
     let klick = if o.runs(KLICK) { Some(env.klick().await?) } else { None };
+    let nc = env.nativeclick(o).await?;
     let tier_labels: &[&str] = if strings { &tiers::STRING_READS } else { &tiers::NUMBER_READS };
     let tier = if tier_labels.iter().any(|l| o.runs(l)) { Some(env.chnative("none").await?) } else { None };
     for _ in 0..o.rounds {
@@ -1179,6 +1206,24 @@ async fn read_numbers_or_strings(o: &Opts, env: &Env, res: &mut Results, w: &str
             }
             res.add(w, KLICK, m.stop(rows), sum);
         }
+        for (label, c) in nc.iter() {
+            let m = Meter::start();
+            let (mut rows, mut sum) = (0u64, 0u64);
+            if strings {
+                let mut st = c.query::<nativeclick_peer::NcStr, _>(sql).await?;
+                while let Some(r) = st.next().await {
+                    sum = sum.wrapping_add(r?.s.len() as u64);
+                    rows += 1;
+                }
+            } else {
+                let mut st = c.query::<nativeclick_peer::NcNum, _>(sql).await?;
+                while let Some(r) = st.next().await {
+                    sum = sum.wrapping_add(r?.number);
+                    rows += 1;
+                }
+            }
+            res.add(w, label, m.stop(rows), sum);
+        }
     }
     Ok(())
 }
@@ -1245,6 +1290,11 @@ async fn inserts(
     let crs_input = crs_block(data);
     let arrow_input = peer_arrow::batch(data)?;
     let klick_input: Vec<KlickRow> = (0..data.rows).map(|i| KlickRow::of(data, i)).collect();
+    let nc_input: Vec<nativeclick_peer::NcRow> = if NC_MODES.iter().any(|(l, _)| o.runs(l)) {
+        (0..data.rows).map(|i| nativeclick_peer::NcRow::of(data, i)).collect()
+    } else {
+        Vec::new()
+    };
     let ins_modes = CH_MODES;
     let row_labels: Vec<&str> = tiers::INSERTS.iter().copied().filter(|l| o.runs(l)).collect();
     let kept = o.runs(tiers::INSERTER_KEPT);
@@ -1324,6 +1374,11 @@ async fn inserts(
         klick_insert(&env.klick().await?, check, klick_input.clone()).await?;
         verified.push((KLICK.into(), stored_sum(admin, check, kinds, n).await?));
     }
+    for (label, c) in env.nativeclick(o).await? {
+        admin.execute(format!("TRUNCATE TABLE {check}").as_str()).await?;
+        nativeclick_peer::insert(&c, check, nc_input.clone()).await?;
+        verified.push((label.into(), stored_sum(admin, check, kinds, n).await?));
+    }
     let sum_of = |label: &str| verified.iter().find(|(l, _)| l == label).map(|v| v.1).unwrap_or(want);
 
     if o.only.contains('d') {
@@ -1360,6 +1415,7 @@ async fn inserts(
             }
         }
         let klick = if o.runs(KLICK) { Some(env.klick().await?) } else { None };
+        let nc = env.nativeclick(o).await?;
         for _ in 0..o.rounds {
             for (label, c) in ch.iter_mut() {
                 let m = Meter::start();
@@ -1407,6 +1463,12 @@ async fn inserts(
                 let m = Meter::start();
                 let rows = klick_insert(c, null, input).await?;
                 res.add(&w_d, KLICK, m.stop(rows), sum_of(KLICK));
+            }
+            for (label, c) in nc.iter() {
+                let input = nc_input.clone();
+                let m = Meter::start();
+                let rows = nativeclick_peer::insert(c, null, input).await?;
+                res.add(&w_d, label, m.stop(rows), sum_of(label));
             }
         }
         res.verify(&w_d, want)?;
@@ -1472,6 +1534,16 @@ async fn inserts(
                 klick.push(env.klick().await?);
             }
         }
+        let mut nc = Vec::new();
+        for (label, method) in NC_MODES {
+            if o.runs(label) {
+                let mut conns = Vec::new();
+                for _ in 0..p {
+                    conns.push(nativeclick_peer::connect(&env.host, env.tcp, method).await?);
+                }
+                nc.push((label, conns));
+            }
+        }
         let total = n * p as u64;
         for _ in 0..o.rounds {
             for (label, conns) in ch.iter_mut() {
@@ -1527,6 +1599,14 @@ async fn inserts(
                 let r = join_all(klick.iter().zip(inputs).map(|(c, rows)| klick_insert(c, null, rows))).await;
                 let rows = r.into_iter().try_fold(0u64, |a, r| r.map(|x| a + x))?;
                 res.add(&w_e, KLICK, m.stop(rows), sum_of(KLICK));
+            }
+            for (label, conns) in nc.iter() {
+                let inputs: Vec<Vec<nativeclick_peer::NcRow>> = (0..p).map(|_| nc_input.clone()).collect();
+                let m = Meter::start();
+                let r =
+                    join_all(conns.iter().zip(inputs).map(|(c, rows)| nativeclick_peer::insert(c, null, rows))).await;
+                let rows = r.into_iter().try_fold(0u64, |a, r| r.map(|x| a + x))?;
+                res.add(&w_e, label, m.stop(rows), sum_of(label));
             }
         }
         res.verify(&w_e, want)?;
@@ -1603,6 +1683,16 @@ async fn select1(o: &Opts, env: &Env, res: &mut Results) -> Res<()> {
     if o.runs(KLICK) {
         for _ in 0..t {
             klick.push(env.klick().await?);
+        }
+    }
+    let mut nc = Vec::new();
+    for (label, method) in NC_MODES {
+        if o.runs(label) {
+            let mut conns = Vec::new();
+            for _ in 0..t {
+                conns.push(nativeclick_peer::connect(&env.host, env.tcp, method).await?);
+            }
+            nc.push((label, conns));
         }
     }
     // Round 0 warms every client (connections, buffers) and is not recorded.
@@ -1727,6 +1817,24 @@ async fn select1(o: &Opts, env: &Env, res: &mut Results) -> Res<()> {
             })
             .await?;
             add(KLICK, m.stop(total).with_lat(), s);
+        }
+        for (label, conns) in nc.iter() {
+            LAT.prepare(t, q);
+            let m = Meter::start();
+            let (_, s) = spawn_each(conns.clone(), |c| async move {
+                let mut s = 0u64;
+                let mut lat = LAT.take();
+                for _ in 0..q {
+                    match timed(&mut lat, c.query_one::<nativeclick_peer::NcOne>(SQL)).await {
+                        Ok(x) => s += x.x as u64,
+                        Err(e) => return (c, Err(e.into())),
+                    }
+                }
+                LAT.give(lat);
+                (c, Ok(s))
+            })
+            .await?;
+            add(label, m.stop(total).with_lat(), s);
         }
     }
     res.verify(&w, total)?;

@@ -92,40 +92,19 @@ fn display(out: &mut Vec<u8>, v: &impl std::fmt::Display) {
     let _ = write!(out, "{v}");
 }
 
-/// The two digits of 0 to 99.
-const DIGIT_PAIRS: [u8; 200] = {
-    let mut t = [0u8; 200];
-    let mut i = 0;
-    while i < 100 {
-        t[2 * i] = b'0' + (i / 10) as u8;
-        t[2 * i + 1] = b'0' + (i % 10) as u8;
-        i += 1;
-    }
-    t
-};
-
-/// Appends an unsigned integer in decimal (the hot path of numeric columns):
-/// two digits at a time, and one copy of a fixed size (inlined) cut back to the
-/// digits' length.
+/// Appends an unsigned integer in decimal (the hot path of numeric columns).
 pub fn write_u64(out: &mut Vec<u8>, mut v: u64) {
-    let n = v.checked_ilog10().unwrap_or(0) as usize + 1;
     let mut buf = [0u8; 20];
-    let mut i = n;
-    while v >= 100 {
-        let r = (v % 100) as usize * 2;
-        v /= 100;
-        i -= 2;
-        buf[i..i + 2].copy_from_slice(&DIGIT_PAIRS[r..r + 2]);
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
     }
-    if v >= 10 {
-        let r = v as usize * 2;
-        buf[i - 2..i].copy_from_slice(&DIGIT_PAIRS[r..r + 2]);
-    } else {
-        buf[i - 1] = b'0' + v as u8;
-    }
-    let len = out.len();
-    out.extend_from_slice(&buf);
-    out.truncate(len + n);
+    out.extend_from_slice(&buf[i..]);
 }
 
 /// `YYYY-MM-DD hh:mm:ss` of a DateTime, rendered a column at a time: the date
@@ -162,26 +141,17 @@ impl DateTimeText {
             self.date.copy_from_slice(&date);
             self.day = day;
         }
-        // One copy of a fixed size (inlined), not two of the date and the time.
-        let mut text = [0u8; 19];
-        text[..10].copy_from_slice(&self.date);
-        text[10..].copy_from_slice(&Self::time(local_secs));
-        out.extend_from_slice(&text);
+        out.extend_from_slice(&self.date);
+        self.write_time(out, local_secs);
     }
 
     #[inline]
     fn write_time(&self, out: &mut Vec<u8>, local_secs: i64) {
-        out.extend_from_slice(&Self::time(local_secs));
-    }
-
-    /// ` hh:mm:ss`.
-    #[inline]
-    fn time(local_secs: i64) -> [u8; 9] {
         let s = local_secs.rem_euclid(86_400) as u32;
         let (h, m, s) = (s / 3600, s / 60 % 60, s % 60);
         let two = |x: u32| [b'0' + (x / 10) as u8, b'0' + (x % 10) as u8];
         let (h, m, s) = (two(h), two(m), two(s));
-        [b' ', h[0], h[1], b':', m[0], m[1], b':', s[0], s[1]]
+        out.extend_from_slice(&[b' ', h[0], h[1], b':', m[0], m[1], b':', s[0], s[1]]);
     }
 }
 
