@@ -3,7 +3,7 @@
 //! crate's codecs, every scan partition a task on an executor that connects to its shard
 //! from there. Answers compared with ClickHouse's own through a `Distributed` table.
 //!
-//! Run: `cargo test -p chnative-datafusion --features ballista --test it -- on_ballista::`
+//! Run: `cargo test -p chnative-datafusion --features ballista --test it -- --include-ignored on_ballista::`
 
 use std::sync::Arc;
 
