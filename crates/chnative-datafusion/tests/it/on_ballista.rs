@@ -23,12 +23,13 @@ fn names(plan: &Arc<dyn ExecutionPlan>, out: &mut Vec<String>) {
     }
 }
 
-// Ignored: on Ballista 55.0.0 with two in-process executors this test sees ClickHouse rows
-// counted two or three times (`SELECT COUNT(*) FROM raw` 40000 for 20000 rows, a group of 400
-// rows 1200; the CSV side counts right, the plan and every partition's SQL are right, and
-// the codec round trip below runs right on DataFusion alone). Not yet explained; run it with
-// `-- --ignored on_ballista::` (CHN_DEBUG=1 prints the plans).
-#[ignore = "Ballista 55 runs return ClickHouse rows more than once (under investigation)"]
+// Ignored: Ballista 55.0.0's scheduler restricts each task's plan to its partitions only for the
+// leaves it knows (`restrict_plan_to_partitions` in ballista-scheduler's state/task_builder.rs:
+// shuffle readers, file and memory `DataSourceExec`s); a `ClickHouseScanExec` is left whole, so
+// every task of a stage runs all its partitions and rows come back 2-4 times. Fix to make: a
+// child Ballista restricts (a memory source of partition indices). Run it with
+// `-- --include-ignored on_ballista::` (CHN_DEBUG=1 prints the plans).
+#[ignore = "Ballista 55 leaves a custom leaf unrestricted: every task reads every partition"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn ballista_runs_a_join_and_aggregates_over_the_cluster() {
     tables();
