@@ -23,13 +23,11 @@ fn names(plan: &Arc<dyn ExecutionPlan>, out: &mut Vec<String>) {
     }
 }
 
-// Ignored: Ballista 55.0.0's scheduler restricts each task's plan to its partitions only for the
-// leaves it knows (`restrict_plan_to_partitions` in ballista-scheduler's state/task_builder.rs:
-// shuffle readers, file and memory `DataSourceExec`s); a `ClickHouseScanExec` is left whole, so
-// every task of a stage runs all its partitions and rows come back 2-4 times. Fix to make: a
-// child Ballista restricts (a memory source of partition indices). Run it with
+// Ignored: through Ballista 55.0.0 some ClickHouse rows come back 2-4 times (see the README's
+// Ballista section: not yet explained; leaf restriction in Ballista's task builder is a suspect,
+// a memory-source index child under the scan did not fix it). Run it with
 // `-- --include-ignored on_ballista::` (CHN_DEBUG=1 prints the plans).
-#[ignore = "Ballista 55 leaves a custom leaf unrestricted: every task reads every partition"]
+#[ignore = "through Ballista 55 some ClickHouse rows come back 2-4 times (not yet explained)"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn ballista_runs_a_join_and_aggregates_over_the_cluster() {
     tables();
