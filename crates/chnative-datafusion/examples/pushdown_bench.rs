@@ -180,7 +180,8 @@ fn main() -> Res<()> {
         for (ename, ctx) in &engines {
             let got = rt.block_on(datafusion(ctx, df_sql))?;
             if !same(&got, &want) {
-                return Err(format!("{qname} on {ename}: {got:?} != ClickHouse's {want:?}").into());
+                println!("| {qname} | {ename} | wrong answer: {got:?} | ClickHouse: {want:?} |");
+                continue;
             }
             let mut times = Vec::new();
             for _ in 0..rounds {
