@@ -48,8 +48,6 @@
 //! always reported `Inexact`.
 #![warn(missing_docs)]
 
-#[cfg(feature = "ballista")]
-pub mod ballista;
 pub mod config;
 mod exec;
 mod filter;
