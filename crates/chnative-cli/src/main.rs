@@ -208,7 +208,6 @@ impl App {
                 return Err(e);
             }
         };
-        let tz = conn.server_info().timezone;
         let width = if std::io::stdout().is_terminal() {
             console::Term::stdout().size_checked().map(|(_, w)| usize::from(w))
         } else {
@@ -241,6 +240,8 @@ impl App {
             None => Box::new(std::io::stdout()),
         };
         let writer = Suspending { bar: tracker.bar().cloned(), out: sink };
+        // Zone-less DateTime columns in the zone the server used (SET, SETTINGS, profile).
+        let tz = stream.timezone().to_string();
         let mut out = Output::new(format, settings, &tz, writer, width);
         let mut result: Result<(), Failure> = Ok(());
         loop {

@@ -68,9 +68,7 @@ fn tokens(s: &str) -> Option<Vec<(Tok, i32)>> {
         match c {
             _ if c.is_ascii_whitespace() => i += 1,
             b'-' if b.get(i + 1) == Some(&b'-') => i = s[i..].find('\n').map_or(b.len(), |n| i + n),
-            b'#' if matches!(b.get(i + 1), Some(b' ' | b'!')) => {
-                i = s[i..].find('\n').map_or(b.len(), |n| i + n)
-            }
+            b'#' if matches!(b.get(i + 1), Some(b' ' | b'!')) => i = s[i..].find('\n').map_or(b.len(), |n| i + n),
             b'/' if b.get(i + 1) == Some(&b'*') => {
                 // Comments nest.
                 let mut level = 0;
@@ -228,7 +226,10 @@ mod tests {
     fn settings_clauses() {
         let z = |s: &str| settings_clause_zone(s);
         assert_eq!(z("SELECT 1 SETTINGS session_timezone = 'Europe/Amsterdam'").as_deref(), Some("Europe/Amsterdam"));
-        assert_eq!(z("select 1 settings max_threads=1, SESSION_TIMEZONE='Asia/Tokyo' FORMAT TSV").as_deref(), Some("Asia/Tokyo"));
+        assert_eq!(
+            z("select 1 settings max_threads=1, SESSION_TIMEZONE='Asia/Tokyo' FORMAT TSV").as_deref(),
+            Some("Asia/Tokyo")
+        );
         assert_eq!(z("SELECT 1 SETTINGS a = -1, b = [1,2], `session_timezone` = 'UTC'").as_deref(), Some("UTC"));
         assert_eq!(z("SELECT 1 SETTINGS session_timezone = ''").as_deref(), Some(""));
         assert_eq!(z("SELECT 1 SETTINGS session_timezone = 'It''s\\'s'").as_deref(), Some("It's's"));
