@@ -217,6 +217,7 @@ fn is_quoted_kind(v: &Value) -> bool {
                 | Value::Decimal(_)
                 | Value::Array(_)
                 | Value::Tuple(_)
+                | Value::NamedTuple { .. }
                 | Value::Map(_)
         ))
 }
@@ -245,7 +246,7 @@ fn is_integer(v: &Value) -> bool {
 pub fn write_nested(out: &mut Vec<u8>, v: &Value) {
     match v {
         Value::Array(items) => write_list(out, b'[', items, b']'),
-        Value::Tuple(items) => write_list(out, b'(', items, b')'),
+        Value::Tuple(items) | Value::NamedTuple { values: items, .. } => write_list(out, b'(', items, b')'),
         Value::Map(pairs) => {
             out.push(b'{');
             for (k, (key, val)) in pairs.iter().enumerate() {
@@ -291,7 +292,7 @@ fn write_list(out: &mut Vec<u8>, open: u8, items: &[Value], close: u8) {
 /// Pretty).
 pub fn write_plain(out: &mut Vec<u8>, v: &Value) {
     match v {
-        Value::Array(_) | Value::Tuple(_) | Value::Map(_) => write_nested(out, v),
+        Value::Array(_) | Value::Tuple(_) | Value::NamedTuple { .. } | Value::Map(_) => write_nested(out, v),
         v => match string_bytes(v) {
             Some(b) => out.extend_from_slice(b),
             None => display(out, v),
@@ -303,7 +304,7 @@ pub fn write_plain(out: &mut Vec<u8>, v: &Value) {
 pub fn write_tsv(out: &mut Vec<u8>, v: &Value) {
     match v {
         Value::Null => out.extend_from_slice(b"\\N"),
-        Value::Array(_) | Value::Tuple(_) | Value::Map(_) => write_nested(out, v),
+        Value::Array(_) | Value::Tuple(_) | Value::NamedTuple { .. } | Value::Map(_) => write_nested(out, v),
         v => match string_bytes(v) {
             Some(b) => write_escaped(out, b),
             None => display(out, v),
@@ -315,7 +316,7 @@ pub fn write_tsv(out: &mut Vec<u8>, v: &Value) {
 pub fn write_csv(out: &mut Vec<u8>, v: &Value, delimiter: u8) {
     match v {
         Value::Null => out.extend_from_slice(b"\\N"),
-        Value::Tuple(items) => {
+        Value::Tuple(items) | Value::NamedTuple { values: items, .. } => {
             for (k, item) in items.iter().enumerate() {
                 if k > 0 {
                     out.push(delimiter);
@@ -390,7 +391,24 @@ pub fn write_json(out: &mut Vec<u8>, v: &Value, ty: Option<&DataType>, s: &Forma
             }
             out.push(b']');
         }
-        Value::Tuple(items) => {
+        // A named tuple's names come with it (inside Dynamic the type has none).
+        Value::NamedTuple { names, values } if s.json_named_tuples_as_objects => {
+            let elems = match ty {
+                Some(DataType::Tuple(e)) if e.len() == values.len() => Some(e),
+                _ => None,
+            };
+            out.push(b'{');
+            for (k, (name, item)) in names.iter().zip(values).enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                write_json_string(out, name.as_bytes(), s.json_escape_forward_slashes);
+                out.push(b':');
+                write_json(out, item, elems.map(|e| &e[k].1), s);
+            }
+            out.push(b'}');
+        }
+        Value::Tuple(items) | Value::NamedTuple { values: items, .. } => {
             let elems = match ty {
                 Some(DataType::Tuple(e)) if e.len() == items.len() => Some(e),
                 _ => None,

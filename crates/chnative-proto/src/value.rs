@@ -107,8 +107,17 @@ pub enum Value {
     },
     /// Array (also Nested and the geo types).
     Array(Vec<Value>),
-    /// Tuple.
+    /// Tuple (of unnamed elements).
     Tuple(Vec<Value>),
+    /// Tuple of named elements (`Tuple(a Int32, b String)`): shown as a
+    /// [`Value::Tuple`] (`(42,'str')`), and in JSON as an object of its names
+    /// (`{"a":42,"b":"str"}`), as the server writes it.
+    NamedTuple {
+        /// The element names, in order (shared by the values of a column).
+        names: Arc<[String]>,
+        /// The values, one per name.
+        values: Vec<Value>,
+    },
     /// Map, in the server's order.
     Map(Vec<(Value, Value)>),
 }
@@ -401,7 +410,7 @@ impl Value {
                 }
                 f.write_char(']')
             }
-            Value::Tuple(items) => {
+            Value::Tuple(items) | Value::NamedTuple { values: items, .. } => {
                 f.write_char('(')?;
                 for (k, v) in items.iter().enumerate() {
                     if k > 0 {

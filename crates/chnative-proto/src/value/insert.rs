@@ -192,7 +192,7 @@ impl Buffer {
                 offsets.push(inner.len() as u64);
             }
             (Buffer::Tuple(elems), D::Tuple(types)) => {
-                let Value::Tuple(items) = v else { return Err(()) };
+                let (Value::Tuple(items) | Value::NamedTuple { values: items, .. }) = v else { return Err(()) };
                 if items.len() != types.len() {
                     return Err(());
                 }
@@ -366,6 +366,9 @@ fn natural_type(v: &Value) -> Option<D> {
         Value::Tuple(items) => {
             D::Tuple(items.iter().map(|i| natural_type(i).map(|t| (None, t))).collect::<Option<_>>()?)
         }
+        Value::NamedTuple { names, values } => D::Tuple(
+            names.iter().zip(values).map(|(n, i)| natural_type(i).map(|t| (Some(n.clone()), t))).collect::<Option<_>>()?,
+        ),
         Value::Map(entries) => D::Map(
             Box::new(common_type(entries.iter().map(|(k, _)| k))?),
             Box::new(common_type(entries.iter().map(|(_, v)| v))?),

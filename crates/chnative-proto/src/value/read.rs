@@ -45,7 +45,8 @@ enum Reader<'r> {
     Nullable(&'r [u8], Box<Reader<'r>>),
     Array(&'r [u64], Box<Reader<'r>>),
     Map(&'r [u64], Box<Reader<'r>>, Box<Reader<'r>>),
-    Tuple(Vec<Reader<'r>>),
+    /// The element readers, and the names when every element has one.
+    Tuple(Vec<Reader<'r>>, Option<Arc<[String]>>),
     LowCardinality(Keys<'r>, bool, usize, Box<Reader<'r>>),
     Variant(VariantView<'r>, Vec<Reader<'r>>),
     Dynamic(DynamicView<'r>, Arc<str>),
@@ -172,6 +173,17 @@ fn zone(tz: &Option<String>, server_tz: &Arc<str>) -> Arc<str> {
     }
 }
 
+/// The element names of a declared `Tuple` type whose elements all have one
+/// (the server's named tuple); `None` for any other.
+fn tuple_names(ty: &D) -> Option<Arc<[String]>> {
+    match ty {
+        D::Tuple(elems) if !elems.is_empty() && elems.iter().all(|(n, _)| n.as_deref().is_some_and(|n| !n.is_empty())) => {
+            Some(elems.iter().map(|(n, _)| n.clone().unwrap_or_default()).collect())
+        }
+        _ => None,
+    }
+}
+
 fn reader<'r>(view: &ColumnView<'r>, server_tz: &Arc<str>) -> Result<Reader<'r>> {
     let ty = match view.data_type() {
         D::SimpleAggregateFunction(_, t) => t.as_ref().clone(),
@@ -255,6 +267,7 @@ fn reader<'r>(view: &ColumnView<'r>, server_tz: &Arc<str>) -> Result<Reader<'r>>
             }
             D::Tuple(elems) => Reader::Tuple(
                 (0..elems.len()).map(|k| reader(&view.tuple_element(k)?, server_tz)).collect::<Result<Vec<_>>>()?,
+                tuple_names(&ty),
             ),
             _ => {
                 return Err(Error::from(crate::ProtoError::TypeMismatch {
@@ -320,7 +333,13 @@ fn get(r: &Reader<'_>, i: usize, column: &str) -> Result<Value> {
         Reader::Map(offsets, k, v) => Value::Map(
             range(offsets, i, column)?.map(|j| Ok((get(k, j, column)?, get(v, j, column)?))).collect::<Result<_>>()?,
         ),
-        Reader::Tuple(elems) => Value::Tuple(elems.iter().map(|e| get(e, i, column)).collect::<Result<_>>()?),
+        Reader::Tuple(elems, names) => {
+            let values = elems.iter().map(|e| get(e, i, column)).collect::<Result<_>>()?;
+            match names {
+                Some(names) => Value::NamedTuple { names: names.clone(), values },
+                None => Value::Tuple(values),
+            }
+        }
         Reader::LowCardinality(keys, nullable, dict_len, dict) => {
             if i >= keys.len() {
                 return Err(oob(column, i));

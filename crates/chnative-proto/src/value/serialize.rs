@@ -5,7 +5,8 @@
 //! may still print them exactly or not). Int256, UInt256 and Decimal are strings
 //! with every digit, as are dates, times, UUIDs, IP addresses and enum labels
 //! (their `toString` text). Strings are strings when UTF-8, else byte sequences.
-//! Arrays and tuples are sequences, maps are maps, a row is a map by column name.
+//! Arrays and tuples are sequences, maps and named tuples are maps, a row is a
+//! map by column name.
 
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
@@ -38,6 +39,15 @@ impl Serialize for Value {
                     seq.serialize_element(v)?;
                 }
                 seq.end()
+            }
+            // As the server's JSON formats write a named tuple
+            // (output_format_json_named_tuples_as_objects, on by default).
+            Value::NamedTuple { names, values } => {
+                let mut map = s.serialize_map(Some(values.len()))?;
+                for (k, v) in names.iter().zip(values) {
+                    map.serialize_entry(k, v)?;
+                }
+                map.end()
             }
             Value::Map(pairs) => {
                 let mut map = s.serialize_map(Some(pairs.len()))?;

@@ -104,3 +104,63 @@ async fn int256_values_into_a_uint128_column() {
     let e = c.insert_rows(&t, &[Wide { id: 0, v: (-1i8).into() }]).await.unwrap_err();
     assert!(e.to_string().contains("does not fit a UInt128 column exactly"), "{e}");
 }
+
+/// Each expression's dynamic Value (and a typed row's `Value` field) shows as
+/// the server's `toString` of it, in the same query.
+async fn check_to_string(exprs: &[&str]) {
+    let c = client().await;
+    let cols: Vec<String> =
+        exprs.iter().enumerate().map(|(k, e)| format!("{e} AS v{k}, toString(v{k}) AS s{k}")).collect();
+    let sql = format!("SELECT {}", cols.join(", "));
+    let rows = c.fetch_all_values(sql.as_str()).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    for (k, e) in exprs.iter().enumerate() {
+        let (v, s) = (&rows[0][format!("v{k}").as_str()], &rows[0][format!("s{k}").as_str()]);
+        assert_eq!(v.to_string(), s.to_string(), "{e}: {v:?}");
+    }
+}
+
+#[tokio::test]
+async fn maps_inside_maps_arrays_variants_and_dynamic() {
+    // Regression (issue 29): a Map's key or value that is itself a Map was read
+    // by its wire shape, an array of tuples: `{[(1,2)]:4}` for `{{1:2}:4}`.
+    check_to_string(&[
+        "map(map(1,2),4)",
+        "map(1,map(2,3))",
+        "map(map('a',map(1,2)),[map(3,4)])",
+        "[map(1,2), map(3,4)]",
+        "[map(1,map(2,3))]",
+        "CAST(map(map(1,2),3) AS Variant(Map(Map(UInt8,UInt8),UInt8), String))",
+        "CAST(map(1,map(2,3)) AS Dynamic)",
+        "CAST([map(1,map(2,3))] AS Dynamic)",
+        "map(1,(map(2,3),'x'))",
+        "map(1,tuple(map(2,3),'x')::Tuple(a Map(UInt8,UInt8), b String))",
+        "map(1, map(2,3)::Map(UInt8, Nullable(UInt8)))",
+        "map('k', map(toLowCardinality('a'), [map(1, 'x')]))",
+        "[(map(1,2), [map(3,4)])]",
+    ])
+    .await;
+}
+
+#[cfg(feature = "serde_json")]
+#[tokio::test]
+async fn named_tuples_are_json_objects() {
+    // Regression (issue 29): a named Tuple inside Dynamic (and anywhere) came
+    // out of Value's JSON as an array, `[42,"str"]`; the server writes
+    // `{"a":42,"b":"str"}` (output_format_json_named_tuples_as_objects).
+    let c = client().await;
+    let sql = "SELECT CAST(tuple(42,'str')::Tuple(a Int32, b String) AS Dynamic) AS d, \
+               tuple(42,'str')::Tuple(a Int32, b String) AS t, [tuple(1,'x')::Tuple(a Int32, b String)] AS arr, \
+               tuple(1, 2) AS u, map('k', tuple(1,'x')::Tuple(a Int32, b String)) AS mm, \
+               CAST(tuple(7, tuple(8)::Tuple(c UInt8))::Tuple(a UInt8, b Tuple(c UInt8)) AS Dynamic) AS nested";
+    let rows = c.fetch_all_values(sql).await.unwrap();
+    let ours = serde_json::to_value(&rows[0]).unwrap();
+    let theirs: serde_json::Value = serde_json::from_str(&common::http(&format!(
+        "{sql} FORMAT JSONEachRow SETTINGS output_format_json_quote_64bit_integers = 0"
+    )))
+    .unwrap();
+    assert_eq!(ours, theirs);
+    // Shown as a tuple, as toString does.
+    assert_eq!(rows[0]["d"].to_string(), "(42,'str')");
+    let Value::NamedTuple { names, values } = &rows[0]["t"] else { panic!("{:?}", rows[0]["t"]) };
+    assert_eq!((&names[..], values.len()), (&["a".to_string(), "b".to_string()][..], 2));
+}
