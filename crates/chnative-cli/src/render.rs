@@ -238,6 +238,7 @@ fn is_integer(v: &Value) -> bool {
             | Value::UInt64(_)
             | Value::UInt128(_)
             | Value::UInt256(_)
+            | Value::Interval { .. }
     )
 }
 
@@ -365,9 +366,14 @@ pub fn write_json(out: &mut Vec<u8>, v: &Value, ty: Option<&DataType>, s: &Forma
     match v {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Value::Int8(_) | Value::Int16(_) | Value::Int32(_) | Value::UInt8(_) | Value::UInt16(_) | Value::UInt32(_) => {
-            display(out, v)
-        }
+        // An interval is never quoted, as the server writes it.
+        Value::Int8(_)
+        | Value::Int16(_)
+        | Value::Int32(_)
+        | Value::UInt8(_)
+        | Value::UInt16(_)
+        | Value::UInt32(_)
+        | Value::Interval { .. } => display(out, v),
         Value::Int64(_)
         | Value::Int128(_)
         | Value::Int256(_)

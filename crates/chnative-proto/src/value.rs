@@ -120,6 +120,14 @@ pub enum Value {
     },
     /// Map, in the server's order.
     Map(Vec<(Value, Value)>),
+    /// An `Interval*` value (`INTERVAL 1 SECOND`): a count of its unit, shown
+    /// as the count (as the server's `toString` does).
+    Interval {
+        /// The unit.
+        kind: crate::types::IntervalKind,
+        /// How many of it.
+        value: i64,
+    },
 }
 
 /// Ticks of 10^-p s split into seconds and nanoseconds (floor).
@@ -388,6 +396,7 @@ impl Value {
                 let (secs, nanos) = split_ticks(*ticks, *precision);
                 quoted!(write_zoned(f, tz, secs, Some((nanos, *precision)))?)
             }
+            Value::Interval { value, .. } => write!(f, "{value}"),
             Value::Time(s) => quoted!(write_duration(f, i128::from(*s), 0)?),
             Value::Time64 { ticks, precision } => quoted!(write_duration(f, i128::from(*ticks), *precision)?),
             Value::Uuid(u) => quoted!(write!(f, "{u}")?),

@@ -29,6 +29,8 @@ impl Serialize for Value {
             Value::UInt128(v) => s.serialize_u128(*v),
             Value::Float32(v) | Value::BFloat16(v) => s.serialize_f32(*v),
             Value::Float64(v) => s.serialize_f64(*v),
+            // A number, as the server's JSON formats write it (never quoted).
+            Value::Interval { value, .. } => s.serialize_i64(*value),
             Value::String(b) | Value::FixedString(b) => match std::str::from_utf8(b) {
                 Ok(t) => s.serialize_str(t),
                 Err(_) => s.serialize_bytes(b),

@@ -69,7 +69,14 @@ impl<'a> ColumnView<'a> {
         type_name: &'a str,
         data: &'a ColumnData,
     ) -> Self {
-        ColumnView { name, ty: Cow::Borrowed(ty), shape: Cow::Borrowed(shape), type_name: Some(type_name), data, map: None }
+        ColumnView {
+            name,
+            ty: Cow::Borrowed(ty),
+            shape: Cow::Borrowed(shape),
+            type_name: Some(type_name),
+            data,
+            map: None,
+        }
     }
 
     /// A view of a part of this column, named after it: `pick` chooses the part of

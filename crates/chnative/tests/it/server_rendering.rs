@@ -164,3 +164,42 @@ async fn named_tuples_are_json_objects() {
     let Value::NamedTuple { names, values } = &rows[0]["t"] else { panic!("{:?}", rows[0]["t"]) };
     assert_eq!((&names[..], values.len()), (&["a".to_string(), "b".to_string()][..], 2));
 }
+
+#[tokio::test]
+async fn intervals_are_values() {
+    // Regression (issue 29): "column `toIntervalSecond(1)` is IntervalSecond,
+    // not a dynamic Value".
+    check_to_string(&[
+        "INTERVAL 1 SECOND",
+        "toIntervalNanosecond(-5)",
+        "INTERVAL 3 MONTH",
+        "[INTERVAL 2 DAY, INTERVAL 3 DAY]",
+        "(INTERVAL 1 YEAR, 'x')",
+        "CAST(INTERVAL 2 WEEK AS Dynamic)",
+        "toIntervalQuarter(9223372036854775807)",
+    ])
+    .await;
+    let c = client().await;
+    let v: Value = c.fetch_scalar("SELECT INTERVAL 7 MINUTE").await.unwrap();
+    assert_eq!(v, Value::Interval { kind: chnative::proto::IntervalKind::Minute, value: 7 });
+    // A typed row reads it as its count.
+    let n: i64 = c.fetch_scalar("SELECT INTERVAL -3 HOUR").await.unwrap();
+    assert_eq!(n, -3);
+    // Both write back: into an Interval column (of its own unit) and Dynamic.
+    let t = common::Table::create("conflib_interval", "(id UInt8, i IntervalSecond, d Dynamic) ENGINE = Memory");
+    let rows = c
+        .fetch_all_values("SELECT 1 AS id, INTERVAL 5 SECOND AS i, CAST(INTERVAL 6 DAY AS Dynamic) AS d")
+        .await
+        .unwrap();
+    c.insert_values(&t, &rows).await.unwrap();
+    let back = common::http(&format!("SELECT i, d, dynamicType(d) FROM {} FORMAT TSV", &*t));
+    assert_eq!(back, "5\t6\tIntervalDay\n");
+    #[cfg(feature = "serde_json")]
+    {
+        let sql = "SELECT INTERVAL 1 SECOND AS a, [INTERVAL 2 DAY] AS b";
+        let rows = c.fetch_all_values(sql).await.unwrap();
+        let theirs: serde_json::Value =
+            serde_json::from_str(&common::http(&format!("{sql} FORMAT JSONEachRow"))).unwrap();
+        assert_eq!(serde_json::to_value(&rows[0]).unwrap(), theirs);
+    }
+}
