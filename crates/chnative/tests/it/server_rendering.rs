@@ -203,3 +203,73 @@ async fn intervals_are_values() {
         assert_eq!(serde_json::to_value(&rows[0]).unwrap(), theirs);
     }
 }
+
+/// Every row's `x` (a dynamic Value) shows as the server's `toString(x)`.
+async fn check_rows(c: &chnative::Client, inner: &str) -> usize {
+    let sql = format!("SELECT x, toString(x) AS s FROM ({inner})");
+    let rows = c.fetch_all_values(sql.as_str()).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    for r in &rows {
+        assert_eq!(r["x"].to_string(), r["s"].to_string(), "{inner}: {:?}", r["x"]);
+    }
+    rows.len()
+}
+
+#[tokio::test]
+async fn dates_and_times_past_the_shown_range_are_clamped_as_the_server_does() {
+    // Regression (issue 29): a DateTime64 past 9999 showed as
+    // `52757-11-01 00:02:03.000 UTC` where the server shows
+    // `9999-12-31 23:59:59.000`: the server clamps the local time to
+    // 0000-01-01 00:00:00 .. 9999-12-31 23:59:59, keeping the fraction.
+    let c = client().await;
+    let ms = [
+        "1602666666666000",
+        "253402300799000",
+        "253402300800123",
+        "253402297199999",
+        "253402297200000",
+        "253402318799000",
+        "253402318800000",
+        "253402387200999",
+        "10413792000000",
+        "32519318400000",
+        "-2208988801000",
+        "-30000000000000",
+        "-62135596800001",
+        "-62167219200000",
+        "-62167219200001",
+        "-62167222800001",
+        "-99999999999999",
+        "9223372036854775807",
+        "-9223372036854775808",
+    ]
+    .join(",");
+    let mut n = 0;
+    for zone in
+        ["UTC", "Europe/Paris", "America/New_York", "Asia/Kolkata", "Pacific/Kiritimati", "Pacific/Pago_Pago"]
+    {
+        n += check_rows(&c, &format!("SELECT fromUnixTimestamp64Milli(arrayJoin([{ms}]), '{zone}') AS x")).await;
+        n += check_rows(&c, &format!("SELECT fromUnixTimestamp64Nano(arrayJoin([{ms}]), '{zone}') AS x")).await;
+        n += check_rows(&c, &format!("SELECT [fromUnixTimestamp64Micro(arrayJoin([{ms}]), '{zone}')] AS x")).await;
+    }
+    // A zone-less column, in the session's zone.
+    n += check_rows(
+        &c,
+        &format!(
+            "SELECT fromUnixTimestamp64Milli(arrayJoin([{ms}])) AS x SETTINGS session_timezone = 'Pacific/Kiritimati'"
+        ),
+    )
+    .await;
+    assert_eq!(n, 19 * 19);
+    // Date32 past its range (written raw: the server stores the days as sent).
+    let t = common::Table::create("conflib_date32", "(id UInt8, x Date32) ENGINE = Memory");
+    let names: std::sync::Arc<[String]> = vec!["id".to_string(), "x".to_string()].into();
+    let days =
+        [-25567, -25568, -100000, 120529, 120530, 2000000, i32::MIN, i32::MAX, -719528, -719529, 2932896, 2932897];
+    let rows: Vec<chnative::ValueRow> = days
+        .iter()
+        .enumerate()
+        .map(|(k, d)| chnative::ValueRow::new(names.clone(), vec![Value::UInt8(k as u8), Value::Date32(*d)]).unwrap())
+        .collect();
+    c.insert_values(&t, &rows).await.unwrap();
+    assert_eq!(check_rows(&c, &format!("SELECT x, id FROM {} ORDER BY id", &*t)).await, days.len());
+}
