@@ -197,7 +197,7 @@ impl<W: Write> Output<W> {
             return Ok(());
         }
         self.started = true;
-        let names = || header.columns().iter().map(|c| c.name().as_bytes());
+        let names = || header.columns().iter().map(|c| c.name_bytes());
         match self.format {
             Format::TsvWithNames | Format::TsvWithNamesAndTypes => {
                 self.line(names(), render::write_escaped, b'\t');

@@ -94,7 +94,12 @@ impl BlockInfo {
 /// data's buffers (no copy); see [`Block`].
 #[derive(Debug, Clone)]
 pub struct Column {
+    /// The name, or when its bytes are not UTF-8 their lossy text (each
+    /// invalid sequence a U+FFFD).
     name: String,
+    /// The name's bytes as the server sent them, kept only when they are not
+    /// UTF-8 (column names are bytes on the wire: `SELECT 1 AS "\xAA"`).
+    raw_name: Option<Box<[u8]>>,
     type_name: String,
     ty: DataType,
     /// The type as views walk it, when that differs from `ty` (Map, Nested, geo
@@ -116,12 +121,35 @@ impl Column {
         if let Err(reason) = data.check_fits(&ty) {
             return Err(ProtoError::InvalidColumn { column: name, ty: type_name, reason });
         }
-        Ok(Column { name, type_name, shape: view_shape(&ty), ty, data })
+        Ok(Column { name, raw_name: None, type_name, shape: view_shape(&ty), ty, data })
     }
 
-    /// Column name.
+    /// Column name. Names are bytes on the wire: a name that is not UTF-8 is
+    /// given here as its lossy text (each invalid sequence a U+FFFD), and
+    /// exactly by [`Column::name_bytes`].
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The column name's bytes exactly as the server sent them (the UTF-8 of
+    /// [`Column::name`] unless the name is not UTF-8).
+    pub fn name_bytes(&self) -> &[u8] {
+        self.raw_name.as_deref().unwrap_or(self.name.as_bytes())
+    }
+
+    /// Takes `bytes` as the name (see [`Column::name_bytes`]).
+    fn set_name(&mut self, bytes: &[u8]) {
+        self.name.clear();
+        match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                self.name.push_str(s);
+                self.raw_name = None;
+            }
+            Err(_) => {
+                self.name.push_str(&String::from_utf8_lossy(bytes));
+                self.raw_name = Some(bytes.into());
+            }
+        }
     }
 
     /// Type name exactly as the server spelled it.
@@ -289,6 +317,7 @@ impl Block {
             .iter()
             .map(|c| Column {
                 name: c.name.clone(),
+                raw_name: c.raw_name.clone(),
                 type_name: c.type_name.clone(),
                 ty: c.ty.clone(),
                 shape: c.shape.clone(),
@@ -531,7 +560,8 @@ impl Block {
     ) -> Result<Option<(Fill, usize)>> {
         // Names come from the query text (an expression's name is its text), so
         // their bound is the block's, not a small constant; they count against it.
-        let name = r.string(limits.max_bytes)?;
+        // Bytes, not necessarily UTF-8 (see `Column::name_bytes`).
+        let name = r.string_bytes(limits.max_bytes)?;
         r.charge(name.len())?;
         let type_name = r.string(limits.max_bytes)?;
         r.charge(type_name.len())?;
@@ -542,14 +572,16 @@ impl Block {
                 let ty = DataType::parse(type_name)?;
                 let data = ColumnData::for_type(&ty, pool)?;
                 let shape = view_shape(&ty);
-                self.columns.push(Column { name: name.to_owned(), type_name: type_name.to_owned(), ty, shape, data });
+                let mut c =
+                    Column { name: String::new(), raw_name: None, type_name: type_name.to_owned(), ty, shape, data };
+                c.set_name(name);
+                self.columns.push(c);
             }
         }
         // A reused column (from the previous block or a spare) takes this block's name and type.
         let col = &mut self.columns[i];
-        if col.name != name {
-            col.name.clear();
-            col.name.push_str(name);
+        if col.name_bytes() != name {
+            col.set_name(name);
         }
         if col.type_name != type_name {
             let ty = DataType::parse(type_name)?;

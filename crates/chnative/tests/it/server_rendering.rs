@@ -244,9 +244,7 @@ async fn dates_and_times_past_the_shown_range_are_clamped_as_the_server_does() {
     ]
     .join(",");
     let mut n = 0;
-    for zone in
-        ["UTC", "Europe/Paris", "America/New_York", "Asia/Kolkata", "Pacific/Kiritimati", "Pacific/Pago_Pago"]
-    {
+    for zone in ["UTC", "Europe/Paris", "America/New_York", "Asia/Kolkata", "Pacific/Kiritimati", "Pacific/Pago_Pago"] {
         n += check_rows(&c, &format!("SELECT fromUnixTimestamp64Milli(arrayJoin([{ms}]), '{zone}') AS x")).await;
         n += check_rows(&c, &format!("SELECT fromUnixTimestamp64Nano(arrayJoin([{ms}]), '{zone}') AS x")).await;
         n += check_rows(&c, &format!("SELECT [fromUnixTimestamp64Micro(arrayJoin([{ms}]), '{zone}')] AS x")).await;
@@ -272,4 +270,39 @@ async fn dates_and_times_past_the_shown_range_are_clamped_as_the_server_does() {
         .collect();
     c.insert_values(&t, &rows).await.unwrap();
     assert_eq!(check_rows(&c, &format!("SELECT x, id FROM {} ORDER BY id", &*t)).await, days.len());
+}
+
+#[tokio::test]
+async fn column_names_that_are_not_utf8() {
+    // Regression (issue 29): a name with a byte that is not UTF-8 (an
+    // expression's name is its text, a string literal's bytes included) failed
+    // the whole query with "protocol violation: string is not UTF-8".
+    let c = client().await;
+    let sql = r#"SELECT 1 AS "\xAA", hex('a\xAA') AS h, hex('b\xFF') FORMAT TSVWithNames"#;
+    // The server's names and values, as bytes.
+    let theirs = common::http_bytes(sql);
+    let mut lines = theirs.split(|b| *b == b'\n');
+    let names: Vec<&[u8]> = lines.next().unwrap().split(|b| *b == b'\t').collect();
+    assert_eq!(names[0], b"\xAA");
+    let sql = sql.trim_end_matches(" FORMAT TSVWithNames");
+    let mut s = c.fetch_blocks(sql).await.unwrap();
+    let mut seen = 0;
+    while let Some(b) = s.next().await.unwrap() {
+        let ours: Vec<&[u8]> = b.columns().iter().map(|c| c.name_bytes()).collect();
+        // TSV escapes the backslash and quote of `hex(\'b…\')`.
+        let ours_escaped: Vec<Vec<u8>> = ours
+            .iter()
+            .map(|n| n.iter().flat_map(|&c| if c == b'\'' { vec![b'\\', c] } else { vec![c] }).collect())
+            .collect();
+        assert_eq!(ours_escaped, names);
+        assert_eq!(b.columns()[0].name(), "\u{FFFD}");
+        assert_eq!(b.columns()[1].name_bytes(), b"h");
+        seen += b.rows();
+    }
+    assert_eq!(seen, 1);
+    // Dynamic and typed rows read it too; the lossy name finds the column.
+    let rows = c.fetch_all_values(sql).await.unwrap();
+    assert_eq!((rows[0]["\u{FFFD}"].to_string().as_str(), rows[0]["h"].to_string().as_str()), ("1", "61AA"));
+    let (one, h, _): (u8, String, String) = c.fetch_one(sql).await.unwrap();
+    assert_eq!((one, h.as_str()), (1, "61AA"));
 }
