@@ -97,15 +97,22 @@ pub struct Column {
     /// The name, or when its bytes are not UTF-8 their lossy text (each
     /// invalid sequence a U+FFFD).
     name: String,
+    type_name: String,
+    ty: DataType,
+    /// What few columns have, behind one pointer (a column stays small).
+    rare: Option<Box<Rare>>,
+    data: ColumnData,
+}
+
+/// The parts of a [`Column`] that most columns do without.
+#[derive(Debug, Clone, Default)]
+struct Rare {
+    /// The type as views walk it, when that differs from `ty` (Map, Nested, geo
+    /// aliases, …): resolved once per type so views never build types.
+    shape: Option<DataType>,
     /// The name's bytes as the server sent them, kept only when they are not
     /// UTF-8 (column names are bytes on the wire: `SELECT 1 AS "\xAA"`).
     raw_name: Option<Box<[u8]>>,
-    type_name: String,
-    ty: DataType,
-    /// The type as views walk it, when that differs from `ty` (Map, Nested, geo
-    /// aliases, …): resolved once per type so views never build types.
-    shape: Option<Box<DataType>>,
-    data: ColumnData,
 }
 
 impl Column {
@@ -121,7 +128,9 @@ impl Column {
         if let Err(reason) = data.check_fits(&ty) {
             return Err(ProtoError::InvalidColumn { column: name, ty: type_name, reason });
         }
-        Ok(Column { name, raw_name: None, type_name, shape: view_shape(&ty), ty, data })
+        let mut c = Column { name, type_name, rare: None, ty, data };
+        c.set_shape();
+        Ok(c)
     }
 
     /// Column name. Names are bytes on the wire: a name that is not UTF-8 is
@@ -134,21 +143,44 @@ impl Column {
     /// The column name's bytes exactly as the server sent them (the UTF-8 of
     /// [`Column::name`] unless the name is not UTF-8).
     pub fn name_bytes(&self) -> &[u8] {
-        self.raw_name.as_deref().unwrap_or(self.name.as_bytes())
+        self.rare.as_ref().and_then(|r| r.raw_name.as_deref()).unwrap_or(self.name.as_bytes())
     }
 
     /// Takes `bytes` as the name (see [`Column::name_bytes`]).
     fn set_name(&mut self, bytes: &[u8]) {
         self.name.clear();
-        match std::str::from_utf8(bytes) {
+        let raw = match std::str::from_utf8(bytes) {
             Ok(s) => {
                 self.name.push_str(s);
-                self.raw_name = None;
+                None
             }
             Err(_) => {
                 self.name.push_str(&String::from_utf8_lossy(bytes));
-                self.raw_name = Some(bytes.into());
+                Some(bytes.into())
             }
+        };
+        if raw.is_some() || self.rare.as_ref().is_some_and(|r| r.raw_name.is_some()) {
+            self.rare.get_or_insert_with(Default::default).raw_name = raw;
+            self.tidy();
+        }
+    }
+
+    /// Resolves `ty`'s view shape (kept only when it differs from `ty`).
+    fn set_shape(&mut self) {
+        let shape = match self.ty.view_shape() {
+            std::borrow::Cow::Owned(shape) => Some(shape),
+            std::borrow::Cow::Borrowed(_) => None,
+        };
+        if shape.is_some() || self.rare.as_ref().is_some_and(|r| r.shape.is_some()) {
+            self.rare.get_or_insert_with(Default::default).shape = shape;
+            self.tidy();
+        }
+    }
+
+    /// Drops an empty `rare`.
+    fn tidy(&mut self) {
+        if self.rare.as_ref().is_some_and(|r| r.shape.is_none() && r.raw_name.is_none()) {
+            self.rare = None;
         }
     }
 
@@ -174,16 +206,8 @@ impl Column {
 
     /// A typed view; see [`ColumnView`].
     pub fn view(&self) -> ColumnView<'_> {
-        let shape = self.shape.as_deref().unwrap_or(&self.ty);
+        let shape = self.rare.as_ref().and_then(|r| r.shape.as_ref()).unwrap_or(&self.ty);
         ColumnView::with_shape(&self.name, &self.ty, shape, &self.type_name, &self.data)
-    }
-}
-
-/// `ty`'s view shape when it differs from `ty` itself.
-fn view_shape(ty: &DataType) -> Option<Box<DataType>> {
-    match ty.view_shape() {
-        std::borrow::Cow::Owned(shape) => Some(Box::new(shape)),
-        std::borrow::Cow::Borrowed(_) => None,
     }
 }
 
@@ -317,10 +341,9 @@ impl Block {
             .iter()
             .map(|c| Column {
                 name: c.name.clone(),
-                raw_name: c.raw_name.clone(),
                 type_name: c.type_name.clone(),
                 ty: c.ty.clone(),
-                shape: c.shape.clone(),
+                rare: c.rare.clone(),
                 data: c.data.empty_like(&mut none),
             })
             .collect();
@@ -571,9 +594,8 @@ impl Block {
             } else {
                 let ty = DataType::parse(type_name)?;
                 let data = ColumnData::for_type(&ty, pool)?;
-                let shape = view_shape(&ty);
-                let mut c =
-                    Column { name: String::new(), raw_name: None, type_name: type_name.to_owned(), ty, shape, data };
+                let mut c = Column { name: String::new(), type_name: type_name.to_owned(), rare: None, ty, data };
+                c.set_shape();
                 c.set_name(name);
                 self.columns.push(c);
             }
@@ -587,8 +609,8 @@ impl Block {
             let ty = DataType::parse(type_name)?;
             let data = ColumnData::for_type(&ty, pool)?;
             std::mem::replace(&mut col.data, data).recycle(pool);
-            col.shape = view_shape(&ty);
             col.ty = ty;
+            col.set_shape();
             col.type_name.clear();
             col.type_name.push_str(type_name);
         }

@@ -387,8 +387,27 @@ impl Driver {
         self.proto.server().settings.iter().rev().find(|(k, _)| k == "session_timezone").map(|(_, v)| v.as_str())
     }
 
+    /// Decides the zone of zone-less DateTime columns for the query about to
+    /// be sent, as the server decides it: the query's own SETTINGS clause, else
+    /// the settings sent with it (the query's over the config's), else the
+    /// session's SET, else the user's profile (the settings in the server's
+    /// Hello), else the server's zone. Notes a SET of the zone, kept if it succeeds.
+    fn decide_zone(&mut self, q: &QueryWire) {
+        let sent = |s: &[(String, String, u64)]| {
+            s.iter().rev().find(|(k, ..)| k == "session_timezone").map(|(_, v, _)| v.clone())
+        };
+        let sql = q.sql.as_str();
+        let zone = crate::sql_zone::settings_clause_zone(sql)
+            .or_else(|| sent(&q.settings))
+            .or_else(|| sent(&self.base_settings))
+            .or_else(|| self.set_zone.clone())
+            .or_else(|| self.profile_zone().map(str::to_string));
+        self.query_zone = zone.filter(|z| !z.is_empty());
+        self.pending_set_zone = crate::sql_zone::set_statement_zone(sql);
+    }
+
     /// The zone the running (or last) query shows DateTime columns in whose
-    /// type names none (see `send_query`).
+    /// type names none (see `decide_zone`).
     pub(crate) fn query_zone(&self) -> &str {
         self.session_zone().unwrap_or(&self.proto.server().timezone)
     }
@@ -812,6 +831,7 @@ impl Driver {
     /// must be over by `deadline` (see `query_deadline`).
     pub(crate) async fn send_query(&mut self, q: &QueryWire, insert: bool, deadline: Option<Instant>) -> Result<()> {
         self.prepare().await?;
+        self.decide_zone(q);
         let chosen = match self.cfg.compression {
             Compression::Auto => Some(self.choose_compression(&q.sql, insert)?),
             _ => None,
@@ -830,16 +850,6 @@ impl Driver {
             combined = all;
             &combined
         };
-        // The zone of zone-less DateTime columns, as the server decides it: the
-        // query's own SETTINGS clause, else the settings sent with it (the
-        // query's over the config's), else the session's SET, else the user's
-        // profile (the settings in the server's Hello), else the server's zone.
-        let zone = crate::sql_zone::settings_clause_zone(&q.sql)
-            .or_else(|| settings.iter().rev().find(|(k, ..)| k == "session_timezone").map(|(_, v, _)| v.clone()))
-            .or_else(|| self.set_zone.clone())
-            .or_else(|| self.profile_zone().map(str::to_string));
-        self.query_zone = zone.filter(|z| !z.is_empty());
-        self.pending_set_zone = crate::sql_zone::set_statement_zone(&q.sql);
         let start_time_us = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_micros() as u64;
         let query = Query {
             query_id: q.id.as_str(),

@@ -47,19 +47,12 @@ impl<'c> Via<'c> {
     }
 
     pub(crate) async fn scalar<T: Scalar>(self, query: Query) -> Result<T> {
-        // DateTime columns that name no zone are in the zone the server used
-        // (see `QueryStream::timezone`): a session zone is copied, the server's
-        // borrowed apart from the slot.
         match self.0 {
-            Src::Slot(slot, info) => {
-                let s = slot_stream(slot, query).await?;
-                let session_tz = s.session_zone().map(str::to_string);
-                scalar_of(s, session_tz.as_deref().unwrap_or(&info.timezone)).await
-            }
+            // The slot and the server's zone borrowed apart: no copy of the zone.
+            Src::Slot(slot, info) => scalar_of(slot_stream(slot, query).await?, &info.timezone).await,
             Src::Pool(shared) => {
                 let s = pool_stream(shared.clone(), query).await?;
-                let session_tz = s.session_zone().map(str::to_string);
-                scalar_of(s, session_tz.as_deref().unwrap_or(&shared.info().timezone)).await
+                scalar_of(s, &shared.info().timezone).await
             }
         }
     }

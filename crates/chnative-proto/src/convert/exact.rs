@@ -201,8 +201,7 @@ mod tests {
             return lo.is_some_and(|x| bits == 128 || x >= -(1i128 << (bits - 1)));
         }
         let width = if target_signed { bits - 1 } else { bits };
-        (0..4).all(|k| {
-            let limb = limbs[k];
+        limbs.iter().enumerate().all(|(k, &limb)| {
             let start = 64 * k as u32;
             if start >= width {
                 limb == 0
@@ -224,13 +223,15 @@ mod tests {
             l1 in proptest::prelude::any::<u64>(),
             l2 in proptest::prelude::any::<u64>(),
             l3 in proptest::prelude::any::<u64>(),
-            zeros in 0u8..8,
+            fill in 0u8..16,
         ) {
-            // Small values are as likely as wide ones: clear some high limbs.
+            // Narrow values are as likely as wide ones: some high limbs are all
+            // zeros (or, with bit 0 of `fill`, all ones: small negative values).
             let mut limbs = [l0, l1, l2, l3];
-            for k in 0..4 {
-                if zeros & (1 << k) != 0 && k > 0 {
-                    limbs[k] = if zeros & 1 == 1 && k == 3 { u64::MAX } else { 0 };
+            let with = if fill & 1 == 1 { u64::MAX } else { 0 };
+            for (k, limb) in limbs.iter_mut().enumerate().skip(1) {
+                if fill & (1 << k) != 0 {
+                    *limb = with;
                 }
             }
             let s = I256::from_limbs(limbs);
