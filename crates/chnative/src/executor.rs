@@ -49,7 +49,10 @@ impl<'c> Via<'c> {
     pub(crate) async fn scalar<T: Scalar>(self, query: Query) -> Result<T> {
         match self.0 {
             // The slot and the server's zone borrowed apart: no copy of the zone.
-            Src::Slot(slot, info) => scalar_of(slot_stream(slot, query).await?, &info.timezone).await,
+            Src::Slot(slot, info) => {
+                let s = slot_stream(slot, query).await?;
+                scalar_of(s, &info.timezone).await
+            }
             Src::Pool(shared) => {
                 let s = pool_stream(shared.clone(), query).await?;
                 scalar_of(s, &shared.info().timezone).await
