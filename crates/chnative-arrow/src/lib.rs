@@ -368,27 +368,33 @@ impl<'c> ArrowStream<'c> {
 }
 
 /// Runs a SELECT and streams its result as record batches (see [`ArrowStream`]),
-/// with the default [`ArrowOptions`] and the server's time zone.
+/// with the default [`ArrowOptions`] and, for DateTime columns whose type names
+/// no zone, the zone the server shows them in (its own, or the `session_timezone`
+/// in force: see [`QueryStream::timezone`](chnative::QueryStream::timezone)).
 pub async fn query_arrow(client: &Client, query: impl Into<Query>) -> Result<ArrowStream<'_>> {
-    let options = ArrowOptions { server_timezone: Some(client.server_info().timezone), ..Default::default() };
-    query_arrow_with(client, query, &options).await
+    let stream = start(client, query.into()).await?;
+    let options = ArrowOptions { server_timezone: Some(stream.timezone().to_string()), ..Default::default() };
+    Ok(ArrowStream::new(stream, &options))
 }
 
-/// [`query_arrow`] with chosen options.
+/// [`query_arrow`] with chosen options (`server_timezone` is used as given).
 pub async fn query_arrow_with<'c>(
     client: &'c Client,
     query: impl Into<Query>,
     options: &ArrowOptions,
 ) -> Result<ArrowStream<'c>> {
-    let mut query = query.into();
+    let stream = start(client, query.into()).await?;
+    Ok(ArrowStream::new(stream, options))
+}
+
+async fn start(client: &Client, mut query: Query) -> Result<chnative::QueryStream<'_>> {
     // JSON columns as text. Only servers that know the setting get it (settings go
     // out as important, and an old server refuses one it does not know); on 24.x a
     // JSON column then fails with an error naming the setting.
     if client.server_info().sends_json_as_text() {
         query = query.setting(JSON_AS_STRING_SETTING, "1");
     }
-    let stream = client.fetch_blocks(query).await?;
-    Ok(ArrowStream::new(stream, options))
+    Ok(client.fetch_blocks(query).await?)
 }
 
 /// A column of a table, as [`describe_table`] reports it.

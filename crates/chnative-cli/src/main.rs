@@ -291,9 +291,6 @@ impl App {
         for (k, v) in user_settings {
             q = q.setting(k, v);
         }
-        // The zone the server renders DateTime columns without their own in:
-        // session_timezone when set (session, command line or the query's SETTINGS).
-        let tz = settings.ext.session_timezone.clone().unwrap_or(info.timezone);
         let width = if std::io::stdout().is_terminal() {
             console::Term::stdout().size_checked().map(|(_, w)| usize::from(w))
         } else {
@@ -326,6 +323,8 @@ impl App {
             None => Box::new(std::io::stdout()),
         };
         let writer = Suspending { bar: tracker.bar().cloned(), out: sink };
+        // Zone-less DateTime columns in the zone the server used (SET, SETTINGS, profile).
+        let tz = stream.timezone().to_string();
         let mut out = Output::new(format, settings, &tz, writer, width);
         let mut result: Result<(), Failure> = Ok(());
         loop {

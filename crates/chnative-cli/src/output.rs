@@ -264,7 +264,7 @@ impl<W: Write> Output<W> {
             return Ok(());
         }
         self.started = true;
-        let names = || header.columns().iter().map(|c| c.name().as_bytes());
+        let names = || header.columns().iter().map(|c| c.name_bytes());
         let (tsv_crlf, csv_crlf) = (self.settings.ext.tsv_crlf, self.settings.ext.csv_crlf);
         match self.format {
             Format::Values(name) => {

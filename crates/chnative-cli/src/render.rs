@@ -271,6 +271,7 @@ fn is_quoted_kind(v: &Value) -> bool {
                 | Value::Decimal(_)
                 | Value::Array(_)
                 | Value::Tuple(_)
+                | Value::NamedTuple { .. }
                 | Value::Map(_)
         ))
 }
@@ -291,6 +292,7 @@ fn is_integer(v: &Value) -> bool {
             | Value::UInt64(_)
             | Value::UInt128(_)
             | Value::UInt256(_)
+            | Value::Interval { .. }
     )
 }
 
@@ -299,7 +301,7 @@ fn is_integer(v: &Value) -> bool {
 pub fn write_nested(out: &mut Vec<u8>, v: &Value) {
     match v {
         Value::Array(items) => write_list(out, b'[', items, b']'),
-        Value::Tuple(items) => write_list(out, b'(', items, b')'),
+        Value::Tuple(items) | Value::NamedTuple { values: items, .. } => write_list(out, b'(', items, b')'),
         Value::Map(pairs) => {
             out.push(b'{');
             for (k, (key, val)) in pairs.iter().enumerate() {
@@ -345,7 +347,7 @@ fn write_list(out: &mut Vec<u8>, open: u8, items: &[Value], close: u8) {
 /// Pretty).
 pub fn write_plain(out: &mut Vec<u8>, v: &Value) {
     match v {
-        Value::Array(_) | Value::Tuple(_) | Value::Map(_) => write_nested(out, v),
+        Value::Array(_) | Value::Tuple(_) | Value::NamedTuple { .. } | Value::Map(_) => write_nested(out, v),
         v => match string_bytes(v) {
             Some(b) => out.extend_from_slice(b),
             None => display(out, v),
@@ -357,7 +359,7 @@ pub fn write_plain(out: &mut Vec<u8>, v: &Value) {
 pub fn write_tsv(out: &mut Vec<u8>, v: &Value) {
     match v {
         Value::Null => out.extend_from_slice(b"\\N"),
-        Value::Array(_) | Value::Tuple(_) | Value::Map(_) => write_nested(out, v),
+        Value::Array(_) | Value::Tuple(_) | Value::NamedTuple { .. } | Value::Map(_) => write_nested(out, v),
         v => match string_bytes(v) {
             Some(b) => write_escaped(out, b),
             None => display(out, v),
@@ -369,7 +371,7 @@ pub fn write_tsv(out: &mut Vec<u8>, v: &Value) {
 pub fn write_csv(out: &mut Vec<u8>, v: &Value, delimiter: u8) {
     match v {
         Value::Null => out.extend_from_slice(b"\\N"),
-        Value::Tuple(items) => {
+        Value::Tuple(items) | Value::NamedTuple { values: items, .. } => {
             for (k, item) in items.iter().enumerate() {
                 if k > 0 {
                     out.push(delimiter);
@@ -425,9 +427,14 @@ pub fn write_json(out: &mut Vec<u8>, v: &Value, ty: Option<&DataType>, s: &Forma
     match v {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Value::Int8(_) | Value::Int16(_) | Value::Int32(_) | Value::UInt8(_) | Value::UInt16(_) | Value::UInt32(_) => {
-            display(out, v)
-        }
+        // An interval is never quoted, as the server writes it.
+        Value::Int8(_)
+        | Value::Int16(_)
+        | Value::Int32(_)
+        | Value::UInt8(_)
+        | Value::UInt16(_)
+        | Value::UInt32(_)
+        | Value::Interval { .. } => display(out, v),
         Value::Int64(_)
         | Value::Int128(_)
         | Value::Int256(_)
@@ -451,7 +458,24 @@ pub fn write_json(out: &mut Vec<u8>, v: &Value, ty: Option<&DataType>, s: &Forma
             }
             out.push(b']');
         }
-        Value::Tuple(items) => {
+        // A named tuple's names come with it (inside Dynamic the type has none).
+        Value::NamedTuple { names, values } if s.json_named_tuples_as_objects => {
+            let elems = match ty {
+                Some(DataType::Tuple(e)) if e.len() == values.len() => Some(e),
+                _ => None,
+            };
+            out.push(b'{');
+            for (k, (name, item)) in names.iter().zip(values).enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                write_json_string(out, name.as_bytes(), s.json_escape_forward_slashes);
+                out.push(b':');
+                write_json(out, item, elems.map(|e| &e[k].1), s);
+            }
+            out.push(b'}');
+        }
+        Value::Tuple(items) | Value::NamedTuple { values: items, .. } => {
             let elems = match ty {
                 Some(DataType::Tuple(e)) if e.len() == items.len() => Some(e),
                 _ => None,

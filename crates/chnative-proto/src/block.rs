@@ -94,13 +94,25 @@ impl BlockInfo {
 /// data's buffers (no copy); see [`Block`].
 #[derive(Debug, Clone)]
 pub struct Column {
+    /// The name, or when its bytes are not UTF-8 their lossy text (each
+    /// invalid sequence a U+FFFD).
     name: String,
     type_name: String,
     ty: DataType,
+    /// What few columns have, behind one pointer (a column stays small).
+    rare: Option<Box<Rare>>,
+    data: ColumnData,
+}
+
+/// The parts of a [`Column`] that most columns do without.
+#[derive(Debug, Clone, Default)]
+struct Rare {
     /// The type as views walk it, when that differs from `ty` (Map, Nested, geo
     /// aliases, …): resolved once per type so views never build types.
-    shape: Option<Box<DataType>>,
-    data: ColumnData,
+    shape: Option<DataType>,
+    /// The name's bytes as the server sent them, kept only when they are not
+    /// UTF-8 (column names are bytes on the wire: `SELECT 1 AS "\xAA"`).
+    raw_name: Option<Box<[u8]>>,
 }
 
 impl Column {
@@ -116,12 +128,60 @@ impl Column {
         if let Err(reason) = data.check_fits(&ty) {
             return Err(ProtoError::InvalidColumn { column: name, ty: type_name, reason });
         }
-        Ok(Column { name, type_name, shape: view_shape(&ty), ty, data })
+        let mut c = Column { name, type_name, rare: None, ty, data };
+        c.set_shape();
+        Ok(c)
     }
 
-    /// Column name.
+    /// Column name. Names are bytes on the wire: a name that is not UTF-8 is
+    /// given here as its lossy text (each invalid sequence a U+FFFD), and
+    /// exactly by [`Column::name_bytes`].
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The column name's bytes exactly as the server sent them (the UTF-8 of
+    /// [`Column::name`] unless the name is not UTF-8).
+    pub fn name_bytes(&self) -> &[u8] {
+        self.rare.as_ref().and_then(|r| r.raw_name.as_deref()).unwrap_or(self.name.as_bytes())
+    }
+
+    /// Takes `bytes` as the name (see [`Column::name_bytes`]).
+    fn set_name(&mut self, bytes: &[u8]) {
+        self.name.clear();
+        let raw = match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                self.name.push_str(s);
+                None
+            }
+            Err(_) => {
+                self.name.push_str(&String::from_utf8_lossy(bytes));
+                Some(bytes.into())
+            }
+        };
+        if raw.is_some() || self.rare.as_ref().is_some_and(|r| r.raw_name.is_some()) {
+            self.rare.get_or_insert_with(Default::default).raw_name = raw;
+            self.tidy();
+        }
+    }
+
+    /// Resolves `ty`'s view shape (kept only when it differs from `ty`).
+    fn set_shape(&mut self) {
+        let shape = match self.ty.view_shape() {
+            std::borrow::Cow::Owned(shape) => Some(shape),
+            std::borrow::Cow::Borrowed(_) => None,
+        };
+        if shape.is_some() || self.rare.as_ref().is_some_and(|r| r.shape.is_some()) {
+            self.rare.get_or_insert_with(Default::default).shape = shape;
+            self.tidy();
+        }
+    }
+
+    /// Drops an empty `rare`.
+    fn tidy(&mut self) {
+        if self.rare.as_ref().is_some_and(|r| r.shape.is_none() && r.raw_name.is_none()) {
+            self.rare = None;
+        }
     }
 
     /// Type name exactly as the server spelled it.
@@ -146,16 +206,8 @@ impl Column {
 
     /// A typed view; see [`ColumnView`].
     pub fn view(&self) -> ColumnView<'_> {
-        let shape = self.shape.as_deref().unwrap_or(&self.ty);
+        let shape = self.rare.as_ref().and_then(|r| r.shape.as_ref()).unwrap_or(&self.ty);
         ColumnView::with_shape(&self.name, &self.ty, shape, &self.type_name, &self.data)
-    }
-}
-
-/// `ty`'s view shape when it differs from `ty` itself.
-fn view_shape(ty: &DataType) -> Option<Box<DataType>> {
-    match ty.view_shape() {
-        std::borrow::Cow::Owned(shape) => Some(Box::new(shape)),
-        std::borrow::Cow::Borrowed(_) => None,
     }
 }
 
@@ -291,7 +343,7 @@ impl Block {
                 name: c.name.clone(),
                 type_name: c.type_name.clone(),
                 ty: c.ty.clone(),
-                shape: c.shape.clone(),
+                rare: c.rare.clone(),
                 data: c.data.empty_like(&mut none),
             })
             .collect();
@@ -531,7 +583,8 @@ impl Block {
     ) -> Result<Option<(Fill, usize)>> {
         // Names come from the query text (an expression's name is its text), so
         // their bound is the block's, not a small constant; they count against it.
-        let name = r.string(limits.max_bytes)?;
+        // Bytes, not necessarily UTF-8 (see `Column::name_bytes`).
+        let name = r.string_bytes(limits.max_bytes)?;
         r.charge(name.len())?;
         let type_name = r.string(limits.max_bytes)?;
         r.charge(type_name.len())?;
@@ -541,22 +594,23 @@ impl Block {
             } else {
                 let ty = DataType::parse(type_name)?;
                 let data = ColumnData::for_type(&ty, pool)?;
-                let shape = view_shape(&ty);
-                self.columns.push(Column { name: name.to_owned(), type_name: type_name.to_owned(), ty, shape, data });
+                let mut c = Column { name: String::new(), type_name: type_name.to_owned(), rare: None, ty, data };
+                c.set_shape();
+                c.set_name(name);
+                self.columns.push(c);
             }
         }
         // A reused column (from the previous block or a spare) takes this block's name and type.
         let col = &mut self.columns[i];
-        if col.name != name {
-            col.name.clear();
-            col.name.push_str(name);
+        if col.name_bytes() != name {
+            col.set_name(name);
         }
         if col.type_name != type_name {
             let ty = DataType::parse(type_name)?;
             let data = ColumnData::for_type(&ty, pool)?;
             std::mem::replace(&mut col.data, data).recycle(pool);
-            col.shape = view_shape(&ty);
             col.ty = ty;
+            col.set_shape();
             col.type_name.clear();
             col.type_name.push_str(type_name);
         }

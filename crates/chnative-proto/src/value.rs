@@ -107,10 +107,27 @@ pub enum Value {
     },
     /// Array (also Nested and the geo types).
     Array(Vec<Value>),
-    /// Tuple.
+    /// Tuple (of unnamed elements).
     Tuple(Vec<Value>),
+    /// Tuple of named elements (`Tuple(a Int32, b String)`): shown as a
+    /// [`Value::Tuple`] (`(42,'str')`), and in JSON as an object of its names
+    /// (`{"a":42,"b":"str"}`), as the server writes it.
+    NamedTuple {
+        /// The element names, in order (shared by the values of a column).
+        names: Arc<[String]>,
+        /// The values, one per name.
+        values: Vec<Value>,
+    },
     /// Map, in the server's order.
     Map(Vec<(Value, Value)>),
+    /// An `Interval*` value (`INTERVAL 1 SECOND`): a count of its unit, shown
+    /// as the count (as the server's `toString` does).
+    Interval {
+        /// The unit.
+        kind: crate::types::IntervalKind,
+        /// How many of it.
+        value: i64,
+    },
 }
 
 /// Ticks of 10^-p s split into seconds and nanoseconds (floor).
@@ -121,8 +138,17 @@ fn split_ticks(ticks: i64, precision: u8) -> (i64, u32) {
     (secs, (frac * 10i64.pow(9 - u32::from(precision.min(9)))) as u32)
 }
 
+/// The days of 0000-01-01 and 9999-12-31: the server shows a date (or a
+/// date-time's local date) outside them as the nearer one.
+const SHOWN_DAYS: (i64, i64) = (-719_528, 2_932_896);
+/// The local seconds of 0000-01-01 00:00:00 and 9999-12-31 23:59:59.
+const SHOWN_SECS: (i64, i64) = (SHOWN_DAYS.0 * 86_400, SHOWN_DAYS.1 * 86_400 + 86_399);
+/// The last Unix second whose UTC offset the time zone database gives in
+/// every zone (jiff's latest timestamp, 9999-12-30 22:00:00 UTC).
+const LAST_OFFSET_SECS: i64 = 253_402_207_200;
+
 fn write_days(f: &mut impl fmt::Write, days: i64) -> fmt::Result {
-    let (y, m, d) = calendar::civil_from_days(days);
+    let (y, m, d) = calendar::civil_from_days(days.clamp(SHOWN_DAYS.0, SHOWN_DAYS.1));
     write!(f, "{y:04}-{m:02}-{d:02}")
 }
 
@@ -136,7 +162,11 @@ fn write_frac(f: &mut impl fmt::Write, nanos: u32, precision: u8) -> fmt::Result
 }
 
 /// Wall-clock `YYYY-MM-DD hh:mm:ss` of a local-time second count.
+///
+/// A time before 0000-01-01 00:00:00 or after 9999-12-31 23:59:59 is shown as
+/// that bound, as the server shows it (a DateTime64's fraction is kept).
 fn write_local(f: &mut impl fmt::Write, local_secs: i64) -> fmt::Result {
+    let local_secs = local_secs.clamp(SHOWN_SECS.0, SHOWN_SECS.1);
     write_days(f, local_secs.div_euclid(86_400))?;
     let s = local_secs.rem_euclid(86_400);
     write!(f, " {:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
@@ -147,7 +177,10 @@ fn write_local(f: &mut impl fmt::Write, local_secs: i64) -> fmt::Result {
 /// or a name the database lacks) — the UTC time followed by ` UTC`, never a UTC
 /// time passed off as local. `frac`: the nanoseconds and precision of a DateTime64.
 fn write_zoned(f: &mut impl fmt::Write, zone: &str, secs: i64, frac: Option<(u32, u8)>) -> fmt::Result {
-    let local = convert::zone::local_seconds(zone, secs);
+    // An instant past either end of what is shown takes the offset of one
+    // near that end (the database knows no offset for far instants).
+    let probe = secs.clamp(SHOWN_SECS.0 - 2 * 86_400, LAST_OFFSET_SECS);
+    let local = convert::zone::local_seconds(zone, probe).map(|l| secs.saturating_add(l - probe));
     write_local(f, local.unwrap_or(secs))?;
     if let Some((nanos, precision)) = frac {
         write_frac(f, nanos, precision)?;
@@ -379,6 +412,7 @@ impl Value {
                 let (secs, nanos) = split_ticks(*ticks, *precision);
                 quoted!(write_zoned(f, tz, secs, Some((nanos, *precision)))?)
             }
+            Value::Interval { value, .. } => write!(f, "{value}"),
             Value::Time(s) => quoted!(write_duration(f, i128::from(*s), 0)?),
             Value::Time64 { ticks, precision } => quoted!(write_duration(f, i128::from(*ticks), *precision)?),
             Value::Uuid(u) => quoted!(write!(f, "{u}")?),
@@ -401,7 +435,7 @@ impl Value {
                 }
                 f.write_char(']')
             }
-            Value::Tuple(items) => {
+            Value::Tuple(items) | Value::NamedTuple { values: items, .. } => {
                 f.write_char('(')?;
                 for (k, v) in items.iter().enumerate() {
                     if k > 0 {

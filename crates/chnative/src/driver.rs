@@ -210,6 +210,14 @@ pub(crate) struct Driver {
     used: Option<Method>,
     /// The running query's measurement, under `compression=auto`.
     auto: Option<AutoRun>,
+    /// The `session_timezone` the last successful `SET` on this connection gave
+    /// (`""`: back to the server's zone); `None` when no SET named it.
+    set_zone: Option<String>,
+    /// The zone a running `SET` statement gives, kept when it succeeds.
+    pending_set_zone: Option<String>,
+    /// The zone the running (or last) query shows DateTime columns in whose
+    /// type names none, when it is not the server's.
+    query_zone: Option<String>,
 }
 
 /// What a connection keeps of its last INSERT for the next one.
@@ -324,6 +332,9 @@ impl Driver {
             wire_bytes: 0,
             used: None,
             auto: None,
+            set_zone: None,
+            pending_set_zone: None,
+            query_zone: None,
         };
         // A port that does not answer the Hello may be an HTTP port: ask it.
         let probe = crate::dial::http_probe(c.cfg.host.clone(), c.cfg.effective_port(), tls.cloned());
@@ -368,6 +379,42 @@ impl Driver {
 
     pub(crate) fn server(&self) -> &ServerHello {
         self.proto.server()
+    }
+
+    /// The `session_timezone` of the user's profile, from the server's Hello
+    /// (a revision of 54474 or later); `None` when the profile leaves it unset.
+    pub(crate) fn profile_zone(&self) -> Option<&str> {
+        self.proto.server().settings.iter().rev().find(|(k, _)| k == "session_timezone").map(|(_, v)| v.as_str())
+    }
+
+    /// Decides the zone of zone-less DateTime columns for the query about to
+    /// be sent, as the server decides it: the query's own SETTINGS clause, else
+    /// the settings sent with it (the query's over the config's), else the
+    /// session's SET, else the user's profile (the settings in the server's
+    /// Hello), else the server's zone. Notes a SET of the zone, kept if it succeeds.
+    fn decide_zone(&mut self, q: &QueryWire) {
+        let sent = |s: &[(String, String, u64)]| {
+            s.iter().rev().find(|(k, ..)| k == "session_timezone").map(|(_, v, _)| v.clone())
+        };
+        let sql = q.sql.as_str();
+        let zone = crate::sql_zone::settings_clause_zone(sql)
+            .or_else(|| sent(&q.settings))
+            .or_else(|| sent(&self.base_settings))
+            .or_else(|| self.set_zone.clone())
+            .or_else(|| self.profile_zone().map(str::to_string));
+        self.query_zone = zone.filter(|z| !z.is_empty());
+        self.pending_set_zone = crate::sql_zone::set_statement_zone(sql);
+    }
+
+    /// The zone the running (or last) query shows DateTime columns in whose
+    /// type names none (see `decide_zone`).
+    pub(crate) fn query_zone(&self) -> &str {
+        self.session_zone().unwrap_or(&self.proto.server().timezone)
+    }
+
+    /// The running (or last) query's zone when it is not the server's.
+    pub(crate) fn session_zone(&self) -> Option<&str> {
+        self.query_zone.as_deref()
     }
 
     pub(crate) fn revision(&self) -> u64 {
@@ -694,6 +741,19 @@ impl Driver {
                     if self.auto.is_some() {
                         self.observe_auto(&e);
                     }
+                    match &e {
+                        Event::EndOfStream => {
+                            if let Some(z) = self.pending_set_zone.take() {
+                                self.set_zone = Some(z);
+                            }
+                        }
+                        Event::Exception(_) => self.pending_set_zone = None,
+                        // The server names the session's zone (for `input()`).
+                        Event::TimezoneUpdate(z) => {
+                            self.query_zone = Some(z.clone()).filter(|z| !z.is_empty());
+                        }
+                        _ => {}
+                    }
                     return Ok(e);
                 }
                 Poll::NeedInput { needed } => {
@@ -771,6 +831,7 @@ impl Driver {
     /// must be over by `deadline` (see `query_deadline`).
     pub(crate) async fn send_query(&mut self, q: &QueryWire, insert: bool, deadline: Option<Instant>) -> Result<()> {
         self.prepare().await?;
+        self.decide_zone(q);
         let chosen = match self.cfg.compression {
             Compression::Auto => Some(self.choose_compression(&q.sql, insert)?),
             _ => None,

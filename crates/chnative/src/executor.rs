@@ -35,12 +35,6 @@ pub(crate) mod sealed {
 }
 
 impl<'c> Via<'c> {
-    /// DateTime columns that name no zone are in the query's
-    /// `session_timezone`, else in the server's zone.
-    fn read_context(&self, query: &Query) -> ReadContext {
-        ReadContext { server_timezone: query.session_timezone().unwrap_or(&self.info().timezone).to_string() }
-    }
-
     pub(crate) async fn stream(self, query: Query) -> Result<QueryStream<'c>> {
         match self.0 {
             Src::Slot(slot, _) => slot_stream(slot, query).await,
@@ -53,16 +47,15 @@ impl<'c> Via<'c> {
     }
 
     pub(crate) async fn scalar<T: Scalar>(self, query: Query) -> Result<T> {
-        let session_tz = query.session_timezone().map(str::to_string);
         match self.0 {
             // The slot and the server's zone borrowed apart: no copy of the zone.
             Src::Slot(slot, info) => {
                 let s = slot_stream(slot, query).await?;
-                scalar_of(s, session_tz.as_deref().unwrap_or(&info.timezone)).await
+                scalar_of(s, &info.timezone).await
             }
             Src::Pool(shared) => {
                 let s = pool_stream(shared.clone(), query).await?;
-                scalar_of(s, session_tz.as_deref().unwrap_or(&shared.info().timezone)).await
+                scalar_of(s, &shared.info().timezone).await
             }
         }
     }
@@ -81,8 +74,10 @@ impl<'c> Via<'c> {
 
     pub(crate) async fn rows<T: Row>(self, query: Query) -> Result<RowStream<'c, T>> {
         let query = self.json_as_text(query);
-        let ctx = self.read_context(&query);
-        Ok(RowStream::new(self.stream(query).await?, ctx))
+        let stream = self.stream(query).await?;
+        // DateTime columns that name no zone: the zone the server used.
+        let ctx = ReadContext { server_timezone: stream.timezone().to_string() };
+        Ok(RowStream::new(stream, ctx))
     }
 
     pub(crate) async fn fetch_all<T: OwnedRow>(self, query: Query) -> Result<Vec<T>> {
@@ -107,8 +102,9 @@ impl<'c> Via<'c> {
 
     pub(crate) async fn values(self, query: Query) -> Result<ValueRowStream<'c>> {
         let query = self.json_as_text(query);
-        let tz: Arc<str> = Arc::from(query.session_timezone().unwrap_or(&self.info().timezone));
-        Ok(ValueRowStream::new(self.stream(query).await?, tz))
+        let stream = self.stream(query).await?;
+        let tz: Arc<str> = Arc::from(stream.timezone());
+        Ok(ValueRowStream::new(stream, tz))
     }
 
     pub(crate) async fn all_values(self, query: Query) -> Result<Vec<ValueRow>> {
@@ -477,9 +473,8 @@ pub trait Executor: sealed::Sealed + Send {
     /// Runs a query and streams its result as typed rows (`#[derive(Row)]`, a
     /// single value or a tuple).
     ///
-    /// DateTime columns whose type names no zone are read in the query's
-    /// `session_timezone` setting when it sets one, else the server's zone (a
-    /// `session_timezone` set by `SET` or a profile is not visible to the client).
+    /// DateTime columns whose type names no zone are read in the zone the server
+    /// shows them in (the `session_timezone` in force: see [`QueryStream::timezone`]).
     /// For a struct with borrowed fields, name it with an elided lifetime:
     /// `db.fetch::<Event<'_>>(…)`. JSON columns arrive as their text (the query
     /// gets `output_format_native_write_json_as_string = 1` from servers that know
@@ -525,7 +520,7 @@ pub trait Executor: sealed::Sealed + Send {
 
     /// Runs a query and streams its result as dynamic rows of [`crate::Value`]s.
     /// JSON columns arrive as their text; DateTime columns whose type names no
-    /// zone are in the query's `session_timezone`, else the server's zone.
+    /// zone are in the zone the server shows them in ([`QueryStream::timezone`]).
     fn fetch_values(&mut self, query: impl Into<Query>) -> impl Future<Output = Result<ValueRowStream<'_>>> + Send {
         self.via().values(query.into())
     }

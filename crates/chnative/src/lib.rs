@@ -254,6 +254,7 @@ pub mod row;
 mod scalar;
 mod session;
 mod slot;
+mod sql_zone;
 mod stream;
 mod tls;
 mod trace;

@@ -25,17 +25,6 @@ pub struct Query {
 }
 
 impl Query {
-    /// The `session_timezone` this query sets, if any: the zone the server shows
-    /// DateTime columns in whose type names none.
-    pub(crate) fn session_timezone(&self) -> Option<&str> {
-        self.settings
-            .iter()
-            .rev()
-            .find(|(k, _)| k == "session_timezone")
-            .map(|(_, v)| v.as_str())
-            .filter(|v| !v.is_empty())
-    }
-
     /// A query with no parameters. With the `opentelemetry` feature it carries the
     /// current OpenTelemetry span's context (see [`Query::trace_context`]).
     pub fn new(sql: impl Into<String>) -> Self {

@@ -34,9 +34,12 @@ impl<T: for<'r> row::FromColumn<'r>> Scalar for T {
 }
 
 /// The first value of the first row of a result, read by `T`'s typed-row rules
-/// with `server_tz` (the server's time zone, or the query's `session_timezone`)
-/// for DateTime columns that name none.
+/// with the zone the server used for DateTime columns that name none (see
+/// [`QueryStream::timezone`]; `server_tz` is the server's own).
 pub(crate) async fn scalar_of<T: Scalar>(mut s: QueryStream<'_>, server_tz: &str) -> Result<T> {
+    // A session zone is copied (the stream is borrowed by its blocks below).
+    let session_tz = s.session_zone().map(str::to_string);
+    let server_tz = session_tz.as_deref().unwrap_or(server_tz);
     let mut out: Option<T> = None;
     while let Some(block) = s.next().await? {
         if out.is_none() && block.rows() > 0 {

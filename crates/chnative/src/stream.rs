@@ -134,6 +134,34 @@ impl<'c> QueryStream<'c> {
         self.profile_info.as_ref()
     }
 
+    /// The time zone this query's DateTime and DateTime64 columns are shown in
+    /// when their type names none, as the server decides it: the query's own
+    /// `SETTINGS session_timezone = …` clause, else the setting sent with the
+    /// query ([`Query::setting`](crate::Query::setting), then the
+    /// [`Config`](crate::Config)'s settings), else the zone a `SET
+    /// session_timezone = …` on this connection gave, else the user's profile
+    /// (the settings the server sends in its Hello), else the server's zone
+    /// ([`ServerInfo::timezone`](crate::ServerInfo)). The server does not name
+    /// it for a SELECT (its TimezoneUpdate packet comes only for `input()`), so
+    /// the client reads the statements; a zone set some other way (a
+    /// `SETTINGS` clause inside a subquery, a `SET` through another client of
+    /// the same session) is not seen.
+    pub fn timezone(&self) -> &str {
+        self.conn().query_zone()
+    }
+
+    /// [`Self::timezone`] when it is not the server's zone.
+    pub(crate) fn session_zone(&self) -> Option<&str> {
+        self.conn().session_zone()
+    }
+
+    fn conn(&self) -> &Driver {
+        match self.conn.as_deref() {
+            Some(c) => c,
+            None => unreachable!("the connection leaves the stream only in drop"),
+        }
+    }
+
     /// The result's header: column names and types, no rows (once received).
     pub fn header(&self) -> Option<&Block> {
         present(self.b().has_header, &self.b().header)

@@ -292,3 +292,27 @@ async fn unmapped_types_are_refused_by_name() {
         );
     }
 }
+
+/// Regression (issue 29): a DateTime column that names no zone is read in the
+/// zone the server shows it in (the `session_timezone` of the query's own
+/// SETTINGS clause here, which the server reports as `timezone()`), not the
+/// server's own zone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zone_less_datetimes_take_the_session_timezone() {
+    let client = client().await;
+    for settings in ["", " SETTINGS session_timezone = 'Asia/Tokyo'", " SETTINGS session_timezone = 'America/New_York'"]
+    {
+        let sql = format!("SELECT date '2001-09-29' + INTERVAL 12345 SECOND AS t, toDateTime64(t, 3) AS t3, timezone() AS z{settings}");
+        let batches = query_arrow(&client, sql.as_str()).await.unwrap().collect().await.unwrap();
+        let zone = column_canon(&batches, "z").remove(0);
+        let schema = batches[0].schema();
+        for (col, unit) in [("t", "s"), ("t3", "ms")] {
+            let ty = schema.field_with_name(col).unwrap().data_type().to_string();
+            assert_eq!(ty, format!("Timestamp({unit}, {zone:?})"), "{sql}");
+        }
+        // The instants are the server's (its Arrow has them as epoch counts).
+        let theirs = http_arrow(&sql);
+        assert_eq!(column_canon(&batches, "t"), column_canon(&theirs, "t"), "{sql}");
+        assert_eq!(column_canon(&batches, "t3"), column_canon(&theirs, "t3"), "{sql}");
+    }
+}

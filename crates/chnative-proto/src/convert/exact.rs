@@ -64,7 +64,9 @@ int_pairs! {
     I256: [i8, i16, i32, i64, i128, u8, u16, u32, u64, u128];
 }
 
-/// The 256-bit integers narrow through the 128-bit ones.
+/// The 256-bit integers narrow through the 128-bit ones (of their own sign:
+/// an Int256 narrows to a `u128` through UInt256, since `i128` does not hold
+/// the upper half of UInt128).
 macro_rules! via128 {
     ($wide:ty => $mid:ty: $($narrow:ty),*) => {$(
         impl TryFrom<$wide> for $narrow {
@@ -79,7 +81,8 @@ macro_rules! via128 {
     )*};
 }
 via128!(U256 => u128: u8, u16, u32);
-via128!(I256 => i128: i8, i16, u8, u16, u32, u64, u128);
+via128!(I256 => i128: i8, i16, u8, u16, u32, u64);
+via128!(I256 => U256: u128);
 
 impl Widen<f64> for f32 {
     #[inline(always)]
@@ -171,5 +174,80 @@ mod tests {
         assert_eq!(Narrow::<f32>::narrow(0.1f64), None);
         assert_eq!(Narrow::<Bf16Bits>::narrow(1.1f32), None);
         assert!(Narrow::<f32>::narrow(f64::NAN).is_some_and(f32::is_nan));
+    }
+
+    #[test]
+    fn int256_narrows_into_the_upper_half_of_uint128() {
+        // Regression (issue 29): the narrowing went through i128, which refused
+        // every UInt128 value at or above 2^127.
+        for v in [1u128 << 127, u128::MAX - 1, u128::MAX, 340_282_366_920_938_463_463_374_607_431_768_211_000] {
+            assert_eq!(Narrow::<u128>::narrow(<u128 as Widen<I256>>::widen(v)), Some(v));
+        }
+        assert_eq!(Narrow::<u128>::narrow(I256::from_limbs([0, 0, 1, 0])), None);
+        assert_eq!(Narrow::<u128>::narrow(I256::from(-1i8)), None);
+    }
+
+    /// The value of 256-bit limbs (two's complement when `signed`), as a sign and
+    /// magnitude limbs, to decide by hand which narrower types hold it.
+    fn fits(limbs: [u64; 4], signed: bool, bits: u32, target_signed: bool) -> bool {
+        let negative = signed && limbs[3] >> 63 == 1;
+        if negative {
+            if !target_signed {
+                return false;
+            }
+            // -x fits iN when every bit above bit (bits-1) is one.
+            let v = I256::from_limbs(limbs);
+            let lo = i128::try_from(v).ok();
+            return lo.is_some_and(|x| bits == 128 || x >= -(1i128 << (bits - 1)));
+        }
+        let width = if target_signed { bits - 1 } else { bits };
+        limbs.iter().enumerate().all(|(k, &limb)| {
+            let start = 64 * k as u32;
+            if start >= width {
+                limb == 0
+            } else if start + 64 > width {
+                limb >> (width - start) == 0
+            } else {
+                true
+            }
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, ..Default::default() })]
+        /// Every 256-bit value narrows into each narrower integer exactly when the
+        /// narrower type holds it, and every narrower value round-trips.
+        #[test]
+        fn wide_integers_narrow_exactly_when_they_fit(
+            l0 in proptest::prelude::any::<u64>(),
+            l1 in proptest::prelude::any::<u64>(),
+            l2 in proptest::prelude::any::<u64>(),
+            l3 in proptest::prelude::any::<u64>(),
+            fill in 0u8..16,
+        ) {
+            // Narrow values are as likely as wide ones: some high limbs are all
+            // zeros (or, with bit 0 of `fill`, all ones: small negative values).
+            let mut limbs = [l0, l1, l2, l3];
+            let with = if fill & 1 == 1 { u64::MAX } else { 0 };
+            for (k, limb) in limbs.iter_mut().enumerate().skip(1) {
+                if fill & (1 << k) != 0 {
+                    *limb = with;
+                }
+            }
+            let s = I256::from_limbs(limbs);
+            let u = U256::from_limbs(limbs);
+            macro_rules! check {
+                ($w:expr, $wt:ty, $signed:expr, $($t:ty: $bits:expr, $ts:expr);*) => {$(
+                    let got: Option<$t> = Narrow::<$t>::narrow($w);
+                    proptest::prop_assert_eq!(got.is_some(), fits(limbs, $signed, $bits, $ts), "{} into {}", $w, stringify!($t));
+                    if let Some(x) = got {
+                        proptest::prop_assert_eq!(<$t as Widen<$wt>>::widen(x), $w);
+                    }
+                )*};
+            }
+            check!(s, I256, true, i8: 8, true; i16: 16, true; i32: 32, true; i64: 64, true; i128: 128, true;
+                u8: 8, false; u16: 16, false; u32: 32, false; u64: 64, false; u128: 128, false);
+            check!(u, U256, false, u8: 8, false; u16: 16, false; u32: 32, false; u64: 64, false; u128: 128, false);
+        }
     }
 }

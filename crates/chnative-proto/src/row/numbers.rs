@@ -133,7 +133,7 @@ number!(i16, [D::Int16 | D::Enum16(_)], i8: [D::Int8], u8: [D::UInt8]);
 number!(i32, [D::Int32 | D::Date32 | D::Time], i8: [D::Int8], i16: [D::Int16], u8: [D::UInt8], u16: [D::UInt16 | D::Date]);
 number!(
     i64,
-    [D::Int64 | D::DateTime64(..) | D::Time64(_)],
+    [D::Int64 | D::DateTime64(..) | D::Time64(_) | D::Interval(_)],
     i8: [D::Int8],
     i16: [D::Int16],
     i32: [D::Int32],

@@ -98,7 +98,7 @@ impl Buffer {
                 values: Box::new(Buffer::for_type(v)?),
             },
             t => match t.fixed_width() {
-                Some(width) if !matches!(t, D::QBit(..) | D::QBitStrided(..) | D::Interval(_) | D::Nothing) => {
+                Some(width) if !matches!(t, D::QBit(..) | D::QBitStrided(..) | D::Nothing) => {
                     Buffer::Fixed { bytes: Vec::new(), width }
                 }
                 _ => return Err(format!("inserting Values into {t} is not supported yet")),
@@ -192,7 +192,7 @@ impl Buffer {
                 offsets.push(inner.len() as u64);
             }
             (Buffer::Tuple(elems), D::Tuple(types)) => {
-                let Value::Tuple(items) = v else { return Err(()) };
+                let (Value::Tuple(items) | Value::NamedTuple { values: items, .. }) = v else { return Err(()) };
                 if items.len() != types.len() {
                     return Err(());
                 }
@@ -333,6 +333,7 @@ fn natural_type(v: &Value) -> Option<D> {
         Value::Int16(_) => D::Int16,
         Value::Int32(_) => D::Int32,
         Value::Int64(_) => D::Int64,
+        Value::Interval { kind, .. } => D::Interval(*kind),
         Value::Int128(_) => D::Int128,
         Value::Int256(_) => D::Int256,
         Value::UInt8(_) => D::UInt8,
@@ -366,6 +367,13 @@ fn natural_type(v: &Value) -> Option<D> {
         Value::Tuple(items) => {
             D::Tuple(items.iter().map(|i| natural_type(i).map(|t| (None, t))).collect::<Option<_>>()?)
         }
+        Value::NamedTuple { names, values } => D::Tuple(
+            names
+                .iter()
+                .zip(values)
+                .map(|(n, i)| natural_type(i).map(|t| (Some(n.clone()), t)))
+                .collect::<Option<_>>()?,
+        ),
         Value::Map(entries) => D::Map(
             Box::new(common_type(entries.iter().map(|(k, _)| k))?),
             Box::new(common_type(entries.iter().map(|(_, v)| v))?),
@@ -488,6 +496,11 @@ fn encode_fixed(ty: &D, v: &Value, out: &mut Vec<u8>) -> std::result::Result<(),
         D::Int16 => int!(i16),
         D::Int32 => int!(i32),
         D::Int64 => int!(i64),
+        // An interval of the column's own unit (the server casts no other).
+        D::Interval(k) => match v {
+            Value::Interval { kind, value } if kind == k => out.extend_from_slice(&value.to_le_bytes()),
+            _ => return Err(()),
+        },
         D::Int128 => int!(i128),
         D::UInt8 => int!(u8),
         D::UInt16 => int!(u16),

@@ -37,6 +37,7 @@ enum Reader<'r> {
     DateTime64(&'r [i64], u8, Arc<str>),
     Time(&'r [i32]),
     Time64(&'r [i64], u8),
+    Interval(&'r [i64], crate::types::IntervalKind),
     Uuid(&'r [WireUuid]),
     Ipv4(&'r [u32]),
     Ipv6(&'r [[u8; 16]]),
@@ -45,7 +46,8 @@ enum Reader<'r> {
     Nullable(&'r [u8], Box<Reader<'r>>),
     Array(&'r [u64], Box<Reader<'r>>),
     Map(&'r [u64], Box<Reader<'r>>, Box<Reader<'r>>),
-    Tuple(Vec<Reader<'r>>),
+    /// The element readers, and the names when every element has one.
+    Tuple(Vec<Reader<'r>>, Option<Arc<[String]>>),
     LowCardinality(Keys<'r>, bool, usize, Box<Reader<'r>>),
     Variant(VariantView<'r>, Vec<Reader<'r>>),
     Dynamic(DynamicView<'r>, Arc<str>),
@@ -172,6 +174,19 @@ fn zone(tz: &Option<String>, server_tz: &Arc<str>) -> Arc<str> {
     }
 }
 
+/// The element names of a declared `Tuple` type whose elements all have one
+/// (the server's named tuple); `None` for any other.
+fn tuple_names(ty: &D) -> Option<Arc<[String]>> {
+    match ty {
+        D::Tuple(elems)
+            if !elems.is_empty() && elems.iter().all(|(n, _)| n.as_deref().is_some_and(|n| !n.is_empty())) =>
+        {
+            Some(elems.iter().map(|(n, _)| n.clone().unwrap_or_default()).collect())
+        }
+        _ => None,
+    }
+}
+
 fn reader<'r>(view: &ColumnView<'r>, server_tz: &Arc<str>) -> Result<Reader<'r>> {
     let ty = match view.data_type() {
         D::SimpleAggregateFunction(_, t) => t.as_ref().clone(),
@@ -207,6 +222,7 @@ fn reader<'r>(view: &ColumnView<'r>, server_tz: &Arc<str>) -> Result<Reader<'r>>
         D::DateTime64(p, tz) => Reader::DateTime64(view.values()?, *p, zone(tz, server_tz)),
         D::Time => Reader::Time(view.values()?),
         D::Time64(p) => Reader::Time64(view.values()?, *p),
+        D::Interval(k) => Reader::Interval(view.values()?, *k),
         D::Uuid => Reader::Uuid(view.values()?),
         D::Ipv4 => Reader::Ipv4(view.values()?),
         D::Ipv6 => Reader::Ipv6(view.values()?),
@@ -255,6 +271,7 @@ fn reader<'r>(view: &ColumnView<'r>, server_tz: &Arc<str>) -> Result<Reader<'r>>
             }
             D::Tuple(elems) => Reader::Tuple(
                 (0..elems.len()).map(|k| reader(&view.tuple_element(k)?, server_tz)).collect::<Result<Vec<_>>>()?,
+                tuple_names(&ty),
             ),
             _ => {
                 return Err(Error::from(crate::ProtoError::TypeMismatch {
@@ -305,6 +322,7 @@ fn get(r: &Reader<'_>, i: usize, column: &str) -> Result<Value> {
         Reader::DateTime64(v, p, tz) => Value::DateTime64 { ticks: at(v, i, column)?, precision: *p, tz: tz.clone() },
         Reader::Time(v) => Value::Time(at(v, i, column)?),
         Reader::Time64(v, p) => Value::Time64 { ticks: at(v, i, column)?, precision: *p },
+        Reader::Interval(v, k) => Value::Interval { kind: *k, value: at(v, i, column)? },
         Reader::Uuid(v) => Value::Uuid(at(v, i, column)?),
         Reader::Ipv4(v) => Value::Ipv4(convert::net::ipv4(at(v, i, column)?)),
         Reader::Ipv6(v) => Value::Ipv6(convert::net::ipv6(at(v, i, column)?)),
@@ -320,7 +338,13 @@ fn get(r: &Reader<'_>, i: usize, column: &str) -> Result<Value> {
         Reader::Map(offsets, k, v) => Value::Map(
             range(offsets, i, column)?.map(|j| Ok((get(k, j, column)?, get(v, j, column)?))).collect::<Result<_>>()?,
         ),
-        Reader::Tuple(elems) => Value::Tuple(elems.iter().map(|e| get(e, i, column)).collect::<Result<_>>()?),
+        Reader::Tuple(elems, names) => {
+            let values = elems.iter().map(|e| get(e, i, column)).collect::<Result<_>>()?;
+            match names {
+                Some(names) => Value::NamedTuple { names: names.clone(), values },
+                None => Value::Tuple(values),
+            }
+        }
         Reader::LowCardinality(keys, nullable, dict_len, dict) => {
             if i >= keys.len() {
                 return Err(oob(column, i));

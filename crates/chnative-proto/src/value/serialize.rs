@@ -5,7 +5,8 @@
 //! may still print them exactly or not). Int256, UInt256 and Decimal are strings
 //! with every digit, as are dates, times, UUIDs, IP addresses and enum labels
 //! (their `toString` text). Strings are strings when UTF-8, else byte sequences.
-//! Arrays and tuples are sequences, maps are maps, a row is a map by column name.
+//! Arrays and tuples are sequences, maps and named tuples are maps, a row is a
+//! map by column name.
 
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
@@ -28,6 +29,8 @@ impl Serialize for Value {
             Value::UInt128(v) => s.serialize_u128(*v),
             Value::Float32(v) | Value::BFloat16(v) => s.serialize_f32(*v),
             Value::Float64(v) => s.serialize_f64(*v),
+            // A number, as the server's JSON formats write it (never quoted).
+            Value::Interval { value, .. } => s.serialize_i64(*value),
             Value::String(b) | Value::FixedString(b) => match std::str::from_utf8(b) {
                 Ok(t) => s.serialize_str(t),
                 Err(_) => s.serialize_bytes(b),
@@ -38,6 +41,15 @@ impl Serialize for Value {
                     seq.serialize_element(v)?;
                 }
                 seq.end()
+            }
+            // As the server's JSON formats write a named tuple
+            // (output_format_json_named_tuples_as_objects, on by default).
+            Value::NamedTuple { names, values } => {
+                let mut map = s.serialize_map(Some(values.len()))?;
+                for (k, v) in names.iter().zip(values) {
+                    map.serialize_entry(k, v)?;
+                }
+                map.end()
             }
             Value::Map(pairs) => {
                 let mut map = s.serialize_map(Some(pairs.len()))?;

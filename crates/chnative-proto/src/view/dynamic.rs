@@ -84,6 +84,7 @@ impl<'a> DynamicView<'a> {
             ty: Cow::Borrowed(&entry.ty),
             shape: entry.ty.view_shape(),
             data,
+            map: None,
         })
     }
     /// Index into [`Self::types`] of row `i`'s type; `None` for NULL. Panics if `i >= len()`.

@@ -85,6 +85,7 @@ impl<'a> JsonView<'a> {
                 ty: Cow::Borrowed(t),
                 shape: t.view_shape(),
                 data: c,
+                map: None,
             }),
             _ => Err(ProtoError::violation(format!("column `{}` has no typed path {k}", self.name))),
         }

@@ -49,12 +49,16 @@ pub struct ColumnView<'a> {
     /// name is rendered from `ty` only when asked for.
     type_name: Option<&'a str>,
     data: &'a ColumnData,
+    /// For the entries of a Map (the tuples of its `Array(Tuple(K, V))` shape),
+    /// the Map's declared type: the key and value elements take their declared
+    /// types from it (a Map key or value is a Map, not an array of tuples).
+    map: Option<Cow<'a, DataType>>,
 }
 
 impl<'a> ColumnView<'a> {
     /// A view that resolves its shape now (allocates only for types with aliases).
     pub(crate) fn new(name: &'a str, ty: &'a DataType, type_name: &'a str, data: &'a ColumnData) -> Self {
-        ColumnView { name, ty: Cow::Borrowed(ty), shape: ty.view_shape(), type_name: Some(type_name), data }
+        ColumnView { name, ty: Cow::Borrowed(ty), shape: ty.view_shape(), type_name: Some(type_name), data, map: None }
     }
 
     /// A view of a type whose shape is resolved already.
@@ -65,7 +69,14 @@ impl<'a> ColumnView<'a> {
         type_name: &'a str,
         data: &'a ColumnData,
     ) -> Self {
-        ColumnView { name, ty: Cow::Borrowed(ty), shape: Cow::Borrowed(shape), type_name: Some(type_name), data }
+        ColumnView {
+            name,
+            ty: Cow::Borrowed(ty),
+            shape: Cow::Borrowed(shape),
+            type_name: Some(type_name),
+            data,
+            map: None,
+        }
     }
 
     /// A view of a part of this column, named after it: `pick` chooses the part of
@@ -74,7 +85,7 @@ impl<'a> ColumnView<'a> {
     fn child(&self, pick: impl Fn(&DataType) -> Option<&DataType>, data: &'a ColumnData) -> Option<ColumnView<'a>> {
         let shape = project(self.shape.clone(), &pick)?;
         let ty = project(self.ty.clone(), &pick).unwrap_or_else(|| shape.clone());
-        Some(ColumnView { name: self.name, ty, shape, type_name: None, data })
+        Some(ColumnView { name: self.name, ty, shape, type_name: None, data, map: None })
     }
 
     /// The column's name.

@@ -36,7 +36,10 @@ impl<'a> ColumnView<'a> {
             D::Array(t) => Some(t.as_ref()),
             _ => None,
         });
-        let inner = self.child(pick, inner).ok_or_else(|| self.mismatch("Array"))?;
+        let mut inner = self.child(pick, inner).ok_or_else(|| self.mismatch("Array"))?;
+        if let D::Map(..) = strip_simple_agg(&self.ty) {
+            inner.map = Some(self.ty.clone());
+        }
         Ok(ArrayView { offsets: offsets.typed::<u64>()?, inner })
     }
 
@@ -49,9 +52,23 @@ impl<'a> ColumnView<'a> {
             D::Tuple(elems) => elems.get(i).map(|(_, t)| t),
             _ => None,
         });
-        cols.get(i)
+        let mut elem = cols
+            .get(i)
             .and_then(|c| self.child(pick, c))
-            .ok_or_else(|| ProtoError::violation(format!("column `{}` has no tuple element {i}", self.name)))
+            .ok_or_else(|| ProtoError::violation(format!("column `{}` has no tuple element {i}", self.name)))?;
+        // A Map's key and value: their declared types (the shape spells a Map
+        // inside them as the array of tuples it is on the wire).
+        if let Some(map) = &self.map {
+            let decl = picker(|t| match strip_simple_agg(t) {
+                D::Map(k, _) if i == 0 => Some(k.as_ref()),
+                D::Map(_, v) if i == 1 => Some(v.as_ref()),
+                _ => None,
+            });
+            if let Some(t) = super::project(map.clone(), &decl) {
+                elem.ty = t;
+            }
+        }
+        Ok(elem)
     }
 
     /// A LowCardinality(T) column.

@@ -89,7 +89,9 @@ impl<'a> VariantView<'a> {
             }
         }
         match (nth(&self.alts, k), nth(&self.shapes, k), self.data.variants.get(k)) {
-            (Some(ty), Some(shape), Some(data)) => Ok(ColumnView { name: self.name, ty, shape, type_name: None, data }),
+            (Some(ty), Some(shape), Some(data)) => {
+                Ok(ColumnView { name: self.name, ty, shape, type_name: None, data, map: None })
+            }
             _ => Err(ProtoError::violation(format!("column `{}` has no alternative {k}", self.name))),
         }
     }

@@ -57,6 +57,7 @@ mod rows;
 mod rows_alloc;
 mod select1_alloc;
 mod serialization_kinds;
+mod server_rendering;
 mod session;
 mod state;
 mod stream_reuse;
