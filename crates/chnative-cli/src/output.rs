@@ -1134,8 +1134,9 @@ impl Pretty {
             let height = row.iter().map(|c| c.lines.len()).max().unwrap_or(1);
             for line in 0..height {
                 if line == 0 && s.pretty_row_numbers {
-                    let num = format!("{number}.");
-                    let num = format!("{num:>width$} ", width = prefix - 1);
+                    // Right-aligned; with colours the padding goes before the grey (the server's).
+                    let num = format!("{number}. ");
+                    out.resize(out.len() + prefix.saturating_sub(num.len()), b' ');
                     if color {
                         out.extend_from_slice(format!("\x1b[90m{num}\x1b[0m").as_bytes());
                     } else {

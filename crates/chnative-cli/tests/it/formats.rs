@@ -240,6 +240,7 @@ fn the_fast_paths_follow_the_settings() {
         "SETTINGS date_time_output_format = 'unix_timestamp'",
         "SETTINGS output_format_pretty_max_rows = 20, output_format_pretty_max_value_width = 12",
         "SETTINGS output_format_pretty_max_rows = 7",
+        "SETTINGS output_format_pretty_color = 1, session_timezone = 'Asia/Kolkata'",
     ] {
         for f in ["TSV", "TSVRaw", "CSV", "JSONEachRow", "Pretty", "PrettyCompact"] {
             let ours = chn_ok(&["--query", &format!("{sql} {settings}"), "--format", f], None);
