@@ -1,7 +1,9 @@
 //! Output formats: each block is written as it arrives (Pretty holds the rows
 //! it shows, at most `output_format_pretty_max_rows`, to size its columns).
 
+use std::cell::RefCell;
 use std::io::Write;
+use std::sync::Arc;
 
 use chnative::proto::StrView;
 use chnative::row::{ReadContext, Reader};
@@ -122,11 +124,19 @@ enum Col<'a> {
     I32(&'a [i32]),
     I64(&'a [i64]),
     Str(StrView<'a>),
+    /// A DateTime written as `YYYY-MM-DD hh:mm:ss` (`date_time_output_format`
+    /// simple): Unix seconds, the zone it is rendered in (the column's, or the
+    /// read context's: the same as the dynamic Value's), whether that zone is
+    /// UTC, and the last day's text.
+    DateTime(&'a [u32], Arc<str>, bool, RefCell<render::DateTimeText>),
     Any(Reader<'a, Value>),
 }
 
 impl<'a> Col<'a> {
-    fn new(col: &'a chnative::Column, ctx: &ReadContext) -> chnative::Result<Col<'a>> {
+    /// The column read for the output; `plain_datetime`: DateTime columns are
+    /// written in their plain form (`date_time_output_format` simple), so they
+    /// may skip the dynamic [`Value`].
+    fn new(col: &'a chnative::Column, ctx: &ReadContext, plain_datetime: bool) -> chnative::Result<Col<'a>> {
         let view = col.view();
         Ok(match col.data_type() {
             DataType::UInt8 => Col::U8(view.values()?),
@@ -138,6 +148,12 @@ impl<'a> Col<'a> {
             DataType::Int32 => Col::I32(view.values()?),
             DataType::Int64 => Col::I64(view.values()?),
             DataType::String => Col::Str(view.as_strings()?),
+            DataType::DateTime(tz) if plain_datetime => {
+                // The zone the dynamic Value's reader gives the column (the library's rule).
+                let zone = tz.as_deref().unwrap_or(&ctx.server_timezone);
+                let utc = chnative::proto::convert::zone::is_utc(zone);
+                Col::DateTime(view.values()?, Arc::from(zone), utc, RefCell::default())
+            }
             _ => Col::Any(Reader::new(&view, ctx)?),
         })
     }
@@ -181,8 +197,31 @@ impl<'a> Col<'a> {
                 }
                 Value::String(s.bytes(i).to_vec())
             }
+            Col::DateTime(v, tz, _, _) => Value::DateTime { secs: *v.get(i).ok_or_else(oob)?, tz: tz.clone() },
             Col::Any(r) => r.get(i)?,
         })
+    }
+
+    /// Appends a DateTime cell's text as the value's `Display` writes it
+    /// (`quote`: in double quotes) and says so, or `false` for the other kinds.
+    #[inline]
+    fn datetime(&self, i: usize, out: &mut Vec<u8>, quote: bool) -> chnative::Result<bool> {
+        let Col::DateTime(v, zone, utc, text) = self else { return Ok(false) };
+        let secs = i64::from(*v.get(i).ok_or_else(|| bad_row(i))?);
+        // The wall-clock time in the zone, or (a zone without a known offset) the UTC time
+        // marked ` UTC`, as the value's `Display` writes it.
+        let local = if *utc { Some(secs) } else { chnative::proto::convert::zone::local_seconds(zone, secs) };
+        if quote {
+            out.push(b'"');
+        }
+        text.borrow_mut().write(out, local.unwrap_or(secs));
+        if local.is_none() {
+            out.extend_from_slice(b" UTC");
+        }
+        if quote {
+            out.push(b'"');
+        }
+        Ok(true)
     }
 
     fn str_bytes(&self, i: usize) -> Option<&'a [u8]> {
@@ -323,7 +362,8 @@ impl<W: Write> Output<W> {
 
     /// The rows of a block as dynamic values (totals, extremes).
     fn value_rows(&self, block: &Block) -> chnative::Result<Vec<Vec<Value>>> {
-        let cols: Vec<Col<'_>> = block.columns().iter().map(|c| Col::new(c, &self.ctx)).collect::<Result<_, _>>()?;
+        let cols: Vec<Col<'_>> =
+            block.columns().iter().map(|c| Col::new(c, &self.ctx, false)).collect::<Result<_, _>>()?;
         (0..block.rows()).map(|i| cols.iter().map(|c| c.value(i)).collect()).collect()
     }
 
@@ -478,7 +518,10 @@ impl<W: Write> Output<W> {
         if self.format == Format::Null || block.rows() == 0 {
             return Ok(());
         }
-        let cols: Vec<Col<'_>> = block.columns().iter().map(|c| Col::new(c, &self.ctx)).collect::<Result<_, _>>()?;
+        // DateTimes skip the dynamic Value only when written in their plain form.
+        let plain_datetime = self.settings.ext.date_time == format::settings::DateTimeOutput::Simple;
+        let cols: Vec<Col<'_>> =
+            block.columns().iter().map(|c| Col::new(c, &self.ctx, plain_datetime)).collect::<Result<_, _>>()?;
         let types: Vec<&DataType> = block.columns().iter().map(|c| c.data_type()).collect();
         let names: Vec<&str> = block.columns().iter().map(|c| c.name()).collect();
         let n = block.rows();
@@ -502,6 +545,7 @@ impl<W: Write> Output<W> {
                             } else {
                                 render::write_escaped(&mut self.buf, b);
                             }
+                        } else if c.datetime(i, &mut self.buf, false)? {
                         } else if raw {
                             format::tsv_raw_field(&mut self.buf, &value(c, i)?, &self.settings);
                         } else {
@@ -526,6 +570,7 @@ impl<W: Write> Output<W> {
                             write_int(&mut self.buf, x.map_err(|()| bad_row(i))?);
                         } else if let Some(b) = c.str_bytes(i) {
                             render::write_csv_string(&mut self.buf, b);
+                        } else if c.datetime(i, &mut self.buf, true)? {
                         } else {
                             format::csv_field(&mut self.buf, &value(c, i)?, &self.settings);
                         }
@@ -565,6 +610,7 @@ impl<W: Write> Output<W> {
                             }
                         } else if let Some(b) = c.str_bytes(i) {
                             render::write_json_string(&mut self.buf, b, self.settings.json_escape_forward_slashes);
+                        } else if c.datetime(i, &mut self.buf, true)? {
                         } else {
                             render::write_json(&mut self.buf, &value(c, i)?, Some(types[k]), &self.settings);
                         }
@@ -609,12 +655,30 @@ impl<W: Write> Output<W> {
                 }
             }
             f if f.is_pretty() => {
+                let max_width = self.settings.ext.pretty_max_value_width;
+                // Integers are written as they are unless their digit groups are highlighted.
+                let plain_ints = !(self.settings.ext.color && self.settings.ext.highlight_digit_groups);
+                let p = self.pretty.as_mut().expect("begin made the table");
                 for i in 0..n {
-                    let mut row = Vec::with_capacity(cols.len());
-                    for c in &cols {
-                        row.push(Cell::of(&value(c, i)?, types[row.len()], &self.settings));
+                    // A row past the table's head that a later row of this block pushes out of
+                    // its tail is never shown (nor does it size the columns): only counted.
+                    if p.total >= p.head_max && (n - i) as u64 > p.tail_max {
+                        p.total += 1;
+                        continue;
                     }
-                    self.pretty.as_mut().expect("begin made the table").push(row);
+                    // Past the table's 10th row neither the fallback to Vertical nor the tip of
+                    // a single value can apply: the common kinds skip the dynamic Value there.
+                    let fast = p.total >= 10;
+                    let mut row = Vec::with_capacity(cols.len());
+                    for (k, c) in cols.iter().enumerate() {
+                        let cell = if fast { Cell::fast(c, i, plain_ints, max_width)? } else { None };
+                        let cell = match cell {
+                            Some(cell) => cell,
+                            None => Cell::of(&value(c, i)?, types[k], &self.settings),
+                        };
+                        row.push(cell);
+                    }
+                    p.push(row);
                 }
             }
             Format::Values(_) => {
@@ -810,6 +874,30 @@ impl Cell {
         let cut = cut_lines.contains(&true);
         let uncut = cut.then(|| b.split(|&c| c == b'\n').map(<[u8]>::to_vec).collect());
         Cell { lines, tip, cut, cut_lines, uncut }
+    }
+
+    /// The cell of an integer, String or plain DateTime written straight from
+    /// the column, as [`Cell::of`] makes it for a row where no tip is shown;
+    /// `None` for the other kinds, and for a value of several lines or wider
+    /// than `max_width` (`output_format_pretty_max_value_width`).
+    /// `plain_ints`: integers are written without highlighted digit groups.
+    fn fast(c: &Col<'_>, i: usize, plain_ints: bool, max_width: usize) -> chnative::Result<Option<Cell>> {
+        let mut text = Vec::new();
+        if let Some(x) = c.int(i) {
+            if !plain_ints {
+                return Ok(None);
+            }
+            write_int(&mut text, x.map_err(|()| bad_row(i))?);
+        } else if let Some(b) = c.str_bytes(i) {
+            text.extend_from_slice(b);
+        } else if !c.datetime(i, &mut text, false)? {
+            return Ok(None);
+        }
+        // No character takes more columns than it has bytes.
+        if text.contains(&b'\n') || (text.len() > max_width && text_width(&text) > max_width) {
+            return Ok(None);
+        }
+        Ok(Some(Cell { lines: vec![text], tip: None, cut: false, cut_lines: vec![false], uncut: None }))
     }
     fn width(&self) -> usize {
         self.lines.iter().map(|l| text_width(l)).max().unwrap_or(0)
@@ -1046,8 +1134,9 @@ impl Pretty {
             let height = row.iter().map(|c| c.lines.len()).max().unwrap_or(1);
             for line in 0..height {
                 if line == 0 && s.pretty_row_numbers {
-                    let num = format!("{number}.");
-                    let num = format!("{num:>width$} ", width = prefix - 1);
+                    // Right-aligned; with colours the padding goes before the grey (the server's).
+                    let num = format!("{number}. ");
+                    out.resize(out.len() + prefix.saturating_sub(num.len()), b' ');
                     if color {
                         out.extend_from_slice(format!("\x1b[90m{num}\x1b[0m").as_bytes());
                     } else {

@@ -219,6 +219,38 @@ fn session_timezone_is_the_zone_of_date_times_without_one() {
     }
 }
 
+/// Issue 29 (as fast as the C++ client): integers, Strings and DateTimes are
+/// written straight from their columns in TSV, CSV and JSONEachRow, and from a
+/// Pretty table's 11th row on; rows Pretty does not show are only counted.
+/// Those paths must follow the settings as the dynamic values do: the zone of
+/// `session_timezone` (across a DST change), `date_time_output_format`, the
+/// rows kept by `output_format_pretty_max_rows`, values cut at
+/// `output_format_pretty_max_value_width`, values of two lines, bytes that are
+/// not UTF-8.
+#[test]
+fn the_fast_paths_follow_the_settings() {
+    let sql = "SELECT number AS n, toString(number * 3) AS s, toDateTime(1710053000 + number * 97) AS t, \
+               toDateTime(1710053000 + number * 97, 'Asia/Kolkata') AS k, toDateTime(number * 86399, 'UTC') AS u, \
+               if(number = 40, 'a\\nb', if(number = 41, unhex('FF41'), repeat('x', number % 30))) AS m \
+               FROM numbers(100)";
+    for settings in [
+        "",
+        "SETTINGS session_timezone = 'America/New_York'",
+        "SETTINGS session_timezone = 'America/New_York', date_time_output_format = 'iso'",
+        "SETTINGS date_time_output_format = 'unix_timestamp'",
+        "SETTINGS output_format_pretty_max_rows = 20, output_format_pretty_max_value_width = 12",
+        "SETTINGS output_format_pretty_max_rows = 7",
+        "SETTINGS output_format_pretty_color = 1, session_timezone = 'Asia/Kolkata'",
+    ] {
+        for f in ["TSV", "TSVRaw", "CSV", "JSONEachRow", "Pretty", "PrettyCompact"] {
+            let ours = chn_ok(&["--query", &format!("{sql} {settings}"), "--format", f], None);
+            let theirs = http_bytes(&format!("{sql} {settings} FORMAT {f}"));
+            assert_eq!(String::from_utf8_lossy(&ours), String::from_utf8_lossy(&theirs), "{f} {settings}");
+            assert_eq!(ours, theirs, "{f} {settings}: same text, different bytes");
+        }
+    }
+}
+
 /// Issue 29: formats chn did not write.
 #[test]
 fn the_formats_chn_did_not_write() {
