@@ -165,6 +165,12 @@ impl<'a, N: AsRef<str>> TypedInsert<'_, 'a, N> {
         let layout = Layout::for_revision(revision);
         for ((name, data), ty) in self.columns.columns.iter().zip(&self.types) {
             write_column_head(out, revision, name.as_ref(), ty);
+            // No rows, no bytes: the Native format writes neither the prefixes nor the data of
+            // an empty block's columns, and the server reads none (a LowCardinality or Variant
+            // prefix sent here would be read as the next column's name).
+            if lo == hi {
+                continue;
+            }
             // A LowCardinality type inside a composite one (chosen by check_type for plain
             // data) is encoded by walking the wire type; a column from a block encodes itself.
             if ty.contains("LowCardinality(") && !matches!(data, InsertData::Column(_)) {
