@@ -226,6 +226,14 @@ fn set_role_sql(roles: &[String]) -> Result<String> {
     Ok(sql)
 }
 
+/// Runs `SET ROLE …` (`sql`) on the connection in `slot`.
+async fn set_roles(slot: &mut Slot, sql: &str) -> Result<()> {
+    let mut set = Query::new(sql);
+    set.timeout = Some(std::time::Duration::ZERO); // within the query's own deadline
+    slot_stream(slot, set).await?.finish_all().await?;
+    Ok(())
+}
+
 /// Starts a query on the connection in `slot`.
 async fn slot_stream(slot: &mut Slot, mut query: Query) -> Result<QueryStream<'_>> {
     if query.roles.is_some() {
@@ -262,9 +270,9 @@ async fn pool_stream<'c>(shared: Arc<Shared>, mut query: Query) -> Result<QueryS
             if let Some(sql) = &set_role {
                 // The roles hold for the connection: it is closed after this query, not pooled.
                 lease.discard = true;
-                let mut set = Query::new(sql.as_str());
-                set.timeout = Some(std::time::Duration::ZERO); // within this query's deadline
-                slot_stream(&mut lease.slot, set).await?.finish_all().await?;
+                // Boxed: a rare path, kept out of every pooled query's future (its size is
+                // moved at each await; select1_alloc bounds it).
+                Box::pin(set_roles(&mut lease.slot, sql)).await?;
             }
             // The connection stays in the lease until the Query is out (see slot_stream).
             lease.slot.get().await?.send_query(&q, false, deadline).await?;
