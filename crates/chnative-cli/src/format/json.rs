@@ -61,12 +61,14 @@ fn pretty_in(out: &mut Vec<u8>, v: &Value, ty: &DataType, indent: usize, spaces:
             tabs(out, indent);
             out.push(b']');
         }
-        (Value::Tuple(items), DataType::Tuple(_)) if items.is_empty() => {
+        (Value::Tuple(items) | Value::NamedTuple { values: items, .. }, DataType::Tuple(_)) if items.is_empty() => {
             out.extend_from_slice(b"[\n\n");
             tabs(out, indent);
             out.push(b']');
         }
-        (Value::Tuple(items), DataType::Tuple(elems)) if elems.len() == items.len() => {
+        (Value::Tuple(items) | Value::NamedTuple { values: items, .. }, DataType::Tuple(elems))
+            if elems.len() == items.len() =>
+        {
             let named = (spaces || s.json_named_tuples_as_objects) && elems.iter().all(|(n, _)| n.is_some());
             out.extend_from_slice(if named { b"{\n" } else { b"[\n" });
             for (k, (item, (name, t))) in items.iter().zip(elems.iter()).enumerate() {
@@ -181,7 +183,9 @@ fn is_named_tuple(t: &DataType) -> bool {
 pub fn pretty_cell(out: &mut Vec<u8>, v: &Value, ty: &DataType, s: &FormatSettings) -> bool {
     let shape = bare(ty).wire_shape();
     match (v, shape.as_ref()) {
-        (Value::Tuple(items), t) if !items.is_empty() && is_named_tuple(t) => {
+        (Value::Tuple(items) | Value::NamedTuple { values: items, .. }, t)
+            if !items.is_empty() && is_named_tuple(t) =>
+        {
             pretty_in(out, v, t, 0, true, s);
             true
         }

@@ -79,6 +79,9 @@ pub fn adjust(v: Value, ext: &Ext) -> Value {
         }
         Value::Array(items) => Value::Array(items.into_iter().map(|x| adjust(x, ext)).collect()),
         Value::Tuple(items) => Value::Tuple(items.into_iter().map(|x| adjust(x, ext)).collect()),
+        Value::NamedTuple { names, values } => {
+            Value::NamedTuple { names, values: values.into_iter().map(|x| adjust(x, ext)).collect() }
+        }
         Value::Map(pairs) => Value::Map(pairs.into_iter().map(|(k, x)| (adjust(k, ext), adjust(x, ext))).collect()),
         v => v,
     }
@@ -112,7 +115,8 @@ pub fn aligns_right(t: &DataType) -> bool {
         | DataType::DateTime(_)
         | DataType::DateTime64(..)
         | DataType::Time
-        | DataType::Time64(_) => true,
+        | DataType::Time64(_)
+        | DataType::Interval(_) => true,
         _ => false,
     }
 }
@@ -144,7 +148,7 @@ pub fn csv_field(out: &mut Vec<u8>, v: &Value, s: &FormatSettings) {
     match v {
         Value::Null => out.extend_from_slice(&s.ext.csv_null),
         Value::Bool(b) => out.extend_from_slice(s.ext.bool_text(*b)),
-        Value::Tuple(items) => {
+        Value::Tuple(items) | Value::NamedTuple { values: items, .. } => {
             for (k, item) in items.iter().enumerate() {
                 if k > 0 {
                     out.push(s.csv_delimiter);

@@ -126,7 +126,7 @@ fn xml_value(out: &mut Vec<u8>, v: &Value) {
     match v {
         Value::Null => out.extend_from_slice(b"\\N"),
         Value::Array(items) => list(out, "array", items),
-        Value::Tuple(items) => list(out, "tuple", items),
+        Value::Tuple(items) | Value::NamedTuple { values: items, .. } => list(out, "tuple", items),
         Value::Map(pairs) => {
             out.extend_from_slice(b"<map>");
             for (k, x) in pairs {
