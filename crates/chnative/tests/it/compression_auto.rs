@@ -4,8 +4,8 @@
 //! ends (every link fast, every link slow) and never depend on time; the
 //! choices themselves are unit-tested in `chnative_proto::compression::auto`.
 
-use crate::common::*;
 use crate::common::own_server::OwnServer;
+use crate::common::*;
 
 use chnative::{Client, Compression, Config};
 
@@ -89,10 +89,7 @@ async fn auto_on_a_slow_link_tries_each_codec_per_statement_and_keeps_one() {
 async fn clients_of_one_process_share_what_auto_learned() {
     let own = tokio::task::spawn_blocking(|| OwnServer::start("auto-shared")).await.unwrap();
     let connect = || {
-        let cfg = Config::from_url(&own.url(""))
-            .unwrap()
-            .compression(Compression::Auto)
-            .auto_fast_link(f64::INFINITY);
+        let cfg = Config::from_url(&own.url("")).unwrap().compression(Compression::Auto).auto_fast_link(f64::INFINITY);
         Client::connect_with(cfg)
     };
     let sql = "SELECT number + 0 AS number FROM numbers(2000000)";

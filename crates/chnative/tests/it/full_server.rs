@@ -248,7 +248,11 @@ async fn replicated_merge_tree_on_cluster_replicates_between_replicas() {
     let table = ReplicatedTable { cluster: &cluster, name };
     for s in 1..=SHARDS {
         for r in 1..=REPLICAS {
-            let engine = cluster.http(s, r, &format!("SELECT engine FROM system.tables WHERE name = '{}' FORMAT TSV", table.name));
+            let engine = cluster.http(
+                s,
+                r,
+                &format!("SELECT engine FROM system.tables WHERE name = '{}' FORMAT TSV", table.name),
+            );
             assert_eq!(engine, "ReplicatedMergeTree\n", "s{s}r{r}");
         }
     }
