@@ -108,20 +108,7 @@ fn same_as_cpp(script: &PathBuf, sql: &str, format: &str, settings: &[&str]) {
 /// Values of most types and the characters each format escapes (tabs, quotes,
 /// backslashes, newlines, control bytes, U+2028, bytes that are not UTF-8, `/`),
 /// NULLs, nan and inf, named and unnamed tuples, large integers.
-const MIXED: &str = "SELECT number AS n, ['a\\tb', 'c\\'d', 'e\\\\f', 'n\\nl'] AS a, \
-    concat('x\\ty\\\\', toString(number)) AS s, 'q\\'z\"/' AS q, toFixedString('ab', 4) AS f, (number, 'a') AS t, \
-    map('k', 'v', 'k2', toString(number)) AS m, [NULL, number] AS an, \
-    if(number = 1, NULL, toInt32(number) - 1) AS nl, number / 3 AS fl, toFloat32(number) / 7 AS f32, \
-    toDate('2024-01-02') + number AS d, toDate32('1900-01-01') AS d32, \
-    toDateTime('2024-01-02 03:04:05', 'Asia/Tokyo') AS dt, toDateTime64('2024-01-02 03:04:05.123456', 6, 'UTC') AS dt64, \
-    [toDate('2024-01-02')] AS ad, number % 2 = 0 AS b, true AS bo, '\\x01\\x7f\\xe2\\x80\\xa8' AS ctl, \
-    toInt64(-5) - number AS i64, toUInt64(18446744073709551615) - number AS u64, 12::UInt8 AS u8, \
-    1e100 AS big, nan AS nn, -inf AS ii, toDecimal64(1.5, 3) AS dec, toDecimal128('-12345678901234567890.123', 3) AS dec128, \
-    [(1, 'x')] AS at, CAST((1, 'y') AS Tuple(a Int32, b String)) AS nt, \
-    toUUID('61f0c404-5cb3-11e7-907b-a6006ad3dba0') AS u, unhex('FF00') AS bad, toUInt128(5) AS u128, \
-    toInt256(-7) AS i256, CAST('a' AS Enum8('a' = 1, 'b\\'c' = 2)) AS e, [[1], []] AS aa, map('k', [1]) AS mm, \
-    toLowCardinality(toString(number)) AS lc, toIPv4('1.2.3.4') AS ip4, toIPv6('::1') AS ip6, \
-    1234567 AS tip FROM numbers(3)";
+const MIXED: &str = concat!("SELECT ", crate::formats::mixed_columns!(), ", 1234567 AS tip FROM numbers(3)");
 
 /// The benchmark's query (issue 29), on fewer rows.
 const BENCH: &str = "SELECT number, toString(number * 3) AS s, toDateTime(number, 'UTC') AS t FROM numbers(5000)";
