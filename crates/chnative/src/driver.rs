@@ -521,14 +521,17 @@ impl Driver {
     /// The next event among the bytes the server has sent already, without
     /// waiting (`None` when a whole one is not there yet).
     pub(crate) fn ready_event(&mut self, sink: &mut dyn BlockSink) -> Result<Option<Event>> {
-        self.read_now()?;
-        if self.proto.buffered() == 0 {
-            return Ok(None);
+        // A server that closed its end may have sent packets before it did (24.8
+        // sends an exception and closes): those come out first, the close after.
+        let at_end = self.read_available()?;
+        if let Some(event) = self.buffered_event(sink)? {
+            return Ok(Some(event));
         }
-        match self.proto.poll(sink).map_err(map_err)? {
-            Poll::Event(e) => Ok(Some(e)),
-            _ => Ok(None),
+        if at_end {
+            self.proto.peer_closed();
+            return Err(self.closed());
         }
+        Ok(None)
     }
 
     /// Marks the connection unusable (keeping the first cause), closes the
@@ -564,6 +567,17 @@ impl Driver {
     /// reading) closes the connection, as a half-written packet cannot be
     /// followed by a Cancel.
     pub(crate) async fn write_some_spliced(&mut self, splices: &Splices<'_>) -> Result<()> {
+        match self.try_write_some(splices).await? {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.poison(Error::from(e))),
+        }
+    }
+
+    /// [`Driver::write_some_spliced`], but a write the socket failed comes back
+    /// as its IO error with the connection not yet poisoned: the caller may first
+    /// look for what the server sent before it closed its end
+    /// ([`Driver::read_before_close`]), and must then poison the connection.
+    pub(crate) async fn try_write_some(&mut self, splices: &Splices<'_>) -> Result<std::io::Result<()>> {
         // Under `compression=auto`, the time the socket took to take the bytes.
         let started = self.auto.is_some().then(Instant::now);
         let machine = self.proto.poll_timeout();
@@ -585,14 +599,35 @@ impl Driver {
             Err(Expired::Machine) => return Err(self.timed_out()),
         };
         match n {
-            Ok(0) => Err(self.poison(Error::from(std::io::Error::from(std::io::ErrorKind::WriteZero)))),
+            Ok(0) => Ok(Err(std::io::ErrorKind::WriteZero.into())),
             Ok(n) => {
                 self.wire_bytes += n as u64;
                 self.add_io_wait(started);
                 self.proto.advance(n);
-                Ok(())
+                Ok(Ok(()))
             }
-            Err(e) => Err(self.poison(Error::from(e))),
+            Err(e) => Ok(Err(e)),
+        }
+    }
+
+    /// After a write that failed because the server closed its end (a broken
+    /// pipe, a reset): takes in, without waiting, what the server sent before
+    /// it closed, for [`Driver::buffered_event`]. A server that refuses data and
+    /// then closes (24.8 after a refused INSERT block) sends its reason first.
+    pub(crate) fn read_before_close(&mut self) {
+        while let Ok(n @ 1..) = self.io.try_read_now(self.proto.recv_buffer(0)) {
+            self.wire_bytes += n as u64;
+        }
+    }
+
+    /// The next event among the bytes already taken in, without reading.
+    pub(crate) fn buffered_event(&mut self, sink: &mut dyn BlockSink) -> Result<Option<Event>> {
+        if self.proto.buffered() == 0 {
+            return Ok(None);
+        }
+        match self.proto.poll(sink).map_err(map_err)? {
+            Poll::Event(e) => Ok(Some(e)),
+            _ => Ok(None),
         }
     }
 
@@ -609,16 +644,24 @@ impl Driver {
     /// Takes in what the server has sent already, without waiting; notices a
     /// server that has closed its end.
     pub(crate) fn read_now(&mut self) -> Result<()> {
+        if self.read_available()? {
+            self.proto.peer_closed();
+            return Err(self.closed());
+        }
+        Ok(())
+    }
+
+    /// Takes in what the server has sent already, without waiting; `true` when
+    /// the server has closed its end (the machine is not told: bytes it sent
+    /// before closing may still be waiting to be parsed).
+    fn read_available(&mut self) -> Result<bool> {
         match self.io.try_read_now(self.proto.recv_buffer(0)) {
-            Ok(0) => {
-                self.proto.peer_closed();
-                Err(self.closed())
-            }
+            Ok(0) => Ok(true),
             Ok(n) => {
                 self.wire_bytes += n as u64;
-                Ok(())
+                Ok(false)
             }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(false),
             Err(e) => Err(self.poison(Error::from(e))),
         }
     }

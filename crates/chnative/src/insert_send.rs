@@ -144,7 +144,9 @@ async fn send_blocks<'a, N: AsRef<str>>(
         if let Some(e) = send_watching(conn, sink, splices).await? {
             // The server refused the data; the machine queued the end of
             // data the server now waits for, so the connection stays usable.
-            conn.write_out_spliced(splices).await?;
+            // A server that closes after refusing (24.8) fails that write: the
+            // connection is then closed, and the refusal is still the answer.
+            let _closed_if_failed = conn.write_out_spliced(splices).await;
             return Err(Error::server(e));
         }
         blocks += 1;
@@ -206,8 +208,27 @@ async fn send_watching(conn: &mut Driver, sink: &mut InsertBlocks, splices: &Spl
         if !conn.has_output() {
             return Ok(None);
         }
-        conn.write_some_spliced(splices).await?;
+        if let Err(e) = conn.try_write_some(splices).await? {
+            return Err(refused_by_close(conn, sink, e));
+        }
     }
+}
+
+/// The error of a Data write the socket failed: the server's own exception when
+/// it sent one before closing its end (24.8 refuses a block with an exception and
+/// closes the connection, and the write that was under way fails with a broken
+/// pipe or a reset), else the write's own error. The connection is closed either way.
+fn refused_by_close(conn: &mut Driver, sink: &mut InsertBlocks, e: std::io::Error) -> Error {
+    use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset};
+    if matches!(e.kind(), BrokenPipe | ConnectionReset | ConnectionAborted) {
+        conn.read_before_close();
+        while let Ok(Some(event)) = conn.buffered_event(sink) {
+            if let Ok(InsertStep::Exception(ex)) = sink.step(event) {
+                return conn.poison(Error::server(ex));
+            }
+        }
+    }
+    conn.poison(Error::from(e))
 }
 
 /// The columns checked against the table's header, and against its
