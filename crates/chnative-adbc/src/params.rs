@@ -80,22 +80,8 @@ pub(crate) fn row_params(sql: &str, batch: &RecordBatch, row: usize, by_name: bo
     Ok(out)
 }
 
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    // Howard Hinnant's algorithm: days since 1970-01-01 → (year, month, day).
-    let z = z + 719468;
-    let era = z.div_euclid(146097);
-    let doe = z.rem_euclid(146097);
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
 fn date_text(days: i64) -> String {
-    let (y, m, d) = civil_from_days(days);
+    let (y, m, d) = chnative::convert::calendar::civil_from_days(days);
     format!("{y:04}-{m:02}-{d:02}")
 }
 

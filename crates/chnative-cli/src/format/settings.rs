@@ -182,20 +182,6 @@ impl Ext {
     }
 }
 
-/// The date of a day number (days since 1970-01-01), proleptic Gregorian.
-fn civil(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
 /// A DateTime (`secs`, and `frac` of `precision` digits for DateTime64) as
 /// `date_time_output_format` writes it (`iso` or `unix_timestamp`).
 pub fn date_time_text(secs: i64, frac: i64, precision: u8, how: DateTimeOutput) -> Vec<u8> {
@@ -214,7 +200,7 @@ pub fn date_time_text(secs: i64, frac: i64, precision: u8, how: DateTimeOutput) 
             format!("{sign}{}.{:0p$}", a / scale, a % scale).into_bytes()
         }
         DateTimeOutput::Iso | DateTimeOutput::Simple => {
-            let (y, m, d) = civil(secs.div_euclid(86_400));
+            let (y, m, d) = chnative::convert::calendar::civil_from_days(secs.div_euclid(86_400));
             let t = secs.rem_euclid(86_400);
             let sep = if how == DateTimeOutput::Iso { 'T' } else { ' ' };
             let mut s = format!("{y:04}-{m:02}-{d:02}{sep}{:02}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60);
