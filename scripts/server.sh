@@ -119,18 +119,24 @@ tcp_open() { # host port
     (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null
 }
 
+http_query() { # sql: the server's answer on the HTTP port, last line (fails when none answers)
+    local sql="$1"
+    if command -v curl >/dev/null 2>&1; then
+        curl -s --max-time 5 "http://$HOST:$HTTP_PORT/" --data-binary "$sql" 2>/dev/null
+    else
+        # curl-less fallback: a raw HTTP/1.0 request over bash's /dev/tcp (the SQL is ASCII:
+        # its length in characters is its length in bytes)
+        (
+            exec 3<>"/dev/tcp/$HOST/$HTTP_PORT" || exit 1
+            printf 'POST / HTTP/1.0\r\nHost: %s\r\nContent-Length: %d\r\n\r\n%s' "$HOST" "${#sql}" "$sql" >&3
+            timeout 5 cat <&3 | tail -n 1
+        ) 2>/dev/null
+    fi
+}
+
 http_select1() {
     local out
-    if command -v curl >/dev/null 2>&1; then
-        out="$(curl -s --max-time 5 "http://$HOST:$HTTP_PORT/" --data-binary 'SELECT 1 FORMAT TSV' 2>/dev/null)" || return 1
-    else
-        # curl-less fallback: a raw HTTP/1.0 request over bash's /dev/tcp
-        out="$(
-            exec 3<>"/dev/tcp/$HOST/$HTTP_PORT" || exit 1
-            printf 'POST / HTTP/1.0\r\nHost: %s\r\nContent-Length: 19\r\n\r\nSELECT 1 FORMAT TSV' "$HOST" >&3
-            timeout 5 cat <&3 | tail -n 1
-        )" 2>/dev/null || return 1
-    fi
+    out="$(http_query 'SELECT 1 FORMAT TSV')" || return 1
     [[ "$out" == "1" ]]
 }
 
@@ -138,16 +144,11 @@ server_answers() { tcp_open "$HOST" "$TCP_PORT" && http_select1; }
 
 http_version() { # the major.minor of the server answering on the HTTP port (empty when none)
     local out
-    if command -v curl >/dev/null 2>&1; then
-        out="$(curl -s --max-time 5 "http://$HOST:$HTTP_PORT/" --data-binary 'SELECT version() FORMAT TSV' 2>/dev/null)" || return 0
-    else
-        out="$(
-            exec 3<>"/dev/tcp/$HOST/$HTTP_PORT" || exit 1
-            printf 'POST / HTTP/1.0\r\nHost: %s\r\nContent-Length: 26\r\n\r\nSELECT version() FORMAT TSV' "$HOST" >&3
-            timeout 5 cat <&3 | tail -n 1
-        )" 2>/dev/null || return 0
+    out="$(http_query 'SELECT version() FORMAT TSV')" || return 0
+    if [[ "$out" =~ ^([0-9]+\.[0-9]+)\. ]]; then
+        echo "${BASH_REMATCH[1]}"
     fi
-    [[ "$out" =~ ^([0-9]+\.[0-9]+)\. ]] && echo "${BASH_REMATCH[1]}"
+    return 0
 }
 
 our_pid() { # prints the pid from the pidfile if that process is alive and is our chserver.py/chmain.py

@@ -35,7 +35,7 @@ impl Table {
 }
 impl Drop for Table {
     fn drop(&mut self) {
-        http(&format!("DROP TABLE IF EXISTS {}", self.0));
+        let _ = chnative_testkit::server::http_try(&format!("DROP TABLE IF EXISTS {}", self.0));
     }
 }
 

@@ -110,14 +110,7 @@ impl Table {
 
 impl Drop for Table {
     fn drop(&mut self) {
-        use std::io::{Read, Write};
-        let s = server();
-        let sql = format!("DROP TABLE IF EXISTS {}", self.0);
-        if let Ok(mut sock) = std::net::TcpStream::connect((s.host.as_str(), s.http_port)) {
-            let req = format!("POST / HTTP/1.0\r\nHost: {}\r\nContent-Length: {}\r\n\r\n{}", s.host, sql.len(), sql);
-            let _ = sock.write_all(req.as_bytes());
-            let _ = sock.read_to_string(&mut String::new());
-        }
+        let _ = common::http_try(&format!("DROP TABLE IF EXISTS {}", self.0));
     }
 }
 
