@@ -300,29 +300,98 @@ impl adbc_core::Database for ChDatabase {
     }
 }
 
-/// A shared slot for the running query's cancel handle: the statement fills it
-/// when a query starts, and the ADBC cancel handle (taken once, when the
-/// statement is made) reads it.
+/// The connection's running query, for the ADBC cancel handle (taken once, when the
+/// statement is made): a statement begins a query before it is sent, and hands over the
+/// query's cancel handle once the query stream exists. A cancel that comes in between (the
+/// server may already run the query) is kept and applied when the handle arrives: before,
+/// it found no handle and was lost, and the query ran to its end.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct CancelSlot(Arc<std::sync::Mutex<Option<chnative::CancelHandle>>>);
+pub(crate) struct CancelSlot(Arc<std::sync::Mutex<SlotState>>);
+
+#[derive(Debug, Default)]
+struct SlotState {
+    /// The ticket of the next query begun.
+    next: u64,
+    running: Query,
+}
+
+#[derive(Debug, Default)]
+enum Query {
+    #[default]
+    Idle,
+    /// Query `ticket` is being started: no cancel handle yet.
+    Starting {
+        ticket: u64,
+        cancelled: bool,
+    },
+    Started {
+        ticket: u64,
+        handle: chnative::CancelHandle,
+    },
+}
+
+/// Ends its query in the slot when dropped (on every path of the task running it).
+pub(crate) struct SlotTicket {
+    slot: CancelSlot,
+    ticket: u64,
+}
 
 impl CancelSlot {
-    pub fn set(&self, h: Option<chnative::CancelHandle>) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = h;
+    fn state(&self) -> std::sync::MutexGuard<'_, SlotState> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A query of this connection begins: from now on a cancel ends it.
+    pub(crate) fn begin(&self) -> SlotTicket {
+        let mut st = self.state();
+        let ticket = st.next;
+        st.next += 1;
+        st.running = Query::Starting { ticket, cancelled: false };
+        SlotTicket { slot: self.clone(), ticket }
+    }
+}
+
+impl SlotTicket {
+    /// The query's cancel handle, now that its stream exists; used at once if a cancel
+    /// came while the query was starting.
+    pub(crate) fn running(&self, handle: chnative::CancelHandle) {
+        let mut st = self.slot.state();
+        match st.running {
+            Query::Starting { ticket, cancelled } if ticket == self.ticket => {
+                if cancelled {
+                    handle.cancel();
+                }
+                st.running = Query::Started { ticket, handle };
+            }
+            // A later query of the connection began meanwhile: the slot is its.
+            _ => {}
+        }
+    }
+}
+
+impl Drop for SlotTicket {
+    fn drop(&mut self) {
+        let mut st = self.slot.state();
+        let ours = match st.running {
+            Query::Starting { ticket, .. } | Query::Started { ticket, .. } => ticket == self.ticket,
+            Query::Idle => false,
+        };
+        if ours {
+            st.running = Query::Idle;
+        }
     }
 }
 
 impl adbc_core::CancelHandle for CancelSlot {
     fn try_cancel(&self) -> Result<()> {
-        match self.0.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-            Some(h) => {
-                h.cancel();
-                Ok(())
-            }
+        match &mut self.state().running {
+            Query::Started { handle, .. } => handle.cancel(),
+            Query::Starting { cancelled, .. } => *cancelled = true,
             // Nothing running (not started, or already finished: a timer racing the end of a
             // query): nothing to cancel, as with other drivers.
-            None => Ok(()),
+            Query::Idle => {}
         }
+        Ok(())
     }
 }
 
@@ -428,5 +497,49 @@ mod ffi {
     ) -> AdbcStatusCode {
         // SAFETY: the same contract.
         unsafe { ChnativeAdbcDriverInit(version, driver, error) }
+    }
+}
+
+#[cfg(test)]
+mod cancel_slot_tests {
+    use super::CancelSlot;
+    use adbc_core::CancelHandle as _;
+
+    #[test]
+    fn a_cancel_while_the_query_starts_is_applied_when_its_handle_arrives() {
+        // Regression: the cancel found no handle yet (the server already ran the query) and
+        // was lost; the query ran to its end (pytest's test_cancel_a_running_query, fresh clone).
+        let slot = CancelSlot::default();
+        let ticket = slot.begin();
+        slot.try_cancel().unwrap();
+        let handle = chnative::CancelHandle::default();
+        ticket.running(handle.clone());
+        assert!(handle.is_cancelled());
+    }
+
+    #[test]
+    fn a_cancel_before_or_after_a_query_touches_no_query() {
+        let slot = CancelSlot::default();
+        slot.try_cancel().unwrap();
+        let ticket = slot.begin();
+        let handle = chnative::CancelHandle::default();
+        ticket.running(handle.clone());
+        assert!(!handle.is_cancelled());
+        drop(ticket);
+        slot.try_cancel().unwrap();
+        assert!(!handle.is_cancelled());
+    }
+
+    #[test]
+    fn the_slot_belongs_to_the_latest_query() {
+        let slot = CancelSlot::default();
+        let first = slot.begin();
+        let second = slot.begin();
+        let (h1, h2) = (chnative::CancelHandle::default(), chnative::CancelHandle::default());
+        second.running(h2.clone());
+        first.running(h1.clone()); // the first query's late handle does not take the slot
+        drop(first); // nor does its end clear the second's
+        slot.try_cancel().unwrap();
+        assert!(h2.is_cancelled() && !h1.is_cancelled());
     }
 }

@@ -76,7 +76,9 @@ pub(crate) fn run_query(
     let (tx, rx) = tokio::sync::mpsc::channel(1);
     let (schema_tx, schema_rx) = tokio::sync::oneshot::channel();
     let client = client.clone();
-    let slot = cancel.clone();
+    // Begun before the query is sent: a cancel that comes before the stream (and its cancel
+    // handle) exists still ends the query.
+    let ticket = cancel.begin();
     runtime().spawn(async move {
         let mut stream = match chnative_arrow::query_arrow(&client, query(&sql, &params)).await {
             Ok(s) => s,
@@ -85,7 +87,7 @@ pub(crate) fn run_query(
                 return;
             }
         };
-        slot.set(Some(stream.cancel_handle()));
+        ticket.running(stream.cancel_handle());
         match stream.schema().await {
             Ok(s) => {
                 if schema_tx.send(Ok(s)).is_err() {
@@ -112,7 +114,7 @@ pub(crate) fn run_query(
                 break;
             }
         }
-        slot.set(None);
+        drop(ticket);
     });
     let schema = schema_rx
         .blocking_recv()
