@@ -519,7 +519,8 @@ class TestCancelAndPartitions:
                 errors.append(e)
             done.set()
 
-        th = threading.Thread(target=run)
+        # A daemon: if cancel failed, the reader must not keep the interpreter alive at exit.
+        th = threading.Thread(target=run, daemon=True)
         th.start()
         deadline = time.monotonic() + 30
         while not int(tsv(f"SELECT count() FROM system.processes WHERE query LIKE '%{tag}%' AND query NOT LIKE '%system.processes%'")):

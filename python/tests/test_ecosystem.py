@@ -255,7 +255,8 @@ def test_cancel_from_another_thread(conn):
             outcome.append(e)
             executed.set()
 
-    th = threading.Thread(target=run)
+    # A daemon: if cancel failed, the reader must not keep the interpreter alive at exit.
+    th = threading.Thread(target=run, daemon=True)
     th.start()
     # Cancel once execute has returned: the error then ends the result stream.
     assert executed.wait(30) and not outcome, f"execute failed: {outcome}"
