@@ -20,9 +20,67 @@ pub(crate) async fn open(cfg: &Config, tls: Option<&Tls>) -> Result<Box<dyn Tran
         socket2::SockRef::from(&tcp).set_tcp_keepalive(&ka)?;
     }
     match tls {
-        Some(tls) => tls.connect(&cfg.host, tcp).await,
+        Some(tls) => {
+            let handshake = tls.connect(&cfg.host, tcp);
+            let probe = plaintext_probe(cfg.host.clone(), cfg.effective_port());
+            tokio::pin!(handshake, probe);
+            tokio::select! {
+                r = &mut handshake => r,
+                Some(e) = &mut probe => Err(e),
+            }
+        }
         None => Ok(Box::new(tcp)),
     }
+}
+
+/// Waits [`PROBE_AFTER`], then asks `host:port` in plaintext (`GET /ping`) whether it speaks
+/// HTTP: the error to report when it does, as the TLS handshake there is unanswered. A
+/// plaintext ClickHouse port may leave a ClientHello unanswered past the connect timeout: its
+/// HTTP port reads it as the start of a request line and, depending on the hello's random
+/// bytes, waits for the rest (seen once in a full run of the suite). `None` (the handshake goes
+/// on) when nothing answers in HTTP: a TLS port answers a plaintext request with no HTTP.
+pub(crate) async fn plaintext_probe(host: String, port: u16) -> Option<Error> {
+    tokio::time::sleep(PROBE_AFTER).await;
+    let answer = ask_ping(&host, port, None).await?;
+    let text = String::from_utf8_lossy(&answer);
+    if !text.starts_with("HTTP/") {
+        return None;
+    }
+    let head = text.split("\r\n\r\n").next().unwrap_or("").to_ascii_lowercase();
+    let what = if text.contains("for clickhouse-client") {
+        "ClickHouse's native protocol in plaintext"
+    } else if head.contains("\nx-clickhouse-") {
+        "ClickHouse's HTTP port, in plaintext"
+    } else {
+        "a plaintext HTTP port"
+    };
+    Some(Error::from(std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!(
+            "TLS handshake failed: the server did not answer in TLS, and the port answers plaintext HTTP: \
+             this is {what} (is this a plaintext port? ClickHouse's native protocol over TLS is usually on \
+             9440, in plaintext on 9000)"
+        ),
+    )))
+}
+
+/// `GET /ping` to `host:port` on a connection of its own (over TLS with `tls`): the first
+/// 4 KiB of the answer, or `None` when none comes within [`PROBE_TIMEOUT`].
+async fn ask_ping(host: &str, port: u16, tls: Option<&Tls>) -> Option<Vec<u8>> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let ask = async {
+        let tcp = TcpStream::connect((host, port)).await.ok()?;
+        let mut io: Box<dyn Transport> = match tls {
+            Some(tls) => tls.connect(host, tcp).await.ok()?,
+            None => Box::new(tcp),
+        };
+        io.write_all(b"GET /ping HTTP/1.0\r\n\r\n").await.ok()?;
+        let mut answer = Vec::new();
+        // HTTP/1.0: the server closes after its answer.
+        (&mut io).take(4096).read_to_end(&mut answer).await.ok()?;
+        Some(answer)
+    };
+    tokio::time::timeout(PROBE_TIMEOUT, ask).await.ok()?
 }
 
 /// How long the server may leave the client's Hello unanswered before
@@ -43,21 +101,8 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 /// probe fails or finds the native port, which answers `GET` with an HTTP 400
 /// saying it is "for clickhouse-client program".
 pub(crate) async fn http_probe(host: String, port: u16, tls: Option<Tls>) -> Option<Error> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     tokio::time::sleep(PROBE_AFTER).await;
-    let ask = async {
-        let tcp = TcpStream::connect((host.as_str(), port)).await.ok()?;
-        let mut io: Box<dyn Transport> = match &tls {
-            Some(tls) => tls.connect(&host, tcp).await.ok()?,
-            None => Box::new(tcp),
-        };
-        io.write_all(b"GET /ping HTTP/1.0\r\n\r\n").await.ok()?;
-        let mut answer = Vec::new();
-        // HTTP/1.0: the server closes after its answer.
-        (&mut io).take(4096).read_to_end(&mut answer).await.ok()?;
-        Some(answer)
-    };
-    let answer = tokio::time::timeout(PROBE_TIMEOUT, ask).await.ok()??;
+    let answer = ask_ping(&host, port, tls.as_ref()).await?;
     tracing::debug!(answer = %String::from_utf8_lossy(&answer[..answer.len().min(200)]), "HTTP probe answered");
     http_answer(&answer)
 }

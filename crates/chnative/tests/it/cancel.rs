@@ -10,14 +10,15 @@ const SLEEPY: &str = "SELECT sleepEachRow(0.5), number FROM numbers(1000) \
                       SETTINGS max_block_size = 1, function_sleep_max_microseconds_per_block = 0";
 
 /// Waits until the server no longer lists `query_id` in system.processes.
-fn wait_gone(query_id: &str) -> Duration {
+fn wait_gone(query_id: &str) {
     let start = Instant::now();
     loop {
         let n = http(&format!("SELECT count() FROM system.processes WHERE query_id = '{query_id}'"));
         if n.trim() == "0" {
-            return start.elapsed();
+            return;
         }
-        assert!(start.elapsed() < Duration::from_secs(10), "query {query_id} still running on the server");
+        // SLEEPY runs for 500 s when not cancelled: a minute tells the two apart on any machine.
+        assert!(start.elapsed() < Duration::from_secs(60), "query {query_id} still running on the server");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -35,8 +36,7 @@ async fn explicit_cancel_stops_the_server_query() {
         assert!(s.next().await.unwrap().is_some());
         assert!(is_running(&id), "query should be running before cancel");
         s.cancel().await.unwrap();
-        let waited = wait_gone(&id);
-        assert!(waited < Duration::from_secs(5), "{waited:?}");
+        wait_gone(&id);
         let one: u8 = c.fetch_scalar("SELECT 1").await.unwrap();
         assert_eq!(one, 1, "connection usable after cancel");
     }

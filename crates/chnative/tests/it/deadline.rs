@@ -34,7 +34,7 @@ fn assert_timeout<T: std::fmt::Debug>(r: chnative::Result<T>, start: Instant) {
 async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
     let start = Instant::now();
     while !cond() {
-        assert!(start.elapsed() < Duration::from_secs(20), "{what}: not within 20 s");
+        assert!(start.elapsed() < Duration::from_secs(60), "{what}: not within 60 s");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -132,8 +132,9 @@ fn trickling_server(head: Vec<u8>) -> ScriptedServer {
     })
 }
 
-/// A Cancel bound long enough that waiting for it breaks the 3 s bound.
-const CANCEL_BOUND: Duration = Duration::from_secs(4);
+/// A Cancel bound long enough that waiting for it breaks the 8 s bound, which the 500 ms
+/// deadline meets with room to spare on a loaded machine.
+const CANCEL_BOUND: Duration = Duration::from_secs(12);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_trickling_progress_and_ignoring_cancel_cannot_hold_the_deadline() {
@@ -147,7 +148,7 @@ async fn a_server_trickling_progress_and_ignoring_cancel_cannot_hold_the_deadlin
     let r = c.execute("SELECT 1").await;
     let took = start.elapsed();
     assert!(matches!(r, Err(ref e) if e.kind() == chnative::ErrorKind::Timeout), "{r:?}");
-    assert!(took < Duration::from_secs(3), "the timeout came after {took:?}");
+    assert!(took < Duration::from_secs(8), "the timeout came after {took:?}");
     // The next query gets a fresh connection, not the one still draining.
     assert_eq!(c.fetch_scalar::<u8>("SELECT 1").await.unwrap(), 7);
     assert_eq!(fake.accepted(), 2);
@@ -174,7 +175,7 @@ async fn a_stream_times_out_mid_result_on_a_server_ignoring_cancel() {
     let r = s.next().await.map(|b| b.map(|b| b.rows()));
     let took = start.elapsed();
     assert!(matches!(r, Err(ref e) if e.kind() == chnative::ErrorKind::Timeout), "{r:?}");
-    assert!(took < Duration::from_secs(3), "the timeout came after {took:?}");
+    assert!(took < Duration::from_secs(8), "the timeout came after {took:?}");
     drop(s);
     // The single connection is kept while the cancelled query is drained; the
     // server never ends it, so the next call finds it closed at the Cancel bound.
