@@ -637,6 +637,23 @@ impl Block {
                 return Ok(Some((fill, missing)));
             }
         }
+        let name_error = |e, name: &str| match e {
+            ProtoError::Type { ty, reason } => ProtoError::Type { ty, reason: format!("column `{name}`: {reason}") },
+            e => e,
+        };
+        if rows > 0 && info.is_none() && !layout.sized_strings && self.scan.is_empty() {
+            if let ColumnData::String(_) = col.data {
+                // A plain String column is decoded straight away: its decode finds the
+                // column's end in the pass that reads the lengths, so measuring first
+                // would read them once more. Only when the column is cut short is it
+                // measured as it arrives (the measure remembers how far it got).
+                let at = r.position();
+                match col.data.read_data(r, rows, None, layout, pool) {
+                    Err(ProtoError::Incomplete { .. }) => r.set_position(at),
+                    res => return res.map(|()| None).map_err(|e| name_error(e, &col.name)),
+                }
+            }
+        }
         if rows > 0 {
             // Wait for the whole column before decoding it, when its size can be
             // measured: a decode cut short would start over on the next piece.
@@ -648,12 +665,7 @@ impl Block {
                 return Err(ProtoError::Incomplete { needed });
             }
             col.data.read_prefix(r)?;
-            col.data.read_data(r, rows, info.as_ref(), layout, pool).map_err(|e| match e {
-                ProtoError::Type { ty, reason } => {
-                    ProtoError::Type { ty, reason: format!("column `{}`: {reason}", col.name) }
-                }
-                e => e,
-            })?;
+            col.data.read_data(r, rows, info.as_ref(), layout, pool).map_err(|e| name_error(e, &col.name))?;
         } else {
             col.data.read_data(r, 0, None, layout, pool)?;
         }

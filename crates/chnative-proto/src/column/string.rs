@@ -5,7 +5,7 @@
 use super::check::{cannot_hold, check_end_offsets, Reason};
 use super::codec::ColumnCodec;
 use super::{check_offsets, checked_len, last_offset, selected_len, BodyForm, Layout};
-use crate::buffer::{AlignedBuf, BufferPool};
+use crate::buffer::{AlignedBuf, Appender, BufferPool};
 use crate::error::{ProtoError, Result};
 use crate::types::DataType;
 use crate::wire::{Budget, Reader, WriteExt};
@@ -134,31 +134,100 @@ fn read(r: &mut Reader<'_>, rows: usize, offsets: &mut AlignedBuf, data: &mut Al
         let raw = r.bytes(total)?;
         r.charge(total)?;
         return Ok(copy_checking_ascii(data, raw));
-    } else {
-        // Each row needs at least its length byte: check before reserving anything.
-        r.need(rows)?;
-        // Lengths first, without copying: the exact size to charge and allocate
-        // once, and an exact `Incomplete` bound when the input is short.
-        let start = r.position();
+    }
+    // Each row needs at least its length byte: check before reserving anything.
+    r.need(rows)?;
+    offsets.clear();
+    data.clear();
+    // One pass over the lengths writes the end offsets and finds the column's end;
+    // the bytes are then copied knowing the exact size (charged before it is
+    // reserved), their positions following from the offsets alone.
+    let start = r.position();
+    let input = r.rest();
+    let found = var_string_ends(input, rows, &mut offsets.appender(checked_len(rows, 8)?));
+    let Some(used) = found else {
+        // Short input or a malformed length: the stepping scan gives the exact error.
         let (mut done, mut total) = (0, 0);
         skip_var_strings(r, rows, &mut done, &mut total)?;
-        r.charge_n(rows, 8)?;
-        r.charge(total)?;
         r.set_position(start);
-        offsets.clear();
-        data.clear();
-        offsets.resize_zeroed(checked_len(rows, 8)?);
-        data.resize_zeroed(total);
-        let (offs, bytes) = (offsets.typed_mut::<u64>()?, data.as_bytes_mut());
-        let mut end = 0usize;
-        for o in offs.iter_mut() {
-            let n = r.varuint()? as usize;
-            bytes[end..end + n].copy_from_slice(r.bytes(n)?);
-            end += n;
-            *o = end as u64;
+        return Err(ProtoError::violation("string lengths read differently twice"));
+    };
+    let ends = offsets.typed::<u64>()?;
+    let total = ends.last().map_or(0, |&e| e as usize);
+    r.charge_n(rows, 8)?;
+    r.charge(total)?;
+    let input = r.bytes(used)?;
+    let mut out = data.appender(total);
+    let (mut at, mut prev) = (0usize, 0usize);
+    for &end in ends {
+        let n = end as usize - prev;
+        prev = end as usize;
+        at += varuint_len(n);
+        out.put(&input[at..at + n]);
+        at += n;
+    }
+    // The lengths below 128 are ASCII bytes too: a column of short ASCII strings is
+    // ASCII as a whole, checked in one pass over input still in cache.
+    Ok(input.is_ascii())
+}
+
+/// Decodes the VarUInt lengths of `rows` strings at the start of `input` into
+/// their u64 end offsets (written to `ends`); the input bytes they span, or `None`
+/// when the input is short or a length is malformed. Counts the rows it passed.
+fn var_string_ends(input: &[u8], rows: usize, ends: &mut Appender<'_>) -> Option<usize> {
+    const CHUNK: usize = 64;
+    let (mut pos, mut total, mut row) = (0usize, 0u64, 0usize);
+    let mut chunk = [0u64; CHUNK];
+    let complete = 'rows: {
+        while row < rows {
+            let k = (rows - row).min(CHUNK);
+            for (i, slot) in chunk[..k].iter_mut().enumerate() {
+                let Some(&first) = input.get(pos) else { break 'rows row + i };
+                let n = if first < 0x80 {
+                    pos += 1;
+                    u64::from(first)
+                } else {
+                    let Some((n, len)) = varuint_at(input, pos) else { break 'rows row + i };
+                    pos += len;
+                    n
+                };
+                if n > (input.len() - pos) as u64 {
+                    break 'rows row + i;
+                }
+                pos += n as usize;
+                total += n;
+                *slot = total;
+            }
+            ends.put(bytemuck::cast_slice(&chunk[..k]));
+            row += k;
+        }
+        rows
+    };
+    ROWS_STEPPED.with(|c| c.set(c.get() + complete as u64));
+    (complete == rows).then_some(pos)
+}
+
+/// A VarUInt at `input[pos..]` and its length in bytes (`None`: cut short or over 10 bytes).
+fn varuint_at(input: &[u8], pos: usize) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    for i in 0..10 {
+        let b = *input.get(pos + i)?;
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return Some((value, i + 1));
         }
     }
-    Ok(false)
+    None
+}
+
+/// Bytes of the VarUInt encoding of `n`.
+#[inline]
+fn varuint_len(n: usize) -> usize {
+    if n < 0x80 {
+        1
+    } else {
+        (usize::BITS - n.leading_zeros()).div_ceil(7) as usize
+    }
 }
 
 /// Replaces `data` with `src`, saying whether every byte is ASCII.
@@ -293,6 +362,11 @@ struct StringRun {
 }
 
 impl ScanMemo {
+    /// Whether no run is being measured (the column being read was not cut short before).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+
     /// Forgets every run (for a new input, or once a column is decoded).
     pub(crate) fn clear(&mut self) {
         self.runs.clear();
@@ -367,10 +441,18 @@ mod tests {
             c.push_default(&DataType::String).unwrap();
             assert!(!c.ascii);
         }
-        // The VarUInt layout does not look.
-        let mut c = StringColumn::take(pool);
-        c.read_body(&mut Reader::new(b"\x02ab"), 1, VAR.into(), pool).unwrap();
-        assert!(!c.ascii);
+        // The VarUInt layout looks at its input: ASCII strings under 128 bytes are
+        // ASCII, a length of 128 or more (a byte >= 0x80) makes it not look further.
+        let mut long_var = vec![0x80, 0x01];
+        long_var.extend_from_slice(&[b'a'; 128]);
+        for (wire, rows, ascii) in
+            [(&b"\x02ab\x00"[..], 2, true), (b"\x02\xc3\xa9", 1, false), (&long_var[..], 1, false)]
+        {
+            let mut c = StringColumn::take(pool);
+            c.read_body(&mut Reader::new(wire), rows, VAR.into(), pool).unwrap();
+            assert_eq!(c.ascii, ascii, "{wire:?}");
+            assert_eq!(c.offsets.typed::<u64>().unwrap().last().copied(), Some(c.data.len() as u64));
+        }
         let mut c = StringColumn::take(pool);
         let wire = sized_wire(&[b"ab"]);
         c.read_body(&mut Reader::new(&wire), 1, SIZED.into(), pool).unwrap();
