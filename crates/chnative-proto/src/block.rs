@@ -641,17 +641,12 @@ impl Block {
             ProtoError::Type { ty, reason } => ProtoError::Type { ty, reason: format!("column `{name}`: {reason}") },
             e => e,
         };
-        if rows > 0 && info.is_none() && !layout.sized_strings && self.scan.is_empty() {
-            if let ColumnData::String(_) = col.data {
-                // A plain String column is decoded straight away: its decode finds the
-                // column's end in the pass that reads the lengths, so measuring first
-                // would read them once more. Only when the column is cut short is it
-                // measured as it arrives (the measure remembers how far it got).
-                let at = r.position();
-                match col.data.read_data(r, rows, None, layout, pool) {
-                    Err(ProtoError::Incomplete { .. }) => r.set_position(at),
-                    res => return res.map(|()| None).map_err(|e| name_error(e, &col.name)),
-                }
+        if rows > 0 && info.is_none() && !layout.sized_strings {
+            if let ColumnData::String(s) = &mut col.data {
+                // A plain String column in the VarUInt layout decodes its lengths as
+                // they arrive, once (measuring first would read them once more).
+                s.read_var_resuming(r, rows, &mut self.scan).map_err(|e| name_error(e, &col.name))?;
+                return Ok(None);
             }
         }
         if rows > 0 {

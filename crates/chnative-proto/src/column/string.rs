@@ -143,20 +143,67 @@ fn read(r: &mut Reader<'_>, rows: usize, offsets: &mut AlignedBuf, data: &mut Al
     // the bytes are then copied knowing the exact size (charged before it is
     // reserved), their positions following from the offsets alone.
     let start = r.position();
-    let input = r.rest();
-    let found = var_string_ends(input, rows, &mut offsets.appender(checked_len(rows, 8)?));
-    let Some(used) = found else {
+    let (done, used, _) = var_string_ends(r.rest(), rows, 0, &mut offsets.appender(checked_len(rows, 8)?));
+    if done < rows {
         // Short input or a malformed length: the stepping scan gives the exact error.
         let (mut done, mut total) = (0, 0);
         skip_var_strings(r, rows, &mut done, &mut total)?;
         r.set_position(start);
         return Err(ProtoError::violation("string lengths read differently twice"));
-    };
+    }
+    copy_var_strings(r, offsets, data, used)
+}
+
+impl StringColumn {
+    /// Reads a String column in the VarUInt layout that may be arriving in pieces:
+    /// each call decodes the lengths the input holds into the end offsets, going on
+    /// from where the last call ran out of input (`memo`), and once all are known the
+    /// bytes are copied. The lengths are decoded once however the column arrives,
+    /// and no separate measure is needed.
+    pub(crate) fn read_var_resuming(&mut self, r: &mut Reader<'_>, rows: usize, memo: &mut ScanMemo) -> Result<()> {
+        let start = r.position();
+        let run = memo.run(start, rows);
+        if run.done == 0 || self.offsets.len() != run.done * 8 {
+            // A new column (or offsets that are not this run's: start it over).
+            *run = StringRun { start, rows, done: 0, next: start, bytes: 0 };
+            self.offsets.clear();
+        }
+        self.data.clear();
+        self.ascii = false;
+        r.set_position(run.next);
+        let input = r.rest();
+        // Each string needs at least its length byte: room for no more than the input can hold.
+        let room = (rows - run.done).min(input.len());
+        let (done, used, total) =
+            var_string_ends(input, rows - run.done, run.bytes as u64, &mut self.offsets.appender(room * 8));
+        run.done += done;
+        run.next += used;
+        run.bytes = total as usize;
+        if run.done < rows {
+            // Cut short (or a malformed length): the stepping scan, at the same row,
+            // gives the exact error and `Incomplete` bound.
+            let (mut done, mut bytes) = (run.done, run.bytes);
+            r.set_position(run.next);
+            skip_var_strings_from(r, rows, &mut done, &mut bytes)?;
+            return Err(ProtoError::violation("string lengths read differently twice"));
+        }
+        let used = run.next - start;
+        r.set_position(start);
+        self.ascii = copy_var_strings(r, &self.offsets, &mut self.data, used)?;
+        Ok(())
+    }
+}
+
+/// The second pass of a VarUInt-layout decode: charges the column, then copies the
+/// bytes of the strings whose end offsets are `offsets` from the next `used` bytes of
+/// the input; whether they are ASCII.
+fn copy_var_strings(r: &mut Reader<'_>, offsets: &AlignedBuf, data: &mut AlignedBuf, used: usize) -> Result<bool> {
     let ends = offsets.typed::<u64>()?;
     let total = ends.last().map_or(0, |&e| e as usize);
-    r.charge_n(rows, 8)?;
+    r.charge_n(ends.len(), 8)?;
     r.charge(total)?;
     let input = r.bytes(used)?;
+    data.clear();
     let mut out = data.appender(total);
     let (mut at, mut prev) = (0usize, 0usize);
     for &end in ends {
@@ -171,40 +218,44 @@ fn read(r: &mut Reader<'_>, rows: usize, offsets: &mut AlignedBuf, data: &mut Al
     Ok(input.is_ascii())
 }
 
-/// Decodes the VarUInt lengths of `rows` strings at the start of `input` into
-/// their u64 end offsets (written to `ends`); the input bytes they span, or `None`
-/// when the input is short or a length is malformed. Counts the rows it passed.
-fn var_string_ends(input: &[u8], rows: usize, ends: &mut Appender<'_>) -> Option<usize> {
+/// Decodes VarUInt lengths from the start of `input`, of at most `rows` strings,
+/// into end offsets going on from `total` (written to `ends`); stops at the first
+/// string not wholly in `input` (or a malformed length). Returns the strings
+/// decoded, the input bytes they span and the new total; counts the rows passed.
+fn var_string_ends(input: &[u8], rows: usize, mut total: u64, ends: &mut Appender<'_>) -> (usize, usize, u64) {
     const CHUNK: usize = 64;
-    let (mut pos, mut total, mut row) = (0usize, 0u64, 0usize);
+    let (mut pos, mut row) = (0usize, 0usize);
     let mut chunk = [0u64; CHUNK];
-    let complete = 'rows: {
-        while row < rows {
-            let k = (rows - row).min(CHUNK);
-            for (i, slot) in chunk[..k].iter_mut().enumerate() {
-                let Some(&first) = input.get(pos) else { break 'rows row + i };
-                let n = if first < 0x80 {
-                    pos += 1;
-                    u64::from(first)
-                } else {
-                    let Some((n, len)) = varuint_at(input, pos) else { break 'rows row + i };
-                    pos += len;
-                    n
-                };
-                if n > (input.len() - pos) as u64 {
-                    break 'rows row + i;
+    'rows: while row < rows {
+        let k = (rows - row).min(CHUNK);
+        for i in 0..k {
+            let Some(&first) = input.get(pos) else {
+                ends.put(bytemuck::cast_slice(&chunk[..i]));
+                row += i;
+                break 'rows;
+            };
+            let (n, len) = if first < 0x80 {
+                (u64::from(first), 1)
+            } else {
+                match varuint_at(input, pos) {
+                    Some(v) => v,
+                    None => (u64::MAX, 0),
                 }
-                pos += n as usize;
-                total += n;
-                *slot = total;
+            };
+            if n > (input.len() - pos - len) as u64 {
+                ends.put(bytemuck::cast_slice(&chunk[..i]));
+                row += i;
+                break 'rows;
             }
-            ends.put(bytemuck::cast_slice(&chunk[..k]));
-            row += k;
+            pos += len + n as usize;
+            total += n;
+            chunk[i] = total;
         }
-        rows
-    };
-    ROWS_STEPPED.with(|c| c.set(c.get() + complete as u64));
-    (complete == rows).then_some(pos)
+        ends.put(bytemuck::cast_slice(&chunk[..k]));
+        row += k;
+    }
+    ROWS_STEPPED.with(|c| c.set(c.get() + row as u64));
+    (row, pos, total)
 }
 
 /// A VarUInt at `input[pos..]` and its length in bytes (`None`: cut short or over 10 bytes).
@@ -362,11 +413,6 @@ struct StringRun {
 }
 
 impl ScanMemo {
-    /// Whether no run is being measured (the column being read was not cut short before).
-    pub(crate) fn is_empty(&self) -> bool {
-        self.runs.is_empty()
-    }
-
     /// Forgets every run (for a new input, or once a column is decoded).
     pub(crate) fn clear(&mut self) {
         self.runs.clear();
@@ -381,8 +427,8 @@ impl ScanMemo {
         }
     }
 
-    fn skip_strings(&mut self, r: &mut Reader<'_>, rows: usize) -> Result<()> {
-        let start = r.position();
+    /// The run of the column whose data starts at `start` (a new one if none).
+    fn run(&mut self, start: usize, rows: usize) -> &mut StringRun {
         let i = match self.runs.iter().position(|x| x.start == start && x.rows == rows) {
             Some(i) => i,
             None => {
@@ -390,7 +436,11 @@ impl ScanMemo {
                 self.runs.len() - 1
             }
         };
-        let run = &mut self.runs[i];
+        &mut self.runs[i]
+    }
+
+    fn skip_strings(&mut self, r: &mut Reader<'_>, rows: usize) -> Result<()> {
+        let run = self.run(r.position(), rows);
         r.set_position(run.next);
         let res = skip_var_strings(r, rows, &mut run.done, &mut run.bytes);
         run.next = r.position();
@@ -512,6 +562,40 @@ mod tests {
         let mut r = Reader::new(&out);
         measure(&mut r, 3, &mut memo).unwrap();
         assert_eq!(var_string_rows_stepped() - before, 2, "row 0 was stepped over again");
+    }
+
+    #[test]
+    fn a_column_arriving_in_pieces_decodes_its_lengths_once() {
+        let rows: Vec<String> = (0..300).map(|i| "x".repeat(i % 120)).collect();
+        let refs: Vec<&str> = rows.iter().map(String::as_str).collect();
+        let (offsets, data) = strings(&refs);
+        let mut wire = vec![7u8; 3]; // what precedes the column in the input
+        write_strings(&mut wire, offsets.typed::<u64>().unwrap(), data.as_bytes(), false).unwrap();
+        let mut memo = ScanMemo::default();
+        let mut col = StringColumn::take(&mut BufferPool::new());
+        let before = var_string_rows_stepped();
+        let mut cut = 4;
+        loop {
+            let mut r = Reader::new(&wire[..cut]);
+            r.set_position(3);
+            match col.read_var_resuming(&mut r, rows.len(), &mut memo) {
+                Ok(()) => break,
+                Err(ProtoError::Incomplete { needed }) => {
+                    assert!(needed > cut && needed <= wire.len(), "{needed} for {cut} of {}", wire.len());
+                    cut = (cut + 97).min(wire.len());
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!((col.offsets.as_bytes(), col.data.as_bytes()), (offsets.as_bytes(), data.as_bytes()));
+        assert!(col.ascii);
+        // Each length decoded once (the copy that follows steps by the offsets).
+        assert_eq!(var_string_rows_stepped() - before, rows.len() as u64);
+        // A length longer than 10 bytes is an error, not a wait for more input.
+        let mut memo = ScanMemo::default();
+        let bad = [0xffu8; 12];
+        let err = col.read_var_resuming(&mut Reader::new(&bad), 1, &mut memo).unwrap_err();
+        assert!(matches!(err, ProtoError::Violation(_)), "{err:?}");
     }
 
     #[test]
