@@ -210,7 +210,7 @@ fn copy_var_strings(r: &mut Reader<'_>, offsets: &AlignedBuf, data: &mut Aligned
         let n = end as usize - prev;
         prev = end as usize;
         at += varuint_len(n);
-        out.put(&input[at..at + n]);
+        out.put_from(input, at, n);
         at += n;
     }
     // The lengths below 128 are ASCII bytes too: a column of short ASCII strings is
