@@ -5,7 +5,7 @@
 //! Storage is a `Vec` of 64-byte lines, so every buffer starts on a cache line and
 //! can be viewed as any plain-old-data type with a checked `bytemuck` cast.
 //! Memory is not zeroed before it is written: bytes are copied straight into the
-//! `Vec`'s spare capacity ([`Appender`], the one `unsafe` part), and a line
+//! `Vec`'s spare capacity (`Appender`, the one `unsafe` part), and a line
 //! becomes part of the `Vec` only once every byte of it is written. Buffers go back to a [`BufferPool`] when a block is recycled and
 //! keep their capacity, so steady-state streaming allocates nothing. A buffer a
 //! kept block (a clone) still shares finds its way home when its last holder drops

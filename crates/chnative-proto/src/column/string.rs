@@ -234,14 +234,8 @@ fn var_string_ends(input: &[u8], rows: usize, mut total: u64, ends: &mut Appende
                 row += i;
                 break 'rows;
             };
-            let (n, len) = if first < 0x80 {
-                (u64::from(first), 1)
-            } else {
-                match varuint_at(input, pos) {
-                    Some(v) => v,
-                    None => (u64::MAX, 0),
-                }
-            };
+            let (n, len) =
+                if first < 0x80 { (u64::from(first), 1) } else { varuint_at(input, pos).unwrap_or((u64::MAX, 0)) };
             if n > (input.len() - pos - len) as u64 {
                 ends.put(bytemuck::cast_slice(&chunk[..i]));
                 row += i;
