@@ -637,6 +637,18 @@ impl Block {
                 return Ok(Some((fill, missing)));
             }
         }
+        let name_error = |e, name: &str| match e {
+            ProtoError::Type { ty, reason } => ProtoError::Type { ty, reason: format!("column `{name}`: {reason}") },
+            e => e,
+        };
+        if rows > 0 && info.is_none() && !layout.sized_strings {
+            if let ColumnData::String(s) = &mut col.data {
+                // A plain String column in the VarUInt layout decodes its lengths as
+                // they arrive, once (measuring first would read them once more).
+                s.read_var_resuming(r, rows, &mut self.scan).map_err(|e| name_error(e, &col.name))?;
+                return Ok(None);
+            }
+        }
         if rows > 0 {
             // Wait for the whole column before decoding it, when its size can be
             // measured: a decode cut short would start over on the next piece.
@@ -648,12 +660,7 @@ impl Block {
                 return Err(ProtoError::Incomplete { needed });
             }
             col.data.read_prefix(r)?;
-            col.data.read_data(r, rows, info.as_ref(), layout, pool).map_err(|e| match e {
-                ProtoError::Type { ty, reason } => {
-                    ProtoError::Type { ty, reason: format!("column `{}`: {reason}", col.name) }
-                }
-                e => e,
-            })?;
+            col.data.read_data(r, rows, info.as_ref(), layout, pool).map_err(|e| name_error(e, &col.name))?;
         } else {
             col.data.read_data(r, 0, None, layout, pool)?;
         }

@@ -3,8 +3,10 @@
 //! A column's fixed-width values are handed to users as `&[T]`, which needs the
 //! bytes to sit at an address aligned for `T` (16 bytes for `u128` on x86-64).
 //! Storage is a `Vec` of 64-byte lines, so every buffer starts on a cache line and
-//! can be viewed as any plain-old-data type with a checked `bytemuck` cast: no
-//! `unsafe` here. Buffers go back to a [`BufferPool`] when a block is recycled and
+//! can be viewed as any plain-old-data type with a checked `bytemuck` cast.
+//! Memory is not zeroed before it is written: bytes are copied straight into the
+//! `Vec`'s spare capacity (`Appender`, the one `unsafe` part), and a line
+//! becomes part of the `Vec` only once every byte of it is written. Buffers go back to a [`BufferPool`] when a block is recycled and
 //! keep their capacity, so steady-state streaming allocates nothing. A buffer a
 //! kept block (a clone) still shares finds its way home when its last holder drops
 //! it, from any thread.
@@ -78,14 +80,14 @@ impl Returns {
         }
     }
 
-    /// Returned memory of at least `lines` lines (any, for 0).
+    /// Returned memory with room for at least `lines` lines (any, for 0).
     fn take(&self, lines: usize) -> Option<Vec<Line>> {
         // The counter spares the lock on the common path, where nothing was kept.
         if self.queued.load(Ordering::Acquire) == 0 {
             return None;
         }
         let mut q = self.lines.lock().unwrap_or_else(|e| e.into_inner());
-        let at = q.iter().rposition(|v| v.len() >= lines)?;
+        let at = q.iter().rposition(|v| v.capacity() >= lines)?;
         let found = q.swap_remove(at);
         self.queued.store(q.len(), Ordering::Release);
         Some(found)
@@ -116,6 +118,12 @@ impl AlignedBuf {
 
     /// Bytes that fit without growing.
     pub fn capacity(&self) -> usize {
+        self.lines.capacity() * 64
+    }
+
+    /// Bytes of memory that are initialised (written at least once): the
+    /// contents, and what earlier contents left behind.
+    fn initialised(&self) -> usize {
         self.lines.len() * 64
     }
 
@@ -139,14 +147,16 @@ impl AlignedBuf {
         self.len = 0;
     }
 
+    /// Makes the capacity at least `bytes` (nothing is initialised).
     fn grow_to(&mut self, bytes: usize) {
         let need = bytes.div_ceil(64);
-        if self.lines.len() < need && !self.is_shared() {
+        if self.lines.capacity() < need && !self.is_shared() {
             // Memory a kept block gave back is preferred to a new allocation.
             let home = self.lines.home.as_ref().and_then(Weak::upgrade);
             if let Some(mut bigger) = home.as_ref().and_then(|h| h.take(need)) {
                 let keep = self.len.div_ceil(64);
-                bigger[..keep].copy_from_slice(&self.lines[..keep]);
+                bigger.clear();
+                bigger.extend_from_slice(&self.lines[..keep]);
                 let old = std::mem::replace(self.lines_mut(), bigger);
                 if let Some(h) = home.filter(|_| old.capacity() > 0) {
                     h.put(old);
@@ -154,11 +164,39 @@ impl AlignedBuf {
                 return;
             }
         }
-        if self.lines.len() < need {
+        if self.lines.capacity() < need {
             // Grow geometrically so byte-at-a-time appends stay amortised O(1).
-            let target = need.max(self.lines.len() * 2);
-            self.lines_mut().resize(target, Line([0; 64]));
+            let target = need.max(self.lines.capacity() * 2);
+            let lines = self.lines_mut();
+            lines.reserve_exact(target - lines.len());
         }
+    }
+
+    /// Makes the first `bytes` bytes of memory initialised (new lines zeroed),
+    /// for writers that need a `&mut [u8]` beyond the contents.
+    fn init_to(&mut self, bytes: usize) {
+        self.grow_to(bytes);
+        let need = bytes.div_ceil(64);
+        if self.lines.len() < need {
+            self.lines_mut().resize(need, Line([0; 64]));
+        }
+    }
+
+    /// Room for `n` more bytes after the contents, to be written in order with
+    /// [`Appender::put`] (without zeroing them first); the contents grow by what
+    /// was written when the appender is dropped.
+    #[inline]
+    pub(crate) fn appender(&mut self, n: usize) -> Appender<'_> {
+        let at = self.len;
+        let end = at.checked_add(n).expect("a buffer of more than usize::MAX bytes");
+        // Unshared first (a copy of a shared buffer has no spare capacity), then grown.
+        self.lines_mut();
+        self.grow_to(end);
+        let AlignedBuf { lines, len } = self;
+        let lines = &mut Arc::make_mut(lines).lines;
+        // The appender's writes rely on this.
+        assert!(lines.capacity() * 64 >= end, "an appender without its room");
+        Appender { lines, len, at, end }
     }
 
     /// The contents.
@@ -178,19 +216,13 @@ impl AlignedBuf {
     #[inline]
     pub(crate) fn set_from(&mut self, src: &[u8]) {
         self.clear();
-        self.grow_to(src.len());
-        bytemuck::cast_slice_mut::<Line, u8>(self.lines_mut())[..src.len()].copy_from_slice(src);
-        self.len = src.len();
+        self.extend_from(src);
     }
 
     /// Appends a copy of `src`.
     #[inline]
     pub(crate) fn extend_from(&mut self, src: &[u8]) {
-        let end = self.len + src.len();
-        self.grow_to(end);
-        let start = self.len;
-        bytemuck::cast_slice_mut::<Line, u8>(self.lines_mut())[start..end].copy_from_slice(src);
-        self.len = end;
+        self.appender(src.len()).put(src);
     }
 
     /// Makes the capacity at least `bytes` (contents kept): room a direct fill
@@ -200,21 +232,22 @@ impl AlignedBuf {
     }
 
     /// The bytes between the length and `end`, to be written and then taken in
-    /// with [`AlignedBuf::commit`]. `end` is cut to the capacity. The memory is
-    /// initialised (lines are zeroed when they are allocated), so no `unsafe`.
+    /// with [`AlignedBuf::commit`]. `end` is cut to the capacity. Lines not yet
+    /// initialised are zeroed first (a socket read wants a `&mut [u8]`).
     pub(crate) fn spare_mut(&mut self, end: usize) -> &mut [u8] {
         let (start, end) = (self.len, end.min(self.capacity()));
         if start >= end {
             return &mut [];
         }
+        self.init_to(end);
         &mut bytemuck::cast_slice_mut::<Line, u8>(self.lines_mut())[start..end]
     }
 
     /// Takes the next `n` bytes of [`AlignedBuf::spare_mut`] into the contents
-    /// (cut to the capacity).
+    /// (cut to what `spare_mut` handed out).
     pub(crate) fn commit(&mut self, n: usize) {
-        debug_assert!(self.len + n <= self.capacity(), "commit past the capacity");
-        self.len = (self.len + n).min(self.capacity());
+        debug_assert!(self.len + n <= self.initialised(), "commit past the spare bytes");
+        self.len = (self.len + n).min(self.initialised());
     }
 
     /// Appends one plain-old-data value.
@@ -230,10 +263,9 @@ impl AlignedBuf {
 
     /// Resizes to `len` bytes; new bytes are `byte` (`0xff` makes `u64::MAX` entries).
     pub(crate) fn resize_filled(&mut self, len: usize, byte: u8) {
-        self.grow_to(len);
         if len > self.len {
-            let start = self.len;
-            bytemuck::cast_slice_mut::<Line, u8>(self.lines_mut())[start..len].fill(byte);
+            let n = len - self.len;
+            self.appender(n).fill(byte, n);
         }
         self.len = len;
     }
@@ -258,6 +290,86 @@ impl AlignedBuf {
         bytemuck::try_cast_slice_mut(self.as_bytes_mut()).map_err(|e| {
             ProtoError::violation(format!("buffer of {len} bytes viewed as {}: {e:?}", std::any::type_name::<T>()))
         })
+    }
+}
+
+/// Writes bytes after a buffer's contents, into memory that need not be
+/// initialised: see [`AlignedBuf::appender`]. What was written becomes part of
+/// the contents when it is dropped.
+pub(crate) struct Appender<'a> {
+    lines: &'a mut Vec<Line>,
+    len: &'a mut usize,
+    /// Where the next byte goes, and the end of the reserved room (bytes).
+    at: usize,
+    end: usize,
+}
+
+impl Appender<'_> {
+    /// Appends `src`. Panics past the room asked for (a bug of the caller's).
+    #[inline]
+    pub(crate) fn put(&mut self, src: &[u8]) {
+        assert!(src.len() <= self.end - self.at, "an appender wrote past its room");
+        // SAFETY: `at + src.len() <= end <= capacity * 64` (checked above; `appender`
+        // reserved `end`), so the bytes written are inside the Vec's allocation (its
+        // pointer may be written through up to the capacity). `src` cannot overlap them:
+        // the Vec is borrowed mutably here, and memory shared with another buffer was
+        // copied by `Arc::make_mut` before this appender was made. The bytes past the
+        // Vec's length are not read before `drop` makes their lines part of it, by which
+        // time every byte of those lines has been written (see `drop`).
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.as_ptr(), self.lines.as_mut_ptr().cast::<u8>().add(self.at), src.len())
+        }
+        self.at += src.len();
+    }
+
+    /// Appends `input[at..at + n]`. A short string is copied as one fixed 32-byte
+    /// move when the input has the bytes after it and the room has the space: the
+    /// bytes beyond `n` land where the next writes go (or are zeroed on drop), and a
+    /// fixed-size copy is one load and one store instead of a call to `memcpy` per
+    /// string (the copy loop of a String column's decode).
+    #[inline]
+    pub(crate) fn put_from(&mut self, input: &[u8], at: usize, n: usize) {
+        const WIDE: usize = 32;
+        if n <= WIDE && input.len().saturating_sub(at) >= WIDE && self.end - self.at >= WIDE {
+            let src: &[u8; WIDE] = input[at..at + WIDE].try_into().expect("WIDE bytes");
+            // SAFETY: `at + WIDE <= end` (checked above) keeps the write inside the
+            // reserved room, as in `put`; only `n` bytes count as written, the rest are
+            // overwritten by the following writes or zeroed by `drop` before anything
+            // reads them.
+            unsafe {
+                std::ptr::copy_nonoverlapping(src.as_ptr(), self.lines.as_mut_ptr().cast::<u8>().add(self.at), WIDE)
+            }
+            self.at += n;
+        } else {
+            self.put(&input[at..at + n]);
+        }
+    }
+
+    /// Appends `n` copies of `byte`. Panics past the room asked for.
+    pub(crate) fn fill(&mut self, byte: u8, n: usize) {
+        assert!(n <= self.end - self.at, "an appender wrote past its room");
+        // SAFETY: as in `put`: inside the allocation, nothing else points there.
+        unsafe { std::ptr::write_bytes(self.lines.as_mut_ptr().cast::<u8>().add(self.at), byte, n) }
+        self.at += n;
+    }
+}
+
+impl Drop for Appender<'_> {
+    fn drop(&mut self) {
+        let lines = self.at.div_ceil(64);
+        if lines > self.lines.len() {
+            // SAFETY: bytes from the old length (`*self.len <= self.lines.len() * 64`) up
+            // to `at` were written in order by `put`/`fill`; the rest of the last line,
+            // `at..lines * 64`, is zeroed here (inside the capacity: `at <= end` and
+            // `grow_to` reserved whole lines). So every byte of the lines
+            // `self.lines.len()..lines` is initialised, and any bytes make a valid `Line`.
+            unsafe {
+                let base = self.lines.as_mut_ptr().cast::<u8>();
+                std::ptr::write_bytes(base.add(self.at), 0, lines * 64 - self.at);
+                self.lines.set_len(lines);
+            }
+        }
+        *self.len = self.at;
     }
 }
 
@@ -387,6 +499,42 @@ mod tests {
         let mut plain = AlignedBuf::new();
         plain.set_from(&[1, 2]);
         drop(plain);
+    }
+
+    #[test]
+    fn appenders_write_in_order_over_spare_capacity() {
+        let input: Vec<u8> = (0..200u8).collect();
+        let mut b = AlignedBuf::new();
+        b.set_from(&[9; 70]);
+        let kept = b.clone();
+        {
+            // Shared: the appender writes into a copy, the clone keeps its bytes.
+            let mut w = b.appender(3 + 40 + 5);
+            w.put(&[1, 2, 3]);
+            w.put_from(&input, 10, 40); // too long for the fixed move
+            w.put_from(&input, 100, 5); // a fixed move, its tail overwritten by nothing
+        }
+        assert_eq!(kept.as_bytes(), &[9; 70][..]);
+        let mut want = vec![9u8; 70];
+        want.extend_from_slice(&[1, 2, 3]);
+        want.extend_from_slice(&input[10..50]);
+        want.extend_from_slice(&input[100..105]);
+        assert_eq!(b.as_bytes(), &want[..]);
+        // The fixed move's extra bytes are overwritten by what follows.
+        let mut w = b.appender(4);
+        w.put_from(&input, 0, 2);
+        w.put(&[7, 7]);
+        drop(w);
+        want.extend_from_slice(&[0, 1, 7, 7]);
+        assert_eq!(b.as_bytes(), &want[..]);
+        // Nothing written, nothing added; the spare bytes a direct fill gets are zeroed.
+        drop(b.appender(100));
+        assert_eq!(b.len(), want.len());
+        let spare = b.spare_mut(b.len() + 100);
+        assert_eq!(spare.len(), 100);
+        assert!(spare.iter().all(|&x| x == 0), "{spare:?}");
+        b.commit(10);
+        assert_eq!(b.len(), want.len() + 10);
     }
 
     #[test]

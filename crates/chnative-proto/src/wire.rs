@@ -111,6 +111,11 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
+    /// The input not yet read (the position does not move).
+    pub(crate) fn rest(&self) -> &'a [u8] {
+        &self.buf[self.pos..]
+    }
+
     /// Takes the next `n` bytes.
     #[inline]
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {

@@ -5,7 +5,7 @@
 use super::check::{cannot_hold, check_end_offsets, Reason};
 use super::codec::ColumnCodec;
 use super::{check_offsets, checked_len, last_offset, selected_len, BodyForm, Layout};
-use crate::buffer::{AlignedBuf, BufferPool};
+use crate::buffer::{AlignedBuf, Appender, BufferPool};
 use crate::error::{ProtoError, Result};
 use crate::types::DataType;
 use crate::wire::{Budget, Reader, WriteExt};
@@ -134,31 +134,145 @@ fn read(r: &mut Reader<'_>, rows: usize, offsets: &mut AlignedBuf, data: &mut Al
         let raw = r.bytes(total)?;
         r.charge(total)?;
         return Ok(copy_checking_ascii(data, raw));
-    } else {
-        // Each row needs at least its length byte: check before reserving anything.
-        r.need(rows)?;
-        // Lengths first, without copying: the exact size to charge and allocate
-        // once, and an exact `Incomplete` bound when the input is short.
-        let start = r.position();
+    }
+    // Each row needs at least its length byte: check before reserving anything.
+    r.need(rows)?;
+    offsets.clear();
+    data.clear();
+    // One pass over the lengths writes the end offsets and finds the column's end;
+    // the bytes are then copied knowing the exact size (charged before it is
+    // reserved), their positions following from the offsets alone.
+    let start = r.position();
+    let (done, used, _) = var_string_ends(r.rest(), rows, 0, &mut offsets.appender(checked_len(rows, 8)?));
+    if done < rows {
+        // Short input or a malformed length: the stepping scan gives the exact error.
         let (mut done, mut total) = (0, 0);
         skip_var_strings(r, rows, &mut done, &mut total)?;
-        r.charge_n(rows, 8)?;
-        r.charge(total)?;
         r.set_position(start);
-        offsets.clear();
-        data.clear();
-        offsets.resize_zeroed(checked_len(rows, 8)?);
-        data.resize_zeroed(total);
-        let (offs, bytes) = (offsets.typed_mut::<u64>()?, data.as_bytes_mut());
-        let mut end = 0usize;
-        for o in offs.iter_mut() {
-            let n = r.varuint()? as usize;
-            bytes[end..end + n].copy_from_slice(r.bytes(n)?);
-            end += n;
-            *o = end as u64;
+        return Err(ProtoError::violation("string lengths read differently twice"));
+    }
+    copy_var_strings(r, offsets, data, used)
+}
+
+impl StringColumn {
+    /// Reads a String column in the VarUInt layout that may be arriving in pieces:
+    /// each call decodes the lengths the input holds into the end offsets, going on
+    /// from where the last call ran out of input (`memo`), and once all are known the
+    /// bytes are copied. The lengths are decoded once however the column arrives,
+    /// and no separate measure is needed.
+    pub(crate) fn read_var_resuming(&mut self, r: &mut Reader<'_>, rows: usize, memo: &mut ScanMemo) -> Result<()> {
+        let start = r.position();
+        let run = memo.run(start, rows);
+        if run.done == 0 || self.offsets.len() != run.done * 8 {
+            // A new column (or offsets that are not this run's: start it over).
+            *run = StringRun { start, rows, done: 0, next: start, bytes: 0 };
+            self.offsets.clear();
+        }
+        self.data.clear();
+        self.ascii = false;
+        r.set_position(run.next);
+        let input = r.rest();
+        // Each string needs at least its length byte: room for no more than the input can hold.
+        let room = (rows - run.done).min(input.len());
+        let (done, used, total) =
+            var_string_ends(input, rows - run.done, run.bytes as u64, &mut self.offsets.appender(room * 8));
+        run.done += done;
+        run.next += used;
+        run.bytes = total as usize;
+        if run.done < rows {
+            // Cut short (or a malformed length): the stepping scan, at the same row,
+            // gives the exact error and `Incomplete` bound.
+            let (mut done, mut bytes) = (run.done, run.bytes);
+            r.set_position(run.next);
+            skip_var_strings_from(r, rows, &mut done, &mut bytes)?;
+            return Err(ProtoError::violation("string lengths read differently twice"));
+        }
+        let used = run.next - start;
+        r.set_position(start);
+        self.ascii = copy_var_strings(r, &self.offsets, &mut self.data, used)?;
+        Ok(())
+    }
+}
+
+/// The second pass of a VarUInt-layout decode: charges the column, then copies the
+/// bytes of the strings whose end offsets are `offsets` from the next `used` bytes of
+/// the input; whether they are ASCII.
+fn copy_var_strings(r: &mut Reader<'_>, offsets: &AlignedBuf, data: &mut AlignedBuf, used: usize) -> Result<bool> {
+    let ends = offsets.typed::<u64>()?;
+    let total = ends.last().map_or(0, |&e| e as usize);
+    r.charge_n(ends.len(), 8)?;
+    r.charge(total)?;
+    let input = r.bytes(used)?;
+    data.clear();
+    let mut out = data.appender(total);
+    let (mut at, mut prev) = (0usize, 0usize);
+    for &end in ends {
+        let n = end as usize - prev;
+        prev = end as usize;
+        at += varuint_len(n);
+        out.put_from(input, at, n);
+        at += n;
+    }
+    // The lengths below 128 are ASCII bytes too: a column of short ASCII strings is
+    // ASCII as a whole, checked in one pass over input still in cache.
+    Ok(input.is_ascii())
+}
+
+/// Decodes VarUInt lengths from the start of `input`, of at most `rows` strings,
+/// into end offsets going on from `total` (written to `ends`); stops at the first
+/// string not wholly in `input` (or a malformed length). Returns the strings
+/// decoded, the input bytes they span and the new total; counts the rows passed.
+fn var_string_ends(input: &[u8], rows: usize, mut total: u64, ends: &mut Appender<'_>) -> (usize, usize, u64) {
+    const CHUNK: usize = 64;
+    let (mut pos, mut row) = (0usize, 0usize);
+    let mut chunk = [0u64; CHUNK];
+    'rows: while row < rows {
+        let k = (rows - row).min(CHUNK);
+        for i in 0..k {
+            let Some(&first) = input.get(pos) else {
+                ends.put(bytemuck::cast_slice(&chunk[..i]));
+                row += i;
+                break 'rows;
+            };
+            let (n, len) =
+                if first < 0x80 { (u64::from(first), 1) } else { varuint_at(input, pos).unwrap_or((u64::MAX, 0)) };
+            if n > (input.len() - pos - len) as u64 {
+                ends.put(bytemuck::cast_slice(&chunk[..i]));
+                row += i;
+                break 'rows;
+            }
+            pos += len + n as usize;
+            total += n;
+            chunk[i] = total;
+        }
+        ends.put(bytemuck::cast_slice(&chunk[..k]));
+        row += k;
+    }
+    ROWS_STEPPED.with(|c| c.set(c.get() + row as u64));
+    (row, pos, total)
+}
+
+/// A VarUInt at `input[pos..]` and its length in bytes (`None`: cut short or over 10 bytes).
+fn varuint_at(input: &[u8], pos: usize) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    for i in 0..10 {
+        let b = *input.get(pos + i)?;
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return Some((value, i + 1));
         }
     }
-    Ok(false)
+    None
+}
+
+/// Bytes of the VarUInt encoding of `n`.
+#[inline]
+fn varuint_len(n: usize) -> usize {
+    if n < 0x80 {
+        1
+    } else {
+        (usize::BITS - n.leading_zeros()).div_ceil(7) as usize
+    }
 }
 
 /// Replaces `data` with `src`, saying whether every byte is ASCII.
@@ -307,8 +421,8 @@ impl ScanMemo {
         }
     }
 
-    fn skip_strings(&mut self, r: &mut Reader<'_>, rows: usize) -> Result<()> {
-        let start = r.position();
+    /// The run of the column whose data starts at `start` (a new one if none).
+    fn run(&mut self, start: usize, rows: usize) -> &mut StringRun {
         let i = match self.runs.iter().position(|x| x.start == start && x.rows == rows) {
             Some(i) => i,
             None => {
@@ -316,7 +430,11 @@ impl ScanMemo {
                 self.runs.len() - 1
             }
         };
-        let run = &mut self.runs[i];
+        &mut self.runs[i]
+    }
+
+    fn skip_strings(&mut self, r: &mut Reader<'_>, rows: usize) -> Result<()> {
+        let run = self.run(r.position(), rows);
         r.set_position(run.next);
         let res = skip_var_strings(r, rows, &mut run.done, &mut run.bytes);
         run.next = r.position();
@@ -367,10 +485,18 @@ mod tests {
             c.push_default(&DataType::String).unwrap();
             assert!(!c.ascii);
         }
-        // The VarUInt layout does not look.
-        let mut c = StringColumn::take(pool);
-        c.read_body(&mut Reader::new(b"\x02ab"), 1, VAR.into(), pool).unwrap();
-        assert!(!c.ascii);
+        // The VarUInt layout looks at its input: ASCII strings under 128 bytes are
+        // ASCII, a length of 128 or more (a byte >= 0x80) makes it not look further.
+        let mut long_var = vec![0x80, 0x01];
+        long_var.extend_from_slice(&[b'a'; 128]);
+        for (wire, rows, ascii) in
+            [(&b"\x02ab\x00"[..], 2, true), (b"\x02\xc3\xa9", 1, false), (&long_var[..], 1, false)]
+        {
+            let mut c = StringColumn::take(pool);
+            c.read_body(&mut Reader::new(wire), rows, VAR.into(), pool).unwrap();
+            assert_eq!(c.ascii, ascii, "{wire:?}");
+            assert_eq!(c.offsets.typed::<u64>().unwrap().last().copied(), Some(c.data.len() as u64));
+        }
         let mut c = StringColumn::take(pool);
         let wire = sized_wire(&[b"ab"]);
         c.read_body(&mut Reader::new(&wire), 1, SIZED.into(), pool).unwrap();
@@ -430,6 +556,40 @@ mod tests {
         let mut r = Reader::new(&out);
         measure(&mut r, 3, &mut memo).unwrap();
         assert_eq!(var_string_rows_stepped() - before, 2, "row 0 was stepped over again");
+    }
+
+    #[test]
+    fn a_column_arriving_in_pieces_decodes_its_lengths_once() {
+        let rows: Vec<String> = (0..300).map(|i| "x".repeat(i % 120)).collect();
+        let refs: Vec<&str> = rows.iter().map(String::as_str).collect();
+        let (offsets, data) = strings(&refs);
+        let mut wire = vec![7u8; 3]; // what precedes the column in the input
+        write_strings(&mut wire, offsets.typed::<u64>().unwrap(), data.as_bytes(), false).unwrap();
+        let mut memo = ScanMemo::default();
+        let mut col = StringColumn::take(&mut BufferPool::new());
+        let before = var_string_rows_stepped();
+        let mut cut = 4;
+        loop {
+            let mut r = Reader::new(&wire[..cut]);
+            r.set_position(3);
+            match col.read_var_resuming(&mut r, rows.len(), &mut memo) {
+                Ok(()) => break,
+                Err(ProtoError::Incomplete { needed }) => {
+                    assert!(needed > cut && needed <= wire.len(), "{needed} for {cut} of {}", wire.len());
+                    cut = (cut + 97).min(wire.len());
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!((col.offsets.as_bytes(), col.data.as_bytes()), (offsets.as_bytes(), data.as_bytes()));
+        assert!(col.ascii);
+        // Each length decoded once (the copy that follows steps by the offsets).
+        assert_eq!(var_string_rows_stepped() - before, rows.len() as u64);
+        // A length longer than 10 bytes is an error, not a wait for more input.
+        let mut memo = ScanMemo::default();
+        let bad = [0xffu8; 12];
+        let err = col.read_var_resuming(&mut Reader::new(&bad), 1, &mut memo).unwrap_err();
+        assert!(matches!(err, ProtoError::Violation(_)), "{err:?}");
     }
 
     #[test]
