@@ -13,6 +13,8 @@
 //! `datafusion_pushdown_bench_dist` over it lives on s1r1. Every answer is checked equal to
 //! ClickHouse's before it is timed; the median wall time of ROUNDS rounds is reported.
 
+#[cfg(feature = "ballista")]
+use std::sync::Arc;
 use std::time::Instant;
 
 use chnative_datafusion::{register_table, ClickHouseTable};
@@ -147,6 +149,20 @@ fn main() -> Res<()> {
         register_table(&ctx, "t", open(on)?)?;
         engines.push((name.to_string(), ctx));
     }
+    #[cfg(feature = "ballista")]
+    let _cluster = {
+        use ballista::prelude::SessionContextExt;
+        let cluster = rt.block_on(chnative_datafusion::ballista::LocalCluster::start(2, 2))?;
+        for (name, on) in [("Ballista (2 executors), pushdown", true), ("Ballista (2 executors), no pushdown", false)] {
+            let ctx = rt.block_on(SessionContext::remote_with_state(
+                &cluster.url(),
+                chnative_datafusion::ballista::session_state(),
+            ))?;
+            ctx.register_table("t", Arc::new(open(on)?))?;
+            engines.push((name.to_string(), ctx));
+        }
+        cluster
+    };
     println!("{rows} rows on 2 shards (×2 replicas), median wall of {rounds} rounds, {}", chrono_free_date());
     println!();
     println!("| query | engine | wall (s) | × ClickHouse |");

@@ -48,6 +48,8 @@
 //! always reported `Inexact`.
 #![warn(missing_docs)]
 
+#[cfg(feature = "ballista")]
+pub mod ballista;
 pub mod config;
 mod exec;
 mod filter;
