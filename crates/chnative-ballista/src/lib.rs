@@ -1,19 +1,25 @@
-//! [Apache DataFusion Ballista](https://datafusion.apache.org/ballista/) support (the
-//! `ballista` feature): codecs that ship a [`ClickHouseTable`] (in logical plans, client
-//! to scheduler) and a [`ClickHouseScanExec`] (in physical plans, scheduler to
-//! executors), and a local cluster of Ballista's own scheduler and executors for tests
-//! and benchmarks.
+//! chnative-datafusion's ClickHouse tables on an
+//! [Apache DataFusion Ballista](https://datafusion.apache.org/ballista/) 55 cluster: codecs
+//! that ship a [`ClickHouseTable`] (in logical plans, client to scheduler) and a
+//! [`ClickHouseScanExec`] (in physical plans, scheduler to executors), and a local cluster
+//! of Ballista's own scheduler and executors for tests and benchmarks.
 //!
 //! Each codec wraps Ballista's own (which ships its shuffles and file formats) and passes
 //! everything that is not this crate's on to it. What goes over the wire is the
-//! [`ScanConfig`](crate::ScanConfig) as JSON (connection URL included: see
-//! [`ConnectionSpec`](crate::ConnectionSpec) on passwords); an executor connects to
+//! [`ScanConfig`] as JSON (connection URL included: see
+//! [`ConnectionSpec`](chnative_datafusion::ConnectionSpec) on passwords); an executor connects to
 //! ClickHouse when a task runs a partition.
+//!
+//! Every table the logical codec decodes (on the scheduler) makes scans with a
+//! task-partitions child ([`ClickHouseScanExec::with_task_partitions`]): Ballista's
+//! scheduler gives each task its share of a stage by restricting the plan's leaves it
+//! knows, and the executor runs every partition of the plan it gets; the child is such a
+//! leaf, so each task runs only its own partitions of the scan.
 //!
 //! ```no_run
 //! # async fn demo() -> datafusion::common::Result<()> {
 //! use ballista::prelude::SessionContextExt;
-//! use chnative_datafusion::ballista::session_state;
+//! use chnative_ballista::session_state;
 //! use datafusion::prelude::SessionContext;
 //!
 //! let state = session_state(); // the codecs and the pushdown rule
@@ -35,13 +41,13 @@ use datafusion::common::{DataFusionError, Result, TableReference};
 use datafusion::datasource::file_format::FileFormatFactory;
 use datafusion::execution::{SessionState, SessionStateBuilder, TaskContext};
 use datafusion::logical_expr::{Extension, LogicalPlan};
-use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::{replace_children_if_necessary, ExecutionPlan};
 use datafusion::prelude::SessionConfig;
 use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
 use serde::{Deserialize, Serialize};
 
-use crate::{ClickHousePushdown, ClickHouseScanExec, ClickHouseTable, ScanConfig, TableStats};
+use chnative_datafusion::{ClickHousePushdown, ClickHouseScanExec, ClickHouseTable, ScanConfig, TableStats};
 
 /// Starts every buffer this crate's codecs write: a zero byte, which no protobuf message
 /// (Ballista's own buffers) begins with (field number 0 is invalid).
@@ -93,9 +99,12 @@ impl LogicalExtensionCodec for LogicalCodec {
         match decode(buf) {
             Some(s) => {
                 let s = s?;
-                let mut t = ClickHouseTable::from_config(s.config, TableStats { rows: s.rows, bytes: s.bytes })?;
-                t.pushdown = s.pushdown;
-                t.sharding_key = s.sharding_key;
+                let t = ClickHouseTable::from_config(s.config, TableStats { rows: s.rows, bytes: s.bytes })?
+                    .with_pushdown(s.pushdown)
+                    .with_sharding_key(s.sharding_key)
+                    // Decoded here means planned by a Ballista scheduler: its task builder
+                    // must be able to give each task its own share of the scan.
+                    .with_task_partitions(true);
                 Ok(Arc::new(t))
             }
             None => self.inner.try_decode_table_provider(buf, table_ref, schema, ctx),
@@ -111,11 +120,11 @@ impl LogicalExtensionCodec for LogicalCodec {
         match node.downcast_ref::<ClickHouseTable>() {
             Some(t) => encode(
                 &Shipped {
-                    config: t.base.clone(),
-                    rows: t.stats.rows,
-                    bytes: t.stats.bytes,
-                    pushdown: t.pushdown,
-                    sharding_key: t.sharding_key.clone(),
+                    config: t.config().clone(),
+                    rows: t.stats().rows,
+                    bytes: t.stats().bytes,
+                    pushdown: t.pushdown_enabled(),
+                    sharding_key: t.sharding_key().map(str::to_string),
                 },
                 buf,
             ),
@@ -149,7 +158,14 @@ impl PhysicalExtensionCodec for PhysicalCodec {
         match decode(buf) {
             Some(s) => {
                 let s = s?;
-                Ok(Arc::new(ClickHouseScanExec::try_new(s.config, TableStats { rows: s.rows, bytes: s.bytes })?))
+                let scan = ClickHouseScanExec::try_new(s.config, TableStats { rows: s.rows, bytes: s.bytes })?;
+                if inputs.is_empty() {
+                    Ok(Arc::new(scan))
+                } else {
+                    // The task-partitions child, restricted by the scheduler to the task's
+                    // share: the scan runs the partitions it names.
+                    replace_children_if_necessary(Arc::new(scan.with_task_partitions()?), inputs.to_vec())
+                }
             }
             None => self.inner.try_decode(buf, inputs, ctx, proto_converter),
         }
