@@ -35,7 +35,14 @@ pub struct ClickHouseScanExec {
     schema: SchemaRef,
     properties: Arc<PlanProperties>,
     stats: TableStats,
+    /// With [`ClickHouseScanExec::with_task_partitions`]: a child naming the partitions
+    /// this scan runs (see there).
+    task_partitions: Option<Arc<dyn ExecutionPlan>>,
 }
+
+/// The column of a task-partitions child: one row per partition, the partition's
+/// [`PartitionSpec`] as JSON.
+const TASK_PARTITION_COLUMN: &str = "chnative_partition";
 
 impl fmt::Debug for ClickHouseScanExec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -48,13 +55,90 @@ impl ClickHouseScanExec {
     pub fn try_new(config: ScanConfig, stats: TableStats) -> Result<Self> {
         let schema = crate::projected_schema(&config)?;
         let parts = config.partitions.len().max(1);
-        let properties = PlanProperties::new(
-            EquivalenceProperties::new(schema.clone()),
-            Partitioning::UnknownPartitioning(parts),
-            EmissionType::Incremental,
-            Boundedness::Bounded,
+        let properties = properties(&schema, parts);
+        Ok(ClickHouseScanExec { config, schema, properties: Arc::new(properties), stats, task_partitions: None })
+    }
+
+    /// The same scan with a child that names its partitions, for an engine that hands
+    /// each task a share of a plan by rewriting the plan's leaves (Ballista 55: its
+    /// scheduler restricts shuffle readers and file or memory `DataSourceExec`s to a
+    /// task's partitions, runs every partition of what is left, and leaves any other
+    /// leaf whole, so a leaf scan of its own would run whole in every task).
+    ///
+    /// The child is a `DataSourceExec` over a `MemorySourceConfig` with one partition
+    /// per scan partition, each one row holding the partition's [`PartitionSpec`]. An
+    /// engine that restricts that child to some of its partitions and gives it back
+    /// through [`ExecutionPlan::with_new_children`] gets a scan of exactly those
+    /// partitions, in the child's order. The child is never executed.
+    pub fn with_task_partitions(self) -> Result<Self> {
+        let field = datafusion::arrow::datatypes::Field::new(
+            TASK_PARTITION_COLUMN,
+            datafusion::arrow::datatypes::DataType::Utf8,
+            false,
         );
-        Ok(ClickHouseScanExec { config, schema, properties: Arc::new(properties), stats })
+        let child_schema = Arc::new(Schema::new(vec![field]));
+        let mut parts = Vec::with_capacity(self.config.partitions.len());
+        for p in &self.config.partitions {
+            let json = serde_json::to_string(p).map_err(|e| Error::Usage(format!("a partition as JSON: {e}")))?;
+            let col = datafusion::arrow::array::StringArray::from(vec![json]);
+            parts.push(vec![RecordBatch::try_new(child_schema.clone(), vec![Arc::new(col)])?]);
+        }
+        let source = datafusion::datasource::memory::MemorySourceConfig::try_new(&parts, child_schema, None)
+            .map_err(|e| Error::Usage(format!("the task-partitions child: {e}")))?;
+        let child = datafusion::datasource::source::DataSourceExec::from_data_source(source);
+        let properties = properties(&self.schema, self.config.partitions.len());
+        Ok(ClickHouseScanExec { properties: Arc::new(properties), task_partitions: Some(child), ..self })
+    }
+
+    /// The task-partitions child, when the scan has one
+    /// ([`ClickHouseScanExec::with_task_partitions`]).
+    pub fn task_partitions(&self) -> Option<&Arc<dyn ExecutionPlan>> {
+        self.task_partitions.as_ref()
+    }
+
+    /// The scan over the partitions a task-partitions `child` names.
+    fn restricted_to(&self, child: Arc<dyn ExecutionPlan>) -> datafusion::common::Result<Self> {
+        let bad = |why: &str| {
+            DataFusionError::Internal(format!(
+                "ClickHouseScanExec: its child must be the task-partitions memory source ({why})"
+            ))
+        };
+        let exec = child
+            .downcast_ref::<datafusion::datasource::source::DataSourceExec>()
+            .ok_or_else(|| bad("not a DataSourceExec"))?;
+        let source: &dyn std::any::Any = exec.data_source().as_ref();
+        let memory = source
+            .downcast_ref::<datafusion::datasource::memory::MemorySourceConfig>()
+            .ok_or_else(|| bad("not a memory source"))?;
+        let mut specs = Vec::new();
+        for batches in memory.partitions() {
+            let mut found = None;
+            for b in batches {
+                let col = b
+                    .column_by_name(TASK_PARTITION_COLUMN)
+                    .and_then(|c| c.as_any().downcast_ref::<datafusion::arrow::array::StringArray>())
+                    .ok_or_else(|| bad("no partition column"))?;
+                for json in col.iter().flatten() {
+                    if found.is_some() {
+                        return Err(bad("two rows in one partition"));
+                    }
+                    let spec: PartitionSpec =
+                        serde_json::from_str(json).map_err(|e| bad(&format!("a partition's JSON: {e}")))?;
+                    found = Some(spec);
+                }
+            }
+            specs.push(found.ok_or_else(|| bad("a partition with no row"))?);
+        }
+        let mut config = self.config.clone();
+        config.partitions = specs;
+        let properties = properties(&self.schema, config.partitions.len());
+        Ok(ClickHouseScanExec {
+            config,
+            schema: self.schema.clone(),
+            properties: Arc::new(properties),
+            stats: self.stats,
+            task_partitions: Some(child),
+        })
     }
 
     /// The scan's serializable description.
@@ -94,6 +178,15 @@ impl ClickHouseScanExec {
         }
         s
     }
+}
+
+fn properties(schema: &SchemaRef, parts: usize) -> PlanProperties {
+    PlanProperties::new(
+        EquivalenceProperties::new(schema.clone()),
+        Partitioning::UnknownPartitioning(parts),
+        EmissionType::Incremental,
+        Boundedness::Bounded,
+    )
 }
 
 impl DisplayAs for ClickHouseScanExec {
@@ -136,7 +229,13 @@ impl ExecutionPlan for ClickHouseScanExec {
     }
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        Vec::new()
+        self.task_partitions.iter().collect()
+    }
+
+    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
+        // The task-partitions child is a list of names: repartitioning it would break
+        // the one-to-one map of its partitions to the scan's.
+        vec![false; self.children().len()]
     }
 
     fn apply_expressions(
@@ -150,10 +249,16 @@ impl ExecutionPlan for ClickHouseScanExec {
         self: Arc<Self>,
         children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> datafusion::common::Result<Arc<dyn ExecutionPlan>> {
-        if children.is_empty() {
-            Ok(self)
-        } else {
-            Err(DataFusionError::Internal("ClickHouseScanExec has no children".into()))
+        match (children.len(), &self.task_partitions) {
+            (0, None) => Ok(self),
+            (1, _) => {
+                let child = children.into_iter().next().expect("one child");
+                Ok(Arc::new(self.restricted_to(child)?))
+            }
+            (n, _) => Err(DataFusionError::Internal(format!(
+                "ClickHouseScanExec with {} children given {n}",
+                self.children().len()
+            ))),
         }
     }
 

@@ -234,7 +234,14 @@ impl ClickHouseTableBuilder {
             order_by: Vec::new(),
         };
         let schema = projected_schema(&base)?;
-        Ok(ClickHouseTable { base, schema, stats, pushdown: self.pushdown, sharding_key: self.sharding_key })
+        Ok(ClickHouseTable {
+            base,
+            schema,
+            stats,
+            pushdown: self.pushdown,
+            sharding_key: self.sharding_key,
+            task_partitions: false,
+        })
     }
 }
 
@@ -247,6 +254,7 @@ pub struct ClickHouseTable {
     stats: TableStats,
     pushdown: bool,
     sharding_key: Option<String>,
+    task_partitions: bool,
 }
 
 impl ClickHouseTable {
@@ -280,7 +288,7 @@ impl ClickHouseTable {
     /// pushdown puts in a plan.
     pub fn from_config(config: ScanConfig, stats: TableStats) -> Result<ClickHouseTable> {
         let schema = projected_schema(&config)?;
-        Ok(ClickHouseTable { base: config, schema, stats, pushdown: true, sharding_key: None })
+        Ok(ClickHouseTable { base: config, schema, stats, pushdown: true, sharding_key: None, task_partitions: false })
     }
 
     /// The configuration every scan starts from.
@@ -296,6 +304,34 @@ impl ClickHouseTable {
     /// The declared sharding-key column (see [`ClickHouseTableBuilder::sharding_key`]).
     pub fn sharding_key(&self) -> Option<&str> {
         self.sharding_key.as_deref()
+    }
+
+    /// This table with pushdown of aggregates and top-N on or off (as
+    /// [`ClickHouseTableBuilder::pushdown`]).
+    pub fn with_pushdown(mut self, on: bool) -> Self {
+        self.pushdown = on;
+        self
+    }
+
+    /// This table with a declared sharding-key column, or none (as
+    /// [`ClickHouseTableBuilder::sharding_key`]).
+    pub fn with_sharding_key(mut self, column: Option<String>) -> Self {
+        self.sharding_key = column;
+        self
+    }
+
+    /// This table with its scans carrying a child that names their partitions (see
+    /// [`ClickHouseScanExec::with_task_partitions`]), for an engine that gives each task
+    /// its share of a plan by rewriting the plan's leaves, as Ballista 55 does. The
+    /// Ballista codec turns it on for every table it decodes.
+    pub fn with_task_partitions(mut self, on: bool) -> Self {
+        self.task_partitions = on;
+        self
+    }
+
+    /// Whether scans carry the task-partitions child ([`ClickHouseTable::with_task_partitions`]).
+    pub fn task_partitions(&self) -> bool {
+        self.task_partitions
     }
 
     /// The partitions every scan has.
@@ -357,7 +393,9 @@ impl TableProvider for ClickHouseTable {
         limit: Option<usize>,
     ) -> datafusion::common::Result<Arc<dyn ExecutionPlan>> {
         let config = self.scan_config(projection, filters, limit)?;
-        Ok(Arc::new(ClickHouseScanExec::try_new(config, self.stats)?))
+        let exec = ClickHouseScanExec::try_new(config, self.stats)?;
+        let exec = if self.task_partitions { exec.with_task_partitions()? } else { exec };
+        Ok(Arc::new(exec))
     }
 
     fn supports_filters_pushdown(

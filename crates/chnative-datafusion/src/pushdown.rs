@@ -331,7 +331,8 @@ fn push_aggregate(agg: &Aggregate) -> DFResult<Option<LogicalPlan>> {
     let n_keys = agg.group_expr.len();
     config.aggregate = Some(PushedAggregate { outputs: plan.outputs, group_by, exact_per_partition: exact });
     config.partitions = shards.into_iter().map(|shard| PartitionSpec { shard, range: None }).collect();
-    let pushed = ClickHouseTable::from_config(config, TableStats::default())?;
+    let pushed =
+        ClickHouseTable::from_config(config, TableStats::default())?.with_task_partitions(table.task_partitions);
     let mut b = LogicalPlanBuilder::scan(qualifier.clone(), provider_as_source(Arc::new(pushed)), None)?;
     let key_cols: Vec<Expr> = (0..n_keys).map(|i| scan_col(&format!("__g{i}"))).collect();
     if !exact {
@@ -376,6 +377,7 @@ fn push_top_n(sort: &Sort) -> DFResult<Option<LogicalPlan>> {
     config.limit = Some(fetch);
     let mut pushed = ClickHouseTable::from_config(config, table.stats)?;
     pushed.sharding_key = table.sharding_key.clone();
+    pushed.task_partitions = table.task_partitions;
     let mut new_scan = scan.clone();
     new_scan.source = provider_as_source(Arc::new(pushed));
     Ok(Some(LogicalPlan::Sort(Sort {

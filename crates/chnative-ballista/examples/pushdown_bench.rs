@@ -1,11 +1,11 @@
 //! `pushdown_bench`: a grouped aggregate and a top-N over a table sharded on the local
 //! 2-shard cluster (scripts/cluster.sh), through ClickHouse itself (a `Distributed`
-//! table), through DataFusion with and without aggregate/top-N pushdown, and (with the
-//! `ballista` feature) through a Ballista scheduler and two executors in this process.
+//! table), through DataFusion with and without aggregate/top-N pushdown, and through a
+//! Ballista scheduler and two executors in this process.
 //!
 //! ```text
 //! scripts/cluster.sh start
-//! cargo run --release -p chnative-datafusion --example pushdown_bench [--features ballista] [-- ROWS (10000000)] [ROUNDS (3)]
+//! cargo run --release -p chnative-ballista --example pushdown_bench [-- ROWS (10000000)] [ROUNDS (3)]
 //! ```
 //!
 //! The table `datafusion_pushdown_bench` is created on every node and filled once (shard S
@@ -13,6 +13,7 @@
 //! `datafusion_pushdown_bench_dist` over it lives on s1r1. Every answer is checked equal to
 //! ClickHouse's before it is timed; the median wall time of ROUNDS rounds is reported.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use chnative_datafusion::{register_table, ClickHouseTable};
@@ -147,6 +148,17 @@ fn main() -> Res<()> {
         register_table(&ctx, "t", open(on)?)?;
         engines.push((name.to_string(), ctx));
     }
+    let _cluster = {
+        use ballista::prelude::SessionContextExt;
+        let cluster = rt.block_on(chnative_ballista::LocalCluster::start(2, 2))?;
+        for (name, on) in [("Ballista (2 executors), pushdown", true), ("Ballista (2 executors), no pushdown", false)] {
+            let ctx =
+                rt.block_on(SessionContext::remote_with_state(&cluster.url(), chnative_ballista::session_state()))?;
+            ctx.register_table("t", Arc::new(open(on)?))?;
+            engines.push((name.to_string(), ctx));
+        }
+        cluster
+    };
     println!("{rows} rows on 2 shards (×2 replicas), median wall of {rounds} rounds, {}", chrono_free_date());
     println!();
     println!("| query | engine | wall (s) | × ClickHouse |");
