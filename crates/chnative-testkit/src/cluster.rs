@@ -52,3 +52,35 @@ pub fn http(s: u16, r: u16, sql: &str) -> String {
     up();
     crate::server::http_at_port(http_port(s, r), sql)
 }
+
+/// The pushdown tests' sharded table (`id`, `g`, nullable and LowCardinality columns, dates, a
+/// large Int64, a Float64; 20,000 rows in all), made anew as `local` on every node (shard S holds
+/// the rows whose `g % SHARDS = S - 1`, so `g` is a sharding key), with a `Distributed` table
+/// `dist` over it on s1r1 for ClickHouse's own answers.
+pub fn make_sharded_table(local: &str, dist: &str) {
+    let columns = "id UInt64, g UInt16, k Nullable(Int32), s LowCardinality(Nullable(String)), d Date, \
+                   t DateTime('UTC'), i Int32, big Int64, f Float64";
+    for s in 1..=SHARDS {
+        for r in 1..=REPLICAS {
+            http(s, r, &format!("DROP TABLE IF EXISTS {dist}"));
+            http(s, r, &format!("DROP TABLE IF EXISTS {local}"));
+            http(s, r, &format!("CREATE TABLE {local} ({columns}) ENGINE = MergeTree ORDER BY (g, id)"));
+            http(
+                s,
+                r,
+                &format!(
+                    "INSERT INTO {local} SELECT number, number % 50, \
+                     if(number % 11 = 0, NULL, toInt32(number % 7) - 3), \
+                     if(number % 13 = 0, NULL, concat('s', toString(number % 17))), \
+                     toDate('2020-01-01') + number % 40, toDateTime('2020-01-01 00:00:00', 'UTC') + number * 37, \
+                     toInt32(number * 7919 % 100000) - 50000, \
+                     if(number % 3 = 0, toInt64(9223372036854775000) - toInt64(number), toInt64(number)), \
+                     number / 7 \
+                     FROM numbers(20000) WHERE (number % 50) % {SHARDS} = {}",
+                    s - 1
+                ),
+            );
+        }
+    }
+    http(1, 1, &format!("CREATE TABLE {dist} AS {local} ENGINE = Distributed({NAME}, default, {local})"));
+}

@@ -9,7 +9,7 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::prelude::SessionContext;
 
-use chnative_testkit::cluster::{http, tcp_port, NAME, REPLICAS, SHARDS};
+use chnative_testkit::cluster::{http, tcp_port, NAME};
 
 pub(crate) const LOCAL: &str = "datafusion_pd_local";
 pub(crate) const DIST: &str = "datafusion_pd_dist";
@@ -18,33 +18,7 @@ pub(crate) const DIST: &str = "datafusion_pd_dist";
 /// sharding key) and a Distributed table over it on s1r1.
 pub(crate) fn tables() {
     static MADE: OnceLock<()> = OnceLock::new();
-    MADE.get_or_init(|| {
-        let columns = "id UInt64, g UInt16, k Nullable(Int32), s LowCardinality(Nullable(String)), d Date, \
-                       t DateTime('UTC'), i Int32, big Int64, f Float64";
-        for s in 1..=SHARDS {
-            for r in 1..=REPLICAS {
-                http(s, r, &format!("DROP TABLE IF EXISTS {DIST}"));
-                http(s, r, &format!("DROP TABLE IF EXISTS {LOCAL}"));
-                http(s, r, &format!("CREATE TABLE {LOCAL} ({columns}) ENGINE = MergeTree ORDER BY (g, id)"));
-                http(
-                    s,
-                    r,
-                    &format!(
-                        "INSERT INTO {LOCAL} SELECT number, number % 50, \
-                         if(number % 11 = 0, NULL, toInt32(number % 7) - 3), \
-                         if(number % 13 = 0, NULL, concat('s', toString(number % 17))), \
-                         toDate('2020-01-01') + number % 40, toDateTime('2020-01-01 00:00:00', 'UTC') + number * 37, \
-                         toInt32(number * 7919 % 100000) - 50000, \
-                         if(number % 3 = 0, toInt64(9223372036854775000) - toInt64(number), toInt64(number)), \
-                         number / 7 \
-                         FROM numbers(20000) WHERE (number % 50) % {SHARDS} = {}",
-                        s - 1
-                    ),
-                );
-            }
-        }
-        http(1, 1, &format!("CREATE TABLE {DIST} AS {LOCAL} ENGINE = Distributed({NAME}, default, {LOCAL})"));
-    });
+    MADE.get_or_init(|| chnative_testkit::cluster::make_sharded_table(LOCAL, DIST));
 }
 
 pub(crate) fn url(s: u16) -> String {
