@@ -18,6 +18,10 @@ to 40 bytes, arrays up to 4). Inserts go into tables of the same columns with EN
 (the client's work only) from a pyarrow Table and a pandas DataFrame read beforehand from an
 Arrow IPC file (not measured).
 
+Beside the clients, a floor for each read: writing the result's bytes once into memory new to
+the process (see floor()). On a VM, where a page fault costs microseconds, it is most of a
+fast reader's CPU, and it bounds the ratio any reader can reach against another.
+
 Every case runs in a subprocess of its own (imports, connect, one warm-up query of one row,
 then the measured call): wall time and process CPU (user + system, every thread) of the call,
 and the peak RSS of the process (VmHWM, imports and data included). Medians of the rounds;
@@ -55,6 +59,9 @@ DATASETS = {
 # (client, operation): what the child does. Reads: "arrow" into a pyarrow Table, "pandas"
 # into a DataFrame. Inserts: from a Table or a DataFrame.
 READS = [
+    # Not a client: the least any client pays to hold the result in a fresh process, writing
+    # its bytes (the Arrow Table's nbytes) once into memory new to the process (see floor()).
+    ("floor: fresh memory", "write the result's bytes once"),
     ("chnative ADBC", "arrow"),
     ("chnative ADBC", "pandas"),
     ("chnative ADBC", "arrow, then to_pandas()"),
@@ -123,6 +130,42 @@ def setup():
         os.replace(path + ".tmp", path)
 
 
+def result_bytes(dataset):
+    """The Arrow result's size (Table.nbytes) of a dataset's read, measured once by our driver."""
+    path = os.path.join(WORK, "result_bytes.json")
+    sizes = {}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            sizes = json.load(f)
+    if dataset not in sizes:
+        with connect_adbc() as conn, conn.cursor() as cur:
+            cur.execute(DATASETS[dataset][0])
+            sizes[dataset] = cur.fetch_arrow_table().nbytes
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            json.dump(sizes, f)
+        os.replace(path + ".tmp", path)
+    return sizes[dataset]
+
+
+def floor(dataset):
+    """The measured call of the floor case: `memset` over an anonymous mapping of the result's
+    size. Every page is new to the process (a mapping is never memory the heap held before), so
+    this is the page faults (the kernel zeroing and mapping each 4 KiB page) plus one pass of
+    stores: what any reader pays, at the least, to hold that many bytes, before it has received
+    or decoded anything."""
+    import ctypes
+    import mmap
+
+    n = result_bytes(dataset)
+    m = mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+
+    def run():
+        ctypes.memset(addr, 1, n)
+
+    return run, m
+
+
 def ipc_path(dataset):
     return os.path.join(WORK, dataset.replace(" ", "_") + ".arrow")
 
@@ -159,7 +202,9 @@ def child(kind, client, op, dataset):
             data = data.to_pandas()
 
     # Connect and warm up (one tiny query) outside the measurement.
-    if client == "chnative ADBC":
+    if client.startswith("floor"):
+        run, _mapping = floor(dataset)
+    elif client == "chnative ADBC":
         conn = connect_adbc()
         cur = conn.cursor()
         cur.execute("SELECT 1")
@@ -231,6 +276,8 @@ def main():
         child(*args.child)
         return
     setup()
+    for d in DATASETS:
+        result_bytes(d)
     cases = [("read", c, o, d) for d in DATASETS for c, o in READS]
     cases += [("insert", c, o, d) for d, v in DATASETS.items() if v[2] for c, o in INSERTS]
     if args.only:

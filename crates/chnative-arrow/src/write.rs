@@ -204,7 +204,7 @@ pub(crate) fn prepare(arr: &ArrayRef, ty: &T, pool: &mut Pool) -> Result<Prep> {
     if nullable {
         let mut map = pool.take(arr.len());
         match &nulls {
-            Some(n) => map.extend(n.iter().map(|valid| u8::from(!valid))),
+            Some(n) => null_map(n, &mut map),
             None => map.resize(arr.len(), 0),
         }
         let inner = values(&arr, inner_ty, nulls.as_ref(), pool)?;
@@ -263,6 +263,82 @@ fn unit_digits(u: &TimeUnit) -> u32 {
         TimeUnit::Microsecond => 6,
         TimeUnit::Nanosecond => 9,
     }
+}
+
+/// Appends the ClickHouse null map (1 = NULL) of Arrow validity `nulls`.
+///
+/// A word of validity at a time, each of its bytes turned into eight map bytes by
+/// a table: a bit-by-bit iterator cost more than the rest of a Nullable column's
+/// preparation.
+fn null_map(nulls: &NullBuffer, out: &mut Vec<u8>) {
+    /// For each validity byte, the eight map bytes of its bits (lowest bit first).
+    const SPREAD: [u64; 256] = {
+        let mut t = [0u64; 256];
+        let mut b = 0;
+        while b < 256 {
+            let mut bit = 0;
+            while bit < 8 {
+                if (b >> bit) & 1 == 0 {
+                    t[b] |= 1 << (8 * bit);
+                }
+                bit += 1;
+            }
+            b += 1;
+        }
+        t
+    };
+    let chunks = nulls.inner().bit_chunks();
+    out.reserve(nulls.len());
+    for word in chunks.iter() {
+        for byte in word.to_le_bytes() {
+            out.extend_from_slice(&SPREAD[usize::from(byte)].to_le_bytes());
+        }
+    }
+    let rest = chunks.remainder_bits().to_le_bytes();
+    for (i, byte) in rest.iter().enumerate().take(chunks.remainder_len().div_ceil(8)) {
+        let take = (chunks.remainder_len() - 8 * i).min(8);
+        out.extend_from_slice(&SPREAD[usize::from(*byte)].to_le_bytes()[..take]);
+    }
+}
+
+/// Appends Arrow seconds as DateTime's u32 seconds (0 at NULL rows).
+///
+/// In chunks: a chunk whose values are all in range (the check and the narrowing
+/// are loops the compiler vectorises) is converted whole, and only a chunk with a
+/// value out of range goes row by row, to name the row or skip it when NULL.
+fn seconds_to_u32(src: &[i64], nulls: Option<&NullBuffer>, out: &mut Vec<u8>) -> Result<()> {
+    const CHUNK: usize = 512;
+    let mut narrow = [0u32; CHUNK];
+    out.reserve(4 * src.len());
+    for (c, chunk) in src.chunks(CHUNK).enumerate() {
+        let in_range = chunk.iter().fold(true, |ok, &v| ok & (v as u64 <= u64::from(u32::MAX)));
+        let first = c * CHUNK;
+        if in_range {
+            for (d, &v) in narrow.iter_mut().zip(chunk) {
+                *d = v as u32;
+            }
+            if let Some(n) = nulls {
+                for (i, d) in narrow[..chunk.len()].iter_mut().enumerate() {
+                    if n.is_null(first + i) {
+                        *d = 0;
+                    }
+                }
+            }
+        } else {
+            for (i, (d, &v)) in narrow.iter_mut().zip(chunk).enumerate() {
+                let row = first + i;
+                *d = if is_null(nulls, row) {
+                    0
+                } else {
+                    u32::try_from(v).map_err(|_| {
+                        conv(format!("row {row}: {v} s is outside DateTime's range (1970..2106); use DateTime64"))
+                    })?
+                };
+            }
+        }
+        out.extend_from_slice(bytemuck::cast_slice(&narrow[..chunk.len()]));
+    }
+    Ok(())
 }
 
 /// i64 ticks with `from` decimal digits → ticks with `to` digits, exactly,
@@ -444,6 +520,10 @@ fn values(arr: &ArrayRef, t: &T, nulls: Option<&NullBuffer>, pool: &mut Pool) ->
         (T::DateTime(_), A::Timestamp(..)) => {
             let (src, digits) = ticks(arr.as_ref())?;
             let mut out = pool.take(4 * n);
+            if digits == 0 {
+                seconds_to_u32(src, nulls, &mut out)?;
+                return Ok(Prep::Owned { bytes: out, width: 4 });
+            }
             rescale(src, digits, 0, nulls, "DateTime", |i, s| {
                 let s = u32::try_from(s).map_err(|_| {
                     conv(format!("row {i}: {s} s is outside DateTime's range (1970..2106); use DateTime64"))
@@ -769,4 +849,56 @@ fn variant(arr: &ArrayRef, alts: &[T], pool: &mut Pool) -> Result<Prep> {
         variants.push((t.clone(), prepare(&values, &t, pool)?));
     }
     Ok(Prep::Variant { discriminators, variants })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_buffer::BooleanBuffer;
+
+    #[test]
+    fn null_maps_match_the_validity_bit_by_bit_at_any_offset() {
+        let bits: Vec<bool> = (0..300).map(|i| i % 3 != 0 && i % 7 != 5).collect();
+        for offset in [0, 1, 7, 8, 63, 64, 65] {
+            for len in [0, 1, 7, 8, 9, 63, 64, 65, 130, 300 - 65] {
+                let nulls = NullBuffer::new(BooleanBuffer::from(bits.clone()).slice(offset, len));
+                let want: Vec<u8> = bits[offset..offset + len].iter().map(|&valid| u8::from(!valid)).collect();
+                let mut got = vec![9];
+                null_map(&nulls, &mut got);
+                assert_eq!(got[0], 9, "offset {offset}, len {len}: what was there before is kept");
+                assert_eq!(got[1..], want[..], "offset {offset}, len {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn datetime_seconds_narrow_in_chunks_and_name_the_row_out_of_range() {
+        let u32s =
+            |out: &[u8]| -> Vec<u32> { out.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect() };
+        let src: Vec<i64> = (0..1300).map(|i| i * 3_000_000).collect();
+        let mut out = Vec::new();
+        seconds_to_u32(&src, None, &mut out).unwrap();
+        assert_eq!(u32s(&out), src.iter().map(|&v| v as u32).collect::<Vec<_>>());
+        assert_eq!(*u32s(&out).last().unwrap(), 1299 * 3_000_000);
+
+        // NULL rows are 0 whatever lies under them, in range or not.
+        let mut src = src;
+        src[700] = -5;
+        src[1299] = i64::MAX;
+        let valid: Vec<bool> = (0..src.len()).map(|i| !(i == 3 || i == 700 || i == 1299)).collect();
+        let nulls = NullBuffer::from(valid);
+        let mut out = Vec::new();
+        seconds_to_u32(&src, Some(&nulls), &mut out).unwrap();
+        let got = u32s(&out);
+        assert_eq!((got[3], got[700], got[1299]), (0, 0, 0));
+        assert_eq!((got[4], got[701], got[1298]), (12_000_000, 701 * 3_000_000, 1298 * 3_000_000));
+
+        // A value out of range that is not NULL is refused, by its row.
+        let err = seconds_to_u32(&src, None, &mut Vec::new()).unwrap_err().to_string();
+        assert!(err.contains("row 700: -5 s is outside DateTime's range"), "{err}");
+        let mut src2 = vec![0i64; 600];
+        src2[599] = 1 << 32;
+        let err = seconds_to_u32(&src2, None, &mut Vec::new()).unwrap_err().to_string();
+        assert!(err.contains("row 599: 4294967296 s"), "{err}");
+    }
 }

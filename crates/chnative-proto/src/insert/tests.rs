@@ -454,3 +454,54 @@ fn spliced_blocks_are_the_same_bytes_and_leave_long_runs_in_place() {
     // From row 1 on, offsets are rebased (written), bytes still left in place.
     typed.write_block_spliced(&mut own, &mut sp, 54492, 1, n).unwrap();
 }
+
+/// The Native bytes of `rows` strings, one `put_string` at a time: what the fast writer must equal.
+fn var_strings_one_by_one(rows: &[&[u8]]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for r in rows {
+        out.put_string(r);
+    }
+    out
+}
+
+#[test]
+fn strings_at_start_offsets_are_written_like_one_put_string_each() {
+    // Lengths around every boundary of the writer: the fixed 32-byte move, one- and
+    // two-byte VarUInt lengths, a three-byte one, and a last row that ends the data
+    // (no bytes after it for the fixed move to read).
+    let lens = [0usize, 1, 5, 31, 32, 33, 127, 128, 129, 300, 16_383, 16_384, 20_000, 3, 0, 32];
+    let mut data = Vec::new();
+    let mut starts = vec![0i64];
+    for (k, &n) in lens.iter().enumerate() {
+        data.extend((0..n).map(|i| (i * 7 + k) as u8));
+        starts.push(data.len() as i64);
+    }
+    let starts32: Vec<i32> = starts.iter().map(|&s| s as i32).collect();
+    let rows: Vec<&[u8]> = starts.windows(2).map(|w| &data[w[0] as usize..w[1] as usize]).collect();
+    for lo in 0..rows.len() {
+        for hi in lo..=rows.len() {
+            let want = var_strings_one_by_one(&rows[lo..hi]);
+            for offsets in [StartOffsets::I32(&starts32), StartOffsets::I64(&starts)] {
+                let mut out = vec![0xAB; 3];
+                put_strings_at(&mut out, offsets, &data, lo, hi);
+                assert_eq!(&out[..3], &[0xAB; 3], "rows {lo}..{hi}: what was there before is kept");
+                assert_eq!(out[3..], want[..], "rows {lo}..{hi}");
+            }
+        }
+    }
+}
+
+#[test]
+fn start_offsets_name_the_first_offset_out_of_order() {
+    let check = |o: &[i32], len: usize| StartOffsets::I32(o).check(len);
+    assert_eq!(check(&[0, 2, 2, 5], 5), Ok(()));
+    assert_eq!(check(&[], 0), Ok(()));
+    assert_eq!(check(&[0, 3, 2, 5], 5).unwrap_err(), "string offsets are not monotonic (offset 2 is 2)");
+    assert_eq!(check(&[-1, 3], 5).unwrap_err(), "string offsets are not monotonic (offset 0 is -1)");
+    assert_eq!(check(&[0, 3, 6], 5).unwrap_err(), "string offsets end at 6, but the data has 5 bytes");
+    let long: Vec<i64> = (0..1000).chain([998, 1000]).collect();
+    assert_eq!(
+        StartOffsets::I64(&long).check(2000).unwrap_err(),
+        "string offsets are not monotonic (offset 1000 is 998)"
+    );
+}
