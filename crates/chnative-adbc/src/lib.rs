@@ -51,10 +51,20 @@
 //!   same server.
 //! - **Cancel** sends the protocol's Cancel for the running query; the reader then
 //!   ends with an error.
+//!
+//! # Memory
+//!
+//! With the feature `region-alloc` (on by default; Linux) the library is its own global
+//! allocator for large buffers: a block's columns (64 KiB to 16 MiB) are carved from 64 MiB
+//! regions that the kernel faults in 2 MiB at a time, which cuts the CPU of a large read
+//! where page faults are dear. A Rust program linking this crate with a
+//! `#[global_allocator]` of its own turns it off (`default-features = false`).
 #![warn(missing_docs)]
 
 mod connection;
 mod params;
+#[cfg(all(feature = "region-alloc", target_os = "linux"))]
+mod region_alloc;
 mod statement;
 
 use std::sync::{Arc, OnceLock};
@@ -66,11 +76,34 @@ use adbc_core::{Driver, Optionable};
 pub use connection::ChConnection;
 pub use statement::ChStatement;
 
+/// Large buffers (a block's columns) come from page-populated regions: see `region_alloc`.
+#[cfg(all(feature = "region-alloc", target_os = "linux"))]
+#[global_allocator]
+static ALLOC: region_alloc::RegionAlloc = region_alloc::RegionAlloc::new();
+
+/// Keeps the allocator's lock consistent across `fork` (a child of a process whose other
+/// thread held it would wait for it forever): taken before, released after, on both sides.
+#[cfg(all(feature = "region-alloc", target_os = "linux"))]
+fn guard_allocator_across_fork() {
+    extern "C" fn prepare() {
+        ALLOC.lock();
+    }
+    extern "C" fn release() {
+        ALLOC.unlock();
+    }
+    // SAFETY: registers plain functions with no captured state; they only take and release
+    // the allocator's lock.
+    unsafe { libc::pthread_atfork(Some(prepare), Some(release), Some(release)) };
+}
+
 /// The runtime every driver call runs its async work on (two worker threads,
 /// made on first use).
 pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RT.get_or_init(|| {
+        // Before the first thread of ours exists: from then on a fork may find the lock held.
+        #[cfg(all(feature = "region-alloc", target_os = "linux"))]
+        guard_allocator_across_fork();
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("chnative-adbc")
