@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use chnative_datafusion::{register_table, ClickHouseTable};
-use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use chnative_testkit::rows::{same_rows, tsv_lines};
 use datafusion::prelude::SessionContext;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -67,30 +67,6 @@ async fn fill(rows: u64) -> Res<()> {
     Ok(())
 }
 
-fn rows_text(batches: &[datafusion::arrow::array::RecordBatch]) -> Vec<String> {
-    let opts = FormatOptions::default().with_null("\\N");
-    let mut out = Vec::new();
-    for b in batches {
-        let fmts: Vec<_> = b.columns().iter().map(|c| ArrayFormatter::try_new(c.as_ref(), &opts).unwrap()).collect();
-        for r in 0..b.num_rows() {
-            out.push(fmts.iter().map(|f| f.value(r).to_string()).collect::<Vec<_>>().join("\t"));
-        }
-    }
-    out
-}
-
-/// Floats within 1e-9 relative.
-fn same(a: &[String], b: &[String]) -> bool {
-    a.len() == b.len()
-        && a.iter().zip(b).all(|(x, y)| {
-            x.split('\t').zip(y.split('\t')).all(|(p, q)| {
-                p == q
-                    || matches!((p.parse::<f64>(), q.parse::<f64>()),
-                        (Ok(p), Ok(q)) if (p - q).abs() <= 1e-9 * p.abs().max(q.abs()).max(1.0))
-            })
-        })
-}
-
 async fn clickhouse(sql: &str) -> Res<Vec<String>> {
     let c = chnative::Client::connect(node_url(1, 1).as_str()).await?;
     let q = chnative::Query::new(sql.replace(" t ", &format!(" {DIST} "))).setting("load_balancing", "in_order");
@@ -99,11 +75,11 @@ async fn clickhouse(sql: &str) -> Res<Vec<String>> {
     while let Some(b) = s.next().await? {
         batches.push(b);
     }
-    Ok(rows_text(&batches))
+    Ok(tsv_lines(&batches))
 }
 
 async fn datafusion(ctx: &SessionContext, sql: &str) -> Res<Vec<String>> {
-    Ok(rows_text(&ctx.sql(sql).await?.collect().await?))
+    Ok(tsv_lines(&ctx.sql(sql).await?.collect().await?))
 }
 
 const QUERIES: [(&str, &str, &str); 2] = [
@@ -175,7 +151,7 @@ fn main() -> Res<()> {
         println!("| {qname} | ClickHouse (Distributed table) | {base:.3} | 1.00 |");
         for (ename, ctx) in &engines {
             let got = rt.block_on(datafusion(ctx, df_sql))?;
-            if !same(&got, &want) {
+            if !same_rows(&got, &want) {
                 println!("| {qname} | {ename} | wrong answer: {got:?} | ClickHouse: {want:?} |");
                 continue;
             }

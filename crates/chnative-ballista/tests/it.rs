@@ -18,8 +18,7 @@ use datafusion::prelude::{CsvReadOptions, SessionContext};
 use std::sync::OnceLock;
 
 use chnative_testkit::cluster::{http, tcp_port};
-use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use chnative_testkit::rows::{same_rows, tsv_lines};
 
 const LOCAL: &str = "ballista_it_local";
 const DIST: &str = "ballista_it_dist";
@@ -33,34 +32,6 @@ fn tables() {
 
 fn url(s: u16) -> String {
     format!("clickhouse://default@127.0.0.1:{}/default", tcp_port(s, 1))
-}
-
-fn tsv(batches: &[RecordBatch]) -> Vec<String> {
-    let opts = FormatOptions::default().with_null("\\N").with_timestamp_tz_format(Some("%Y-%m-%d %H:%M:%S"));
-    let mut out = Vec::new();
-    for b in batches {
-        let fmts: Vec<_> = b.columns().iter().map(|c| ArrayFormatter::try_new(c.as_ref(), &opts).unwrap()).collect();
-        for r in 0..b.num_rows() {
-            out.push(fmts.iter().map(|f| f.value(r).to_string()).collect::<Vec<_>>().join("\t"));
-        }
-    }
-    out
-}
-
-/// Equal cell by cell; floats within 1e-9 relative (the engines print them differently).
-fn same(ours: &[String], theirs: &[String]) -> bool {
-    ours.len() == theirs.len()
-        && ours.iter().zip(theirs).all(|(a, b)| {
-            let (ca, cb): (Vec<&str>, Vec<&str>) = (a.split('\t').collect(), b.split('\t').collect());
-            ca.len() == cb.len()
-                && ca.iter().zip(&cb).all(|(x, y)| {
-                    x == y
-                        || match (x.parse::<f64>(), y.parse::<f64>()) {
-                            (Ok(p), Ok(q)) => (p - q).abs() <= 1e-9 * p.abs().max(q.abs()).max(1.0),
-                            _ => false,
-                        }
-                })
-        })
 }
 
 fn clickhouse(s: u16, sql: &str) -> Vec<String> {
@@ -104,7 +75,7 @@ async fn ballista_runs_a_join_and_aggregates_over_the_cluster() {
             "SELECT g, COUNT(*) FROM raw GROUP BY g ORDER BY g LIMIT 3",
         ] {
             let b = ctx.sql(q).await.unwrap().collect().await.unwrap();
-            eprintln!("{q}: {}", tsv(&b).join("\n"));
+            eprintln!("{q}: {}", tsv_lines(&b).join("\n"));
         }
     }
     let labels = format!("(SELECT * FROM values('g_id UInt16, label String', {}))", values.join(", "));
@@ -163,10 +134,10 @@ async fn ballista_runs_a_join_and_aggregates_over_the_cluster() {
         let mut ns = Vec::new();
         names(&plan, &mut ns);
         assert_eq!(ns.first().map(String::as_str), Some("DistributedQueryExec"), "{table}: {ns:?}");
-        let got = tsv(&df.collect().await.unwrap_or_else(|e| panic!("{ours}: {e}")));
+        let got = tsv_lines(&df.collect().await.unwrap_or_else(|e| panic!("{ours}: {e}")));
         let want = clickhouse(1, &theirs);
         assert!(!want.is_empty());
-        assert!(same(&got, &want), "{ours}\nBallista:   {got:?}\nClickHouse: {want:?}");
+        assert!(same_rows(&got, &want), "{ours}\nBallista:   {got:?}\nClickHouse: {want:?}");
     }
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -231,7 +202,7 @@ async fn each_scan_partition_runs_in_one_task() {
             format!("SELECT count(id), uniqExact(id), sum(i) FROM {DIST}"),
         ),
     ] {
-        let got = tsv(&ctx.sql(ours).await.unwrap().collect().await.unwrap_or_else(|e| panic!("{ours}: {e}")));
+        let got = tsv_lines(&ctx.sql(ours).await.unwrap().collect().await.unwrap_or_else(|e| panic!("{ours}: {e}")));
         let want = clickhouse(1, &theirs);
         assert_eq!(got, want, "{ours}");
     }
@@ -284,7 +255,7 @@ async fn codecs_ship_the_table_and_the_scan() {
         }
     }
     let shipped = swap(plan);
-    let got = tsv(&datafusion::physical_plan::collect(shipped, ctx.task_ctx()).await.unwrap());
+    let got = tsv_lines(&datafusion::physical_plan::collect(shipped, ctx.task_ctx()).await.unwrap());
     let want = clickhouse(1, &format!("SELECT k, count(), sum(i) FROM {DIST} GROUP BY k ORDER BY k NULLS FIRST"));
     assert_eq!(got, want);
 }

@@ -11,9 +11,12 @@
 //! - [`fake_server`]: a server of one scripted connection, for replies a real server cannot
 //!   send.
 //! - [`packets`]: server packets built by hand, for bytes a real server cannot send.
+//! - [`rows`]: result rows as TSV text and their comparison with ClickHouse's (Arrow
+//!   batches with the feature `arrow`).
 
 pub mod alloc;
 pub mod cluster;
 pub mod fake_server;
 pub mod packets;
+pub mod rows;
 pub mod server;

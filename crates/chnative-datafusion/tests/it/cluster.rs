@@ -6,13 +6,12 @@
 use std::sync::{Arc, OnceLock};
 
 use chnative_datafusion::ClickHouseTable;
-use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::prelude::SessionContext;
 
 const TABLE: &str = "datafusion_cluster_hits";
 
 use chnative_testkit::cluster::{http, tcp_port, NAME, REPLICAS, SHARDS};
+use chnative_testkit::rows::tsv_lines;
 
 /// The table on every node; shard S holds rows with number % SHARDS = S - 1 (both its
 /// replicas the same rows: there is no Keeper, the writer replicates).
@@ -46,18 +45,6 @@ fn table() {
     });
 }
 
-fn tsv(batches: &[RecordBatch]) -> Vec<String> {
-    let opts = FormatOptions::default().with_null("\\N");
-    let mut out = Vec::new();
-    for b in batches {
-        let fmts: Vec<_> = b.columns().iter().map(|c| ArrayFormatter::try_new(c.as_ref(), &opts).unwrap()).collect();
-        for r in 0..b.num_rows() {
-            out.push(fmts.iter().map(|f| f.value(r).to_string()).collect::<Vec<_>>().join("\t"));
-        }
-    }
-    out
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn per_shard_partitions_match_the_cluster_answer() {
     table();
@@ -88,7 +75,7 @@ async fn per_shard_partitions_match_the_cluster_answer() {
              GROUP BY SearchPhrase ORDER BY c DESC, SearchPhrase LIMIT 10",
         ),
     ] {
-        let got = tsv(&ctx.sql(ours).await.unwrap().collect().await.unwrap());
+        let got = tsv_lines(&ctx.sql(ours).await.unwrap().collect().await.unwrap());
         let want: Vec<String> = http(
             1,
             1,

@@ -5,11 +5,10 @@
 use std::sync::{Arc, OnceLock};
 
 use chnative_datafusion::{ClickHouseScanExec, ClickHouseTable, ScanConfig};
-use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::physical_plan::{collect, ExecutionPlan, ExecutionPlanProperties};
 use datafusion::prelude::{CsvReadOptions, SessionContext};
 
+use chnative_testkit::rows::{same_rows, tsv_lines};
 use chnative_testkit::server::{http, server};
 
 fn url() -> String {
@@ -51,35 +50,6 @@ async fn ctx_with_hits(key_ranges: usize) -> (SessionContext, Arc<ClickHouseTabl
     (ctx, t)
 }
 
-/// Rows as TSV lines, as ClickHouse would print them.
-fn tsv(batches: &[RecordBatch]) -> Vec<String> {
-    let opts = FormatOptions::default().with_null("\\N");
-    let mut out = Vec::new();
-    for b in batches {
-        let fmts: Vec<_> = b.columns().iter().map(|c| ArrayFormatter::try_new(c.as_ref(), &opts).unwrap()).collect();
-        for r in 0..b.num_rows() {
-            out.push(fmts.iter().map(|f| f.value(r).to_string()).collect::<Vec<_>>().join("\t"));
-        }
-    }
-    out
-}
-
-/// Equal cell by cell; numbers within 1e-9 relative (the engines print floats differently).
-fn same(ours: &[String], theirs: &[String]) -> bool {
-    ours.len() == theirs.len()
-        && ours.iter().zip(theirs).all(|(a, b)| {
-            let (ca, cb): (Vec<&str>, Vec<&str>) = (a.split('\t').collect(), b.split('\t').collect());
-            ca.len() == cb.len()
-                && ca.iter().zip(&cb).all(|(x, y)| {
-                    x == y
-                        || match (x.parse::<f64>(), y.parse::<f64>()) {
-                            (Ok(p), Ok(q)) => (p - q).abs() <= 1e-9 * p.abs().max(q.abs()).max(1.0),
-                            _ => false,
-                        }
-                })
-        })
-}
-
 async fn df_rows(ctx: &SessionContext, sql: &str) -> Vec<String> {
     let batches = ctx
         .sql(sql)
@@ -88,7 +58,7 @@ async fn df_rows(ctx: &SessionContext, sql: &str) -> Vec<String> {
         .collect()
         .await
         .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    tsv(&batches)
+    tsv_lines(&batches)
 }
 
 fn ch_rows(sql: &str) -> Vec<String> {
@@ -98,7 +68,7 @@ fn ch_rows(sql: &str) -> Vec<String> {
 /// The physical plan's text (EXPLAIN shows the SQL each scan sends).
 async fn plan_text(ctx: &SessionContext, sql: &str) -> String {
     let batches = ctx.sql(&format!("EXPLAIN {sql}")).await.unwrap().collect().await.unwrap();
-    tsv(&batches).join("\n")
+    tsv_lines(&batches).join("\n")
 }
 
 // A ClickBench subset (queries 0-8, 10, 12, 19-21, 24, 36 in spirit), in SQL both engines
@@ -130,7 +100,7 @@ async fn clickbench_subset_matches_clickhouse() {
     for sql in CLICKBENCH {
         let ours = df_rows(&ctx, sql).await;
         let theirs = ch_rows(&sql.replace(" hits", &format!(" {HITS}")));
-        assert!(same(&ours, &theirs), "{sql}\nDataFusion: {ours:?}\nClickHouse: {theirs:?}");
+        assert!(same_rows(&ours, &theirs), "{sql}\nDataFusion: {ours:?}\nClickHouse: {theirs:?}");
         assert!(!theirs.is_empty(), "{sql}: an empty answer proves little");
     }
 }
@@ -253,7 +223,7 @@ async fn a_scan_ships_as_json_and_runs_elsewhere() {
     let shipped: ScanConfig = serde_json::from_str(&json).unwrap();
     assert_eq!(shipped, config);
     let exec: Arc<dyn ExecutionPlan> = Arc::new(ClickHouseScanExec::try_new(shipped, Default::default()).unwrap());
-    let mut rows = tsv(&collect(exec, SessionContext::new().task_ctx()).await.unwrap());
+    let mut rows = tsv_lines(&collect(exec, SessionContext::new().task_ctx()).await.unwrap());
     rows.sort();
     let mut theirs =
         ch_rows(&format!("SELECT UserID, SearchPhrase FROM {HITS} WHERE CounterID = 5 AND SearchPhrase != ''"));
@@ -290,7 +260,7 @@ async fn join_with_a_local_csv_file() {
         values.join(", ")
     ));
     assert_eq!(theirs.len(), 11);
-    assert!(same(&ours, &theirs), "DataFusion: {ours:?}\nClickHouse: {theirs:?}");
+    assert!(same_rows(&ours, &theirs), "DataFusion: {ours:?}\nClickHouse: {theirs:?}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -5,11 +5,10 @@
 use std::sync::OnceLock;
 
 use chnative_datafusion::{register_table, ClickHouseTable};
-use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::prelude::SessionContext;
 
 use chnative_testkit::cluster::{http, tcp_port, NAME};
+use chnative_testkit::rows::{same_rows, tsv_lines};
 
 pub(crate) const LOCAL: &str = "datafusion_pd_local";
 pub(crate) const DIST: &str = "datafusion_pd_dist";
@@ -38,34 +37,6 @@ async fn cluster_contexts() -> (SessionContext, SessionContext) {
     (on, off)
 }
 
-pub(crate) fn tsv(batches: &[RecordBatch]) -> Vec<String> {
-    let opts = FormatOptions::default().with_null("\\N").with_timestamp_tz_format(Some("%Y-%m-%d %H:%M:%S"));
-    let mut out = Vec::new();
-    for b in batches {
-        let fmts: Vec<_> = b.columns().iter().map(|c| ArrayFormatter::try_new(c.as_ref(), &opts).unwrap()).collect();
-        for r in 0..b.num_rows() {
-            out.push(fmts.iter().map(|f| f.value(r).to_string()).collect::<Vec<_>>().join("\t"));
-        }
-    }
-    out
-}
-
-/// Equal cell by cell; floats within 1e-9 relative (the engines print them differently).
-pub(crate) fn same(ours: &[String], theirs: &[String]) -> bool {
-    ours.len() == theirs.len()
-        && ours.iter().zip(theirs).all(|(a, b)| {
-            let (ca, cb): (Vec<&str>, Vec<&str>) = (a.split('\t').collect(), b.split('\t').collect());
-            ca.len() == cb.len()
-                && ca.iter().zip(&cb).all(|(x, y)| {
-                    x == y
-                        || match (x.parse::<f64>(), y.parse::<f64>()) {
-                            (Ok(p), Ok(q)) => (p - q).abs() <= 1e-9 * p.abs().max(q.abs()).max(1.0),
-                            _ => false,
-                        }
-                })
-        })
-}
-
 /// The rows and the column types of `sql`.
 async fn run(ctx: &SessionContext, sql: &str) -> (Vec<String>, Vec<String>) {
     let df = ctx.sql(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
@@ -74,11 +45,11 @@ async fn run(ctx: &SessionContext, sql: &str) -> (Vec<String>, Vec<String>) {
         Some(b) => b.schema().fields().iter().map(|f| f.data_type().to_string()).collect(),
         None => Vec::new(),
     };
-    (tsv(&batches), types)
+    (tsv_lines(&batches), types)
 }
 
 async fn explain(ctx: &SessionContext, sql: &str) -> String {
-    tsv(&ctx.sql(&format!("EXPLAIN {sql}")).await.unwrap().collect().await.unwrap()).join("\n")
+    tsv_lines(&ctx.sql(&format!("EXPLAIN {sql}")).await.unwrap().collect().await.unwrap()).join("\n")
 }
 
 pub(crate) fn clickhouse(s: u16, sql: &str) -> Vec<String> {
@@ -151,8 +122,8 @@ async fn pushed_aggregates_match_clickhouse_and_datafusion() {
         let (got, types) = run(&on, ours).await;
         let (plain, plain_types) = run(&off, ours).await;
         let want = clickhouse(1, &theirs.replace(" T", &format!(" {DIST}")));
-        assert!(same(&got, &want), "{ours}\npushdown:   {got:?}\nClickHouse: {want:?}");
-        assert!(same(&got, &plain), "{ours}\npushdown:   {got:?}\nDataFusion: {plain:?}");
+        assert!(same_rows(&got, &want), "{ours}\npushdown:   {got:?}\nClickHouse: {want:?}");
+        assert!(same_rows(&got, &plain), "{ours}\npushdown:   {got:?}\nDataFusion: {plain:?}");
         assert_eq!(types, plain_types, "{ours}: output types");
         let plan = explain(&on, ours).await;
         assert!(plan.contains(shows), "{ours}: expected {shows:?} in\n{plan}");
@@ -190,8 +161,8 @@ async fn one_shard_computes_the_whole_aggregate() {
         let (got, types) = run(&on, ours).await;
         let (plain, plain_types) = run(&off, ours).await;
         let want = clickhouse(1, &theirs.replace(" T", &format!(" {LOCAL}")));
-        assert!(same(&got, &want), "{ours}\npushdown:   {got:?}\nClickHouse: {want:?}");
-        assert!(same(&got, &plain), "{ours}\npushdown:   {got:?}\nDataFusion: {plain:?}");
+        assert!(same_rows(&got, &want), "{ours}\npushdown:   {got:?}\nClickHouse: {want:?}");
+        assert!(same_rows(&got, &plain), "{ours}\npushdown:   {got:?}\nDataFusion: {plain:?}");
         assert_eq!(types, plain_types);
         let plan = explain(&on, ours).await;
         assert!(plan.contains("aggregate=final") && plan.contains("partitions=1"), "{plan}");
@@ -221,7 +192,7 @@ async fn what_differs_stays_in_datafusion() {
         let (plain, _) = run(&off, sql).await;
         // Within 1e-9: DataFusion's own float sum changes in the last digits from run to
         // run (partitions arrive in any order), which is why it is not pushed.
-        assert!(same(&got, &plain), "{sql}: {got:?} vs {plain:?}");
+        assert!(same_rows(&got, &plain), "{sql}: {got:?} vs {plain:?}");
     }
     // SUM over Int64 wraps around in all three engines alike: the data's `big` column
     // overflows, and the pushed answer is DataFusion's and ClickHouse's.
