@@ -149,6 +149,7 @@ pub use kinds::{Kind, SerInfo};
 pub use low_cardinality::LowCardinalityColumn;
 pub use nullable::NullableColumn;
 pub use rowbinary::*;
+pub(crate) use string::put_var_strings;
 pub(crate) use string::ScanMemo;
 pub use string::{var_string_rows_stepped, write_strings, StringColumn};
 pub use tuple::TupleColumn;

@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use crate::column::{check_end_offsets, check_fixed_values, write_strings, Layout};
+use crate::column::{check_end_offsets, check_fixed_values, put_var_strings, write_strings, Layout};
 use crate::convert::{I256, U256};
 use crate::error::{ProtoError, Result};
 use crate::splice::Splices;
@@ -883,68 +883,10 @@ fn end_before(offsets: &[u64], i: usize) -> u64 {
 
 /// Appends rows `lo..hi` of strings held as start offsets into `data` (checked by
 /// [`InsertData::validate`]) in the Native format: each a VarUInt length, then its bytes.
-///
-/// The room is made once; then a string of up to 32 bytes is copied as one fixed
-/// 32-byte move when `data` has the bytes after it and the room has the space (what
-/// spills past the string is overwritten by the next row), instead of a `memcpy`
-/// call and two capacity checks per row.
 fn put_strings_at(out: &mut Vec<u8>, offsets: StartOffsets<'_>, data: &[u8], lo: usize, hi: usize) {
-    fn go<O: Copy + Into<i64>>(out: &mut Vec<u8>, starts: &[O], data: &[u8]) {
-        let at = |i: usize| starts[i].into() as usize;
-        let rows = starts.len().saturating_sub(1);
-        if rows == 0 {
-            return;
-        }
-        // The exact size, so the buffer grows as it would one row at a time: a VarUInt
-        // takes one byte, and one more from each of 2^7, 2^14, 2^21 and 2^28 up
-        // (compares and adds, which vectorise; offsets never differ by 2^35).
-        let extra: u64 = starts[1..]
-            .iter()
-            .zip(&starts[..rows])
-            .map(|(&b, &a)| {
-                let n = b.into() - a.into();
-                u64::from(n >= 1 << 7) + u64::from(n >= 1 << 14) + u64::from(n >= 1 << 21) + u64::from(n >= 1 << 28)
-            })
-            .sum();
-        let extra = extra as usize;
-        let base = out.len();
-        let end = base + rows + extra + (at(rows) - at(0));
-        if out.capacity() < end {
-            // To a power of two, as pushes one row at a time would have grown it: the
-            // buffer is kept for the next block, and a block a little larger must fit.
-            out.reserve_exact(end.next_power_of_two() - base);
-        }
-        out.resize(end, 0);
-        let dst = &mut out[base..];
-        let mut p = 0;
-        for i in 0..rows {
-            let (a, b) = (at(i), at(i + 1));
-            let n = b - a;
-            if n < 0x80 {
-                dst[p] = n as u8;
-                p += 1;
-            } else {
-                let mut v = n as u64;
-                while v >= 0x80 {
-                    dst[p] = (v as u8) | 0x80;
-                    v >>= 7;
-                    p += 1;
-                }
-                dst[p] = v as u8;
-                p += 1;
-            }
-            if n <= 32 && a + 32 <= data.len() && p + 32 <= dst.len() {
-                dst[p..p + 32].copy_from_slice(&data[a..a + 32]);
-            } else {
-                dst[p..p + n].copy_from_slice(&data[a..b]);
-            }
-            p += n;
-        }
-        debug_assert_eq!(base + p, out.len());
-    }
     match offsets {
-        StartOffsets::I32(o) => go(out, &o[lo..=hi], data),
-        StartOffsets::I64(o) => go(out, &o[lo..=hi], data),
+        StartOffsets::I32(o) => put_var_strings(out, o[lo], &o[lo + 1..=hi], data),
+        StartOffsets::I64(o) => put_var_strings(out, o[lo], &o[lo + 1..=hi], data),
     }
 }
 
